@@ -1,0 +1,1 @@
+"""tarry: a durable workflow engine whose core competence is waiting."""

@@ -1,0 +1,93 @@
+"""The one source of time in tarry.
+
+No module reads the system clock directly: every decision takes ``now`` from a :class:`Clock`.
+Production uses :class:`SystemClock`; tests and ``tarry test`` use :class:`VirtualClock`,
+whose time moves only when told to, so a wait of two days completes in microseconds.
+
+Instants are timezone-aware ``datetime`` objects in UTC, truncated to milliseconds (the
+store's resolution).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+__all__ = ["Clock", "SystemClock", "VirtualClock", "from_millis", "to_millis", "utc"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_millis(instant: datetime) -> int:
+    """Integer epoch milliseconds of an aware instant (the store's representation)."""
+    delta = instant - _EPOCH
+    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
+
+
+def from_millis(millis: int) -> datetime:
+    """The aware UTC instant for integer epoch milliseconds."""
+    return _EPOCH + timedelta(milliseconds=millis)
+
+
+def utc(instant: datetime) -> datetime:
+    """``instant`` converted to UTC and truncated to milliseconds."""
+    if instant.tzinfo is None:
+        raise ValueError("instant has no timezone")
+    return from_millis(to_millis(instant))
+
+
+class Clock(Protocol):
+    """Tells the time and waits for it."""
+
+    def now(self) -> datetime:
+        """The current instant (aware, UTC, millisecond resolution)."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of this clock's time (virtual clocks may return at once)."""
+        ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        return from_millis(time.time_ns() // 1_000_000)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(seconds, 0.0))
+
+
+class VirtualClock:
+    """A clock that moves only when told to.
+
+    ``sleep`` advances the clock by the requested amount and returns at once, so a worker
+    driven by this clock skips straight to the next due instant.
+    """
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = utc(start or datetime(2026, 1, 1, tzinfo=UTC))
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, delta: timedelta | float) -> datetime:
+        """Move time forward by ``delta`` (a timedelta or seconds); return the new instant."""
+        step = delta if isinstance(delta, timedelta) else timedelta(seconds=delta)
+        if step < timedelta(0):
+            raise ValueError("a virtual clock cannot go backwards")
+        self._now = utc(self._now + step)
+        return self._now
+
+    def set(self, instant: datetime) -> None:
+        """Jump to ``instant`` (not earlier than now)."""
+        target = utc(instant)
+        if target < self._now:
+            raise ValueError("a virtual clock cannot go backwards")
+        self._now = target
+
+    async def sleep(self, seconds: float) -> None:
+        self.advance(max(seconds, 0.0))
+        await asyncio.sleep(0)

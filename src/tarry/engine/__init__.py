@@ -1,0 +1,1 @@
+"""The engine: the interpreter that advances runs, the actions, and the worker."""

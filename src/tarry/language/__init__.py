@@ -1,0 +1,1 @@
+"""The flow language: YAML loading, validation, durations, instants and expressions."""

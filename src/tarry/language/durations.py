@@ -1,0 +1,100 @@
+"""Durations and instants exactly as SPEC 3.6 defines them.
+
+Durations: ``500ms``, ``30s``, ``15m``, ``24h``, ``2d``, ``1w``, compounds (``1h30m``) and ISO
+8601 (``PT30S``, ``P2D``, ``P1W``). Months and years are refused: their length is ambiguous.
+
+Instants: ISO 8601 date-times with a zone (``Z`` or ``+02:00``). A zone-less date-time is
+refused unless a default zone is given (a flow's ``timezone:``). Impossible dates and times
+(``2026-02-31``, ``T24:00:00``) are refused, never rolled over.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+__all__ = ["format_duration", "parse_duration", "parse_instant", "parse_zone"]
+
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
+             "w": 604_800_000}
+_SHORT = re.compile(r"(?:(\d+)(ms|s|m|h|d|w))")
+_SHORT_WHOLE = re.compile(r"(?:\d+(?:ms|s|m|h|d|w))+")
+_ISO = re.compile(
+    r"P(?!$)(?:(?P<y>\d+)Y)?(?:(?P<mo>\d+)M)?(?:(?P<w>\d+)W)?(?:(?P<d>\d+)D)?"
+    r"(?:T(?=\d)(?:(?P<h>\d+)H)?(?:(?P<mi>\d+)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?"
+)
+_INSTANT = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
+    r"(?P<zone>Z|z|[+-]\d{2}:?\d{2})?"
+)
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse a duration; raise ``ValueError`` with a user-facing message when invalid."""
+    raw = text.strip()
+    if _SHORT_WHOLE.fullmatch(raw):
+        millis = sum(int(n) * _UNITS_MS[u] for n, u in _SHORT.findall(raw))
+        return timedelta(milliseconds=millis)
+    iso = _ISO.fullmatch(raw.upper())
+    if iso:
+        if iso["y"] or iso["mo"]:
+            raise ValueError(f"duration '{text}' uses months or years, whose length is "
+                             "ambiguous; use days or weeks")
+        return timedelta(weeks=int(iso["w"] or 0), days=int(iso["d"] or 0),
+                         hours=int(iso["h"] or 0), minutes=int(iso["mi"] or 0),
+                         seconds=float(iso["s"] or 0))
+    if re.fullmatch(r"\d+(mo|y|M|Y)", raw):
+        raise ValueError(f"duration '{text}' uses months or years, whose length is "
+                         "ambiguous; use days or weeks")
+    raise ValueError(f"'{text}' is not a duration (use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, "
+                     "1h30m or ISO 8601 like PT30S)")
+
+
+def format_duration(delta: timedelta) -> str:
+    """The shortest compound spelling of ``delta`` (``1h30m``, ``2d``, ``500ms``)."""
+    millis = delta // timedelta(milliseconds=1)
+    if millis == 0:
+        return "0s"
+    sign, millis = ("-", -millis) if millis < 0 else ("", millis)
+    parts = []
+    for unit in ("w", "d", "h", "m", "s", "ms"):
+        count, millis = divmod(millis, _UNITS_MS[unit])
+        if count:
+            parts.append(f"{count}{unit}")
+    return sign + "".join(parts)
+
+
+def parse_zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name``; raise ``ValueError`` when unknown."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown timezone '{name}' (use an IANA name such as "
+                         "Europe/Berlin)") from None
+
+
+def parse_instant(text: str, default_zone: str | None = None) -> datetime:
+    """Parse an ISO 8601 instant into an aware UTC datetime.
+
+    A zone-less value is read in ``default_zone`` when given, else refused.
+    """
+    raw = text.strip()
+    found = _INSTANT.fullmatch(raw)
+    if not found:
+        raise ValueError(f"'{text}' is not an ISO 8601 instant "
+                         "(e.g. 2026-09-01T09:00:00Z)")
+    try:
+        local = datetime.fromisoformat(f"{found['date']}T{found['time']}")
+    except ValueError as exc:
+        raise ValueError(f"'{text}' is not a real date and time ({exc})") from None
+    zone = found["zone"]
+    if zone:
+        aware = datetime.fromisoformat(f"{found['date']}T{found['time']}"
+                                       f"{'+00:00' if zone in 'Zz' else zone}")
+    elif default_zone:
+        aware = local.replace(tzinfo=parse_zone(default_zone))
+    else:
+        raise ValueError(f"instant '{text}' has no timezone; add 'Z' or an offset such as "
+                         "+02:00, or declare the flow's timezone:")
+    return aware.astimezone(UTC)

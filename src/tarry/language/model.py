@@ -1,0 +1,255 @@
+"""The typed form of a flow file, as the loader produces it and the interpreter reads it.
+
+Every node is a frozen dataclass carrying the :class:`Position` it was written at, so errors
+at run time can point back into the file. Values that may hold ``{{ … }}`` expressions are
+kept as written (:data:`Value`) and rendered at run time; fields that accept either a literal
+or an expression use :class:`Template` for the expression case and the parsed literal
+(``timedelta``, ``datetime``, ``int``) otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "Action",
+    "Backoff",
+    "Construct",
+    "EventAlternative",
+    "Exit",
+    "Fail",
+    "Flow",
+    "ForEach",
+    "Group",
+    "HoldAfter",
+    "HoldCheck",
+    "HoldCondition",
+    "InputSpec",
+    "InputType",
+    "Position",
+    "Remind",
+    "Repeat",
+    "Retry",
+    "Scope",
+    "Step",
+    "Template",
+    "Value",
+    "Wait",
+    "WaitFor",
+]
+
+Value: TypeAlias = Any
+"""A JSON-like value as written in YAML; strings in it may contain ``{{ … }}``."""
+
+InputType = Literal["string", "integer", "number", "boolean", "object", "array", "instant",
+                    "duration", "any"]
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a node was written: file and 1-based line and column."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Template:
+    """A string holding one or more ``{{ … }}`` expressions, rendered at run time."""
+
+    source: str
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """A growing delay: ``initial · rate^n`` capped at ``max_delay``, plus jitter."""
+
+    initial: timedelta
+    max_delay: timedelta
+    rate: float = 2.0
+    jitter: Literal["full", "half", "none"] = "none"
+
+
+@dataclass(frozen=True)
+class Retry:
+    """``retry: {max, every, backoff}``: re-run a failed action up to ``max`` more times.
+
+    The n-th retry (1-based) waits ``every · backoff^(n-1)``.
+    """
+
+    max: int
+    every: timedelta
+    backoff: float = 1.0
+
+
+@dataclass(frozen=True)
+class Action:
+    """Call a named action (built-in or user) with rendered arguments."""
+
+    name: str
+    args: Value
+
+
+@dataclass(frozen=True)
+class Wait:
+    """``wait: {for | until}``: exactly one of the two is set."""
+
+    for_: timedelta | Template | None = None
+    until: datetime | Template | None = None
+
+
+@dataclass(frozen=True)
+class EventAlternative:
+    """One event a ``wait_for`` accepts: its type and the value of each correlation key."""
+
+    event: str
+    match: dict[str, Value]
+    pos: Position
+
+
+@dataclass(frozen=True)
+class Remind:
+    """``remind: {every, max?, steps}``: reminder steps that run while a wait goes on."""
+
+    every: timedelta
+    max: int | None
+    steps: Scope
+
+
+@dataclass(frozen=True)
+class WaitFor:
+    """Wait for a correlated event or a timeout.
+
+    ``alternatives`` has one entry for the plain form and one per ``any:`` entry; ``is_any``
+    says the ``any:`` form was written (the binding then carries ``type``).
+    """
+
+    alternatives: tuple[EventAlternative, ...]
+    timeout: timedelta | datetime | Template
+    is_any: bool = False
+    accept: Template | None = None
+    remind: Remind | None = None
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Bounded polling: run ``steps`` up to ``max`` times until ``until`` holds.
+
+    Exactly one of ``every`` and ``backoff`` sets the pause before each later iteration.
+    """
+
+    max: int
+    steps: Scope
+    every: timedelta | Template | None = None
+    backoff: Backoff | None = None
+    until: Template | None = None
+
+
+@dataclass(frozen=True)
+class ForEach:
+    """Iterate ``steps`` over a list, sequentially or as ``concurrency`` parallel branches."""
+
+    items: Value
+    steps: Scope
+    as_: str = "item"
+    concurrency: int = 1
+    tolerate: int = 0
+
+
+@dataclass(frozen=True)
+class Group:
+    """A nested scope (a step whose body is ``steps:``)."""
+
+    steps: Scope
+
+
+@dataclass(frozen=True)
+class Exit:
+    """End the run successfully with a named exit."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Fail the step with a message (``error.type = failed``)."""
+
+    message: Value
+
+
+Construct: TypeAlias = Action | Wait | WaitFor | Repeat | ForEach | Group | Exit | Fail
+
+
+@dataclass(frozen=True)
+class Step:
+    """One entry of a ``steps`` list: an id, a construct and the modifiers."""
+
+    id: str
+    construct: Construct
+    pos: Position
+    if_: Template | bool | None = None
+    optional: bool = False
+    retry: Retry | None = None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A list of steps plus the optional ``recover`` steps that run when one fails."""
+
+    steps: tuple[Step, ...]
+    recover: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One declared input of a flow."""
+
+    name: str
+    type: InputType = "any"
+    required: bool = False
+    default: Value = None
+    has_default: bool = False
+
+
+@dataclass(frozen=True)
+class HoldAfter:
+    """Hold condition: do not start before ``instant``."""
+
+    instant: datetime
+    pos: Position
+
+
+@dataclass(frozen=True)
+class HoldCheck:
+    """Hold condition: the operator-declared check ``name`` must answer go."""
+
+    name: str
+    pos: Position
+
+
+HoldCondition: TypeAlias = HoldAfter | HoldCheck
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A loaded, validated flow.
+
+    ``source`` is the exact file text: runs store it (by ``digest``) so that a run resumes
+    against the definition it started with even after the file changes.
+    """
+
+    name: str
+    body: Scope
+    source: str
+    digest: str
+    path: str
+    description: str = ""
+    timezone: str | None = None
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
+    hold: tuple[HoldCondition, ...] = ()

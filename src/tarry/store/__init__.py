@@ -1,0 +1,1 @@
+"""Persistence behind one narrow interface (:class:`tarry.store.base.Store`)."""

@@ -1,0 +1,205 @@
+"""The store interface: everything tarry persists, in domain verbs.
+
+The engine talks to storage only through :class:`Store`. Backends (SQLite, PostgreSQL) keep
+their SQL in ``.sql`` files and their locking strategy (``BEGIN IMMEDIATE`` versus
+``FOR UPDATE SKIP LOCKED``) behind these methods; nothing backend-specific leaks above.
+
+Claiming rests on one column, ``due_at``: a run is due when ``due_at <= now``. A pending run is
+due at creation; a waiting or held run at its next wake; a running run at its lease expiry
+(so a run whose worker died becomes due again by itself); a finished run, never (``None``).
+
+All instants are aware UTC datetimes; backends store them as integer epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+__all__ = [
+    "CheckpointOutcome",
+    "HistoryEntry",
+    "NewRun",
+    "RunRecord",
+    "RunStatus",
+    "RunUpdate",
+    "Store",
+]
+
+
+class RunStatus(StrEnum):
+    """The lifecycle of a run (SPEC section 4)."""
+
+    HELD = "held"
+    PENDING = "pending"
+    RUNNING = "running"
+    WAITING = "waiting"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    REFUSED = "refused"
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended for good."""
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED,
+                       RunStatus.REFUSED})
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One transition of a run: when, what kind, at which step, with what details."""
+
+    at: datetime
+    kind: str
+    step: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run to create. ``due_at`` is when a worker should first pick it up."""
+
+    id: str
+    flow: str
+    flow_digest: str
+    status: RunStatus
+    inputs: dict[str, Any]
+    target: str | None
+    created_at: datetime
+    due_at: datetime | None
+    state: dict[str, Any] = field(default_factory=dict)
+    waiting_for: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as stored."""
+
+    id: str
+    flow: str
+    flow_digest: str
+    status: RunStatus
+    inputs: dict[str, Any]
+    target: str | None
+    state: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    due_at: datetime | None = None
+    exit: str | None = None
+    error: dict[str, Any] | None = None
+    reason: str | None = None
+    result: Any = None
+    waiting_for: dict[str, Any] | None = None
+    lease_owner: str | None = None
+    cancel_requested: bool = False
+
+
+@dataclass(frozen=True)
+class RunUpdate:
+    """What a worker writes for a run it holds the lease on: the new state and history.
+
+    ``release`` gives the lease up (the run suspended or ended); otherwise the worker keeps
+    it (an intermediate checkpoint) and ``due_at`` is ignored.
+    """
+
+    run_id: str
+    status: RunStatus
+    state: dict[str, Any]
+    history: list[HistoryEntry]
+    release: bool = True
+    due_at: datetime | None = None
+    exit: str | None = None
+    error: dict[str, Any] | None = None
+    reason: str | None = None
+    result: Any = None
+    waiting_for: dict[str, Any] | None = None
+
+
+class CheckpointOutcome(StrEnum):
+    """What became of one :class:`RunUpdate`."""
+
+    SAVED = "saved"
+    """Written; the worker may go on."""
+    CANCEL_REQUESTED = "cancel_requested"
+    """Written, but someone asked to cancel: the worker must stop and call ``cancel``."""
+    LEASE_LOST = "lease_lost"
+    """Not written: another worker owns the run now. Drop it."""
+
+
+class Store(Protocol):
+    """Persistence for runs, their history and their flows. Every method is one transaction."""
+
+    def migrate(self) -> list[str]:
+        """Apply pending schema migrations; return the names of those applied."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+    def save_flow(self, digest: str, name: str, source: str) -> None:
+        """Keep a flow's source by digest (idempotent)."""
+        ...
+
+    def flow_source(self, digest: str) -> str:
+        """The source saved under ``digest``."""
+        ...
+
+    def create_run(self, run: NewRun, history: list[HistoryEntry]) -> None:
+        """Insert a run and its first history entries."""
+        ...
+
+    def claim_due(self, now: datetime, worker: str, lease_until: datetime,
+                  limit: int) -> list[RunRecord]:
+        """Lease up to ``limit`` runs with ``due_at <= now``, earliest first.
+
+        Claimed runs become ``running`` with ``due_at = lease_until``. No run is ever handed
+        to two workers whose leases are both live.
+        """
+        ...
+
+    def renew_leases(self, worker: str, run_ids: list[str], lease_until: datetime) -> set[str]:
+        """Extend the leases ``worker`` still holds; return the ids it still holds."""
+        ...
+
+    def checkpoint(self, worker: str, now: datetime,
+                   updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
+        """Write updates for runs ``worker`` holds, all in one transaction."""
+        ...
+
+    def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
+        """Cancel a run: at once when held, pending or waiting; a running one is flagged
+        (``cancel_requested``) and its worker ends it at the next checkpoint. Raises
+        ``RunNotFound``, or ``RunStateError`` for a finished run."""
+        ...
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """One run; raises ``RunNotFound``."""
+        ...
+
+    def history(self, run_id: str) -> list[HistoryEntry]:
+        """A run's history, oldest first."""
+        ...
+
+    def list_runs(self, *, status: RunStatus | None = None, flow: str | None = None,
+                  limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first, optionally filtered."""
+        ...
+
+    def next_due_at(self) -> datetime | None:
+        """The earliest ``due_at`` of any run, or None."""
+        ...
+
+    def change_token(self) -> object:
+        """A cheap value that differs after another connection or process commits.
+
+        Workers compare tokens to notice new work without querying for it.
+        """
+        ...
