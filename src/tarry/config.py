@@ -1,0 +1,347 @@
+"""Project configuration: ``tarry.toml`` overlaid with ``TARRY_*`` environment variables.
+
+The project root is the folder holding ``tarry.toml``, found in the working directory or its
+nearest parent; without a file the working directory is the root and every default applies.
+Relative paths (flows folder, manifest files, a relative SQLite database) are resolved against
+the root, whether they come from the file or from the environment. An environment variable
+wins over the file. Every mistake is a :class:`~tarry.errors.ConfigError` whose message names
+the file (or the variable), the table and the key, and says what was expected::
+
+    [tarry]
+    database = "sqlite:///.tarry/tarry.db"   # TARRY_DATABASE
+    flows = "flows"                          # TARRY_FLOWS
+    events = ["events.yaml"]                 # TARRY_EVENTS (comma-separated)
+    app = "myproject.flows:app"              # TARRY_APP
+
+    [actions]                                # name = "module:function"
+    [checks]                                 # name = "/abs/path"; TARRY_CHECKS adds to these
+    [limits]                                 # TARRY_HOLD_MAX, TARRY_CHECK_INTERVAL, ...
+
+The API token is read from ``TARRY_API_TOKEN`` only; it has no key in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from tarry._suggest import did_you_mean
+from tarry.errors import ConfigError
+from tarry.language.durations import parse_duration
+
+__all__ = ["CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Settings", "load_settings",
+           "sqlite_path"]
+
+CONFIG_FILE = "tarry.toml"
+"""The name of the project configuration file."""
+
+CHECK_INTERVAL_FLOOR = timedelta(seconds=30)
+"""The shortest base interval between two hold checks; a smaller setting is raised to it."""
+
+_DEFAULT_DATABASE = "sqlite:///.tarry/tarry.db"
+_SQLITE_PREFIX = "sqlite:///"
+_DATABASE_PREFIXES = (_SQLITE_PREFIX, "postgresql://", "postgres://")
+_IMPORT_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds and cadence of holds (the hold gate in front of a run's first step)."""
+
+    hold_max: timedelta = timedelta(hours=24)
+    """How long a run may stay held before it is refused ``hold-expired``."""
+    hold_after_max: timedelta = timedelta(days=30)
+    """How far out a hold ``after`` may lie before the run is refused ``hold-after-beyond-max``."""
+    check_interval: timedelta = timedelta(seconds=60)
+    """Base interval between checks; never below :data:`CHECK_INTERVAL_FLOOR`."""
+    check_timeout: timedelta = timedelta(seconds=10)
+    """How long one check may run before it is terminated (and counted as a fault)."""
+    check_max: int = 96
+    """How many checks one hold may run before the run is refused ``hold-expired``."""
+    check_faults: int = 5
+    """Consecutive faulty checks after which the run is refused ``hold-unanswerable``."""
+    check_slots: int = 1
+    """How many checks may run at once across every worker sharing the store."""
+
+    def __post_init__(self) -> None:
+        if self.check_interval < CHECK_INTERVAL_FLOOR:
+            object.__setattr__(self, "check_interval", CHECK_INTERVAL_FLOOR)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the project configuration decides, with every path made absolute."""
+
+    root: Path
+    """The project root: the folder holding ``tarry.toml`` (or the working directory)."""
+    config_file: Path | None
+    """The ``tarry.toml`` that was read, or ``None`` when there is none."""
+    database: str
+    """The store URL: ``sqlite:///…`` (with an absolute path) or ``postgresql://…``."""
+    flows_dir: Path
+    """The folder of YAML flows."""
+    event_files: tuple[Path, ...]
+    """The event manifest files (each has a top-level ``events:`` key)."""
+    app: str | None
+    """``"module:attribute"`` of the App holding Python flows, if any."""
+    actions: Mapping[str, str]
+    """Read-only: action name → ``"module:function"``."""
+    checks: Mapping[str, Path]
+    """Read-only: check name → absolute path of its executable."""
+    limits: Limits = field(default_factory=Limits)
+    """Hold bounds and check cadence."""
+    api_token: str | None = field(default=None, repr=False)
+    """``TARRY_API_TOKEN``: the bearer token the HTTP API requires; environment only."""
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite database file, or ``None`` for another store."""
+        return sqlite_path(self.database)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a ``sqlite:///path`` URL (``sqlite:////abs`` is absolute), else ``None``."""
+    if not url.startswith(_SQLITE_PREFIX):
+        return None
+    return Path(url.removeprefix(_SQLITE_PREFIX))
+
+
+def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Read ``tarry.toml`` (found from ``cwd`` upwards) and the ``TARRY_*`` variables of ``env``.
+
+    ``cwd`` defaults to the working directory and ``env`` to ``os.environ``. Raise
+    :class:`~tarry.errors.ConfigError` on any invalid value.
+    """
+    start = (cwd or Path.cwd()).resolve()
+    environ = os.environ if env is None else env
+    config_file = _find_config(start)
+    root = config_file.parent if config_file else start
+    tables = _read_file(config_file) if config_file else {}
+    values = _file_values(tables, str(config_file))
+    values.update(_env_values(environ))
+    checks = _file_checks(tables.get("checks", {}), str(config_file))
+    checks.update(_env_checks(environ.get("TARRY_CHECKS", "")))
+    return Settings(
+        root=root,
+        config_file=config_file,
+        database=_resolve_database(values.pop("database", _DEFAULT_DATABASE), root),
+        flows_dir=root / values.pop("flows", "flows"),
+        event_files=tuple(root / name for name in values.pop("events", ["events.yaml"])),
+        app=values.pop("app", None),
+        actions=MappingProxyType(_file_actions(tables.get("actions", {}), str(config_file))),
+        checks=MappingProxyType(checks),
+        limits=replace(Limits(), **values),
+        api_token=environ.get("TARRY_API_TOKEN") or None,
+    )
+
+
+# --- finding and reading the file -------------------------------------------------------------
+
+def _find_config(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_file(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return _check_tables(document, str(path))
+
+
+def _check_tables(document: dict[str, Any], file: str) -> dict[str, dict[str, Any]]:
+    for name, value in document.items():
+        if name not in _TABLES:
+            raise ConfigError(f"{file}: {_unknown_top_level(name, value)}")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{file}: '{name}' must be a table ([{name}]), got {_show(value)}")
+    for table, keys in _FIXED_KEYS.items():
+        unknown = [name for name in document.get(table, {}) if name not in keys]
+        if unknown:
+            raise ConfigError(f"{file}: [{table}] unknown key '{unknown[0]}'"
+                              + did_you_mean(unknown[0], keys))
+    return document
+
+
+def _unknown_top_level(name: str, value: object) -> str:
+    owner = next((table for table, keys in _FIXED_KEYS.items() if name in keys), None)
+    if owner and not isinstance(value, dict):
+        return f"'{name}' must be written inside the [{owner}] table"
+    return f"unknown table [{name}]" + did_you_mean(name, _TABLES)
+
+
+# --- converting values ------------------------------------------------------------------------
+
+def _show(value: object) -> str:
+    """A value as a message shows it: strings quoted, anything else with its TOML type."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    kind = next((label for kind, label in _TYPE_NAMES if isinstance(value, kind)), "a value")
+    return f"{json.dumps(value, default=str)} ({kind})"
+
+
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+    (list, "an array"), (dict, "a table"),
+)
+
+
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: expected a non-empty string, got {_show(value)}")
+    return value.strip()
+
+
+def _database(value: object, where: str) -> str:
+    url = _text(value, where)
+    if not url.startswith(_DATABASE_PREFIXES):
+        raise ConfigError(f"{where}: expected a sqlite:///path or postgresql:// URL, "
+                          f"got {_show(url)}")
+    return url
+
+
+def _import_ref(value: object, where: str) -> str:
+    ref = _text(value, where)
+    if not _IMPORT_REF.fullmatch(ref):
+        raise ConfigError(f'{where}: expected "module:attribute" such as '
+                          f'"myproject.flows:app", got {_show(ref)}')
+    return ref
+
+
+def _file_list(value: object, where: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected an array of file names such as "
+                          f'["events.yaml"], got {_show(value)}')
+    return [_text(item, f"{where}[{index}]") for index, item in enumerate(value)]
+
+
+def _comma_list(value: str, where: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _duration(value: object, where: str) -> timedelta:
+    if not isinstance(value, str):
+        raise ConfigError(f'{where}: expected a duration string such as "24h", '
+                          f"got {_show(value)}")
+    try:
+        parsed = parse_duration(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if parsed <= timedelta(0):
+        raise ConfigError(f"{where}: expected a duration longer than zero, got {_show(value)}")
+    return parsed
+
+
+def _positive_int(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: expected a positive integer, got {_show(value)}")
+    return value
+
+
+def _positive_int_text(value: str, where: str) -> int:
+    digits = value.strip()
+    if not digits.isdecimal() or int(digits) < 1:
+        raise ConfigError(f"{where}: expected a positive integer, got {_show(value)}")
+    return int(digits)
+
+
+def _check_path(value: object, where: str) -> Path:
+    path = Path(_text(value, where))
+    if not path.is_absolute():
+        raise ConfigError(f"{where}: a check path must be absolute, got {_show(str(path))}")
+    return path
+
+
+@dataclass(frozen=True)
+class _Key:
+    """One fixed key: its variable, and how to read it from the file and from the variable."""
+
+    env: str
+    from_file: Callable[[object, str], Any]
+    from_env: Callable[[str, str], Any]
+
+    @classmethod
+    def plain(cls, env: str, read: Callable[[object, str], Any]) -> _Key:
+        """A key read the same way from the file and from its variable (a string)."""
+        return cls(env, read, read)
+
+
+_FIXED_KEYS: dict[str, dict[str, _Key]] = {
+    "tarry": {
+        "database": _Key.plain("TARRY_DATABASE", _database),
+        "flows": _Key.plain("TARRY_FLOWS", _text),
+        "events": _Key("TARRY_EVENTS", _file_list, _comma_list),
+        "app": _Key.plain("TARRY_APP", _import_ref),
+    },
+    "limits": {
+        "hold_max": _Key.plain("TARRY_HOLD_MAX", _duration),
+        "hold_after_max": _Key.plain("TARRY_HOLD_AFTER_MAX", _duration),
+        "check_interval": _Key.plain("TARRY_CHECK_INTERVAL", _duration),
+        "check_timeout": _Key.plain("TARRY_CHECK_TIMEOUT", _duration),
+        "check_max": _Key("TARRY_CHECK_MAX", _positive_int, _positive_int_text),
+        "check_faults": _Key("TARRY_CHECK_FAULTS", _positive_int, _positive_int_text),
+        "check_slots": _Key("TARRY_CHECK_SLOTS", _positive_int, _positive_int_text),
+    },
+}
+_TABLES = ("tarry", "actions", "checks", "limits")
+
+
+# --- gathering values -------------------------------------------------------------------------
+
+def _file_values(tables: Mapping[str, Mapping[str, Any]], file: str) -> dict[str, Any]:
+    return {name: key.from_file(tables[table][name], f"{file}: [{table}] {name}")
+            for table, keys in _FIXED_KEYS.items()
+            for name, key in keys.items() if name in tables.get(table, {})}
+
+
+def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
+    return {name: key.from_env(environ[key.env], key.env)
+            for keys in _FIXED_KEYS.values()
+            for name, key in keys.items() if environ.get(key.env, "").strip()}
+
+
+def _file_actions(table: Mapping[str, Any], file: str) -> dict[str, str]:
+    return {name: _import_ref(ref, f"{file}: [actions] {name}") for name, ref in table.items()}
+
+
+def _file_checks(table: Mapping[str, Any], file: str) -> dict[str, Path]:
+    return {name: _check_path(path, f"{file}: [checks] {name}") for name, path in table.items()}
+
+
+def _env_checks(value: str) -> dict[str, Path]:
+    """``name:/abs/path,…``, each entry split on its first colon (paths may hold colons)."""
+    checks = {}
+    for entry in (item.strip() for item in value.split(",")):
+        if not entry:
+            continue
+        name, colon, path = entry.partition(":")
+        if not (colon and name.strip() and path.strip()):
+            raise ConfigError(f"TARRY_CHECKS: entry {_show(entry)} is not "
+                              "name:/absolute/path")
+        checks[name.strip()] = _check_path(path, f"TARRY_CHECKS: {name.strip()}")
+    return checks
+
+
+def _resolve_database(url: str, root: Path) -> str:
+    path = sqlite_path(url)
+    if path is None or path.is_absolute() or str(path) == ":memory:":
+        return url
+    return f"{_SQLITE_PREFIX}{root / path}"
