@@ -161,8 +161,16 @@ class Store(Protocol):
         """Lease up to ``limit`` runs with ``due_at <= now``, earliest first.
 
         Claimed runs become ``running`` with ``due_at = lease_until``. No run is ever handed
-        to two workers whose leases are both live.
+        to two workers whose leases are both live. The returned records carry the status the
+        run had *before* the claim (``pending``, ``waiting``, ``held``, or ``running`` when a
+        lapsed lease is taken over), so the caller knows whether it starts, resumes or
+        recovers the run.
         """
+        ...
+
+    def claim_run(self, run_id: str, now: datetime, worker: str,
+                  lease_until: datetime) -> RunRecord | None:
+        """Lease one specific run if it is due (as :meth:`claim_due` would); else None."""
         ...
 
     def renew_leases(self, worker: str, run_ids: list[str], lease_until: datetime) -> set[str]:
