@@ -331,6 +331,19 @@ def test_a_file_that_is_not_utf8_is_refused(root: Path) -> None:
     assert str(refused.value) == f"{path}: is not UTF-8 text (invalid start byte at byte 17)"
 
 
+def test_a_file_that_cannot_be_read_is_refused(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_config(root, "")
+
+    def denied(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(cwd=root, env={})
+    assert str(refused.value) == f"{path}: cannot be read (Permission denied)"
+
+
 @pytest.mark.parametrize(("variable", "value", "message"), [
     ("TARRY_DATABASE", "sqlite:/x.db",
      "TARRY_DATABASE: expected a sqlite:///path or postgresql:// URL, got \"sqlite:/x.db\""),

@@ -125,10 +125,11 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     config_file = _find_config(start)
     root = config_file.parent if config_file else start
     tables = _read_file(config_file) if config_file else {}
-    values = _file_values(tables, str(config_file))
-    values.update(_env_values(environ))
-    checks = _file_checks(tables.get("checks", {}), str(config_file))
-    checks.update(_env_checks(environ.get("TARRY_CHECKS", "")))
+    file = str(config_file)
+    values = {**_file_values(tables, file), **_env_values(environ)}
+    actions = _file_actions(tables.get("actions", {}), file)
+    checks = {**_file_checks(tables.get("checks", {}), file),
+              **_env_checks(environ.get("TARRY_CHECKS", ""))}
     return Settings(
         root=root,
         config_file=config_file,
@@ -136,7 +137,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         flows_dir=root / values.pop("flows", "flows"),
         event_files=tuple(root / name for name in values.pop("events", ["events.yaml"])),
         app=values.pop("app", None),
-        actions=MappingProxyType(_file_actions(tables.get("actions", {}), str(config_file))),
+        actions=MappingProxyType(actions),
         checks=MappingProxyType(checks),
         limits=replace(Limits(), **values),
         api_token=environ.get("TARRY_API_TOKEN") or None,
