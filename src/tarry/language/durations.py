@@ -11,7 +11,7 @@ refused unless a default zone is given (a flow's ``timezone:``). Impossible date
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 __all__ = ["format_duration", "parse_duration", "parse_instant", "parse_zone"]
@@ -90,11 +90,35 @@ def parse_instant(text: str, default_zone: str | None = None) -> datetime:
         raise ValueError(f"'{text}' is not a real date and time ({exc})") from None
     zone = found["zone"]
     if zone:
-        aware = datetime.fromisoformat(f"{found['date']}T{found['time']}"
-                                       f"{'+00:00' if zone in 'Zz' else zone}")
+        aware = local.replace(tzinfo=_offset(zone, text))
     elif default_zone:
-        aware = local.replace(tzinfo=parse_zone(default_zone))
+        aware = _in_zone(local, default_zone, text)
     else:
         raise ValueError(f"instant '{text}' has no timezone; add 'Z' or an offset such as "
                          "+02:00, or declare the flow's timezone:")
     return aware.astimezone(UTC)
+
+
+def _offset(zone: str, text: str) -> timezone:
+    """The fixed offset ``Z``, ``+02:00`` or ``+0200``; out-of-range parts are refused."""
+    if zone in "Zz":
+        return UTC
+    digits = zone[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:])
+    if hours > 23 or minutes > 59:
+        raise ValueError(f"'{text}' has an impossible UTC offset '{zone}'")
+    sign = -1 if zone[0] == "-" else 1
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def _in_zone(local: datetime, name: str, text: str) -> datetime:
+    """``local`` read in the IANA zone ``name``.
+
+    A wall time the clocks skip (a daylight-saving gap) is refused; a wall time that occurs
+    twice (clocks going back) is read as its first occurrence.
+    """
+    zone = parse_zone(name)
+    aware = local.replace(tzinfo=zone)
+    if aware.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != local:
+        raise ValueError(f"'{text}' does not exist in {name} (the clocks skip that time)")
+    return aware

@@ -1,0 +1,115 @@
+"""What the loader knows while it reads one flow file: where it is, what names exist.
+
+A :class:`LoadContext` collects every problem found (reading never stops at the first one)
+and tracks the names an expression may use at the current point of the file, so that a
+template naming an input or step that can never be bound there (``{{ dael.name }}``) is
+refused at load with a suggestion, rather than failing hours into a run.
+
+Visible names follow the scope rules of the language: the inputs, ``run``, ``now`` and
+``env`` everywhere; the ids of steps written earlier in the current and enclosing scopes;
+``loop`` inside ``repeat`` and ``for_each`` (plus the ``as`` name of a ``for_each``);
+``event`` in ``accept``; ``error`` and every id of the recovered scope in ``recover`` steps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tarry._suggest import did_you_mean
+from tarry.errors import ExpressionError, Problem
+from tarry.language.expressions import compile_template, is_template
+from tarry.language.model import Position, Template
+from tarry.language.yamlsource import YamlMap, YamlNode, YamlSeq
+
+__all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext"]
+
+RESERVED_NAMES = frozenset({"run", "now", "item", "loop", "event", "error", "env"})
+"""Names a step id, input or ``as`` name may not take."""
+
+ALWAYS_VISIBLE = frozenset({"run", "now", "env"})
+"""Reserved names every expression may use."""
+
+IDENTIFIER_PATTERN = "[a-z_][a-z0-9_]*"
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+
+_ONLY_DEFINED = {
+    "item": "inside for_each",
+    "loop": "inside repeat and for_each",
+    "event": "in 'accept'",
+    "error": "in recover steps",
+}
+
+
+@dataclass(frozen=True)
+class LoadContext:
+    """The reading position's knowledge; derive a narrower one with :meth:`seeing`.
+
+    ``claimed`` maps names a step id may not take (inputs, ``for_each`` names) to what
+    they are, for the message. ``problems`` is shared by every derived context.
+    """
+
+    file: str
+    actions: frozenset[str]
+    problems: list[Problem] = field(default_factory=list)
+    timezone: str | None = None
+    visible: frozenset[str] = ALWAYS_VISIBLE
+    claimed: Mapping[str, str] = field(default_factory=dict)
+
+    def report(self, pos: Position, message: str) -> None:
+        """Record one problem at ``pos``."""
+        self.problems.append(Problem(pos.file, pos.line, pos.column, message))
+
+    def seeing(self, names: Iterable[str]) -> LoadContext:
+        """This context with ``names`` also visible to expressions."""
+        return replace(self, visible=self.visible | frozenset(names))
+
+    def claiming(self, name: str, what: str) -> LoadContext:
+        """This context where ``name`` is visible and taken (no step id may reuse it)."""
+        return replace(self, visible=self.visible | {name},
+                       claimed={**self.claimed, name: what})
+
+    def template(self, text: str, pos: Position) -> Template:
+        """``text`` as a :class:`Template`, after checking its syntax and names."""
+        self.check_template(text, pos)
+        return Template(text)
+
+    def check_template(self, text: str, pos: Position) -> None:
+        """Report a syntax error in ``text`` or any name it uses that is not visible here."""
+        try:
+            compiled = compile_template(text)
+        except ExpressionError as exc:
+            self.report(pos, f"invalid expression: {exc.reason}")
+            return
+        for name in sorted(compiled.names - self.visible):
+            self.report(pos, f"undefined name '{name}'{self._hint(name)}")
+
+    def value(self, node: YamlNode) -> Any:
+        """The plain value of ``node``, every template string in it checked."""
+        if isinstance(node, YamlMap):
+            return {entry.key: self.value(entry.value) for entry in node.entries}
+        if isinstance(node, YamlSeq):
+            return [self.value(item) for item in node.items]
+        if isinstance(node.value, str) and is_template(node.value):
+            self.check_template(node.value, node.pos)
+        return node.value
+
+    def check_new_name(self, name: str, pos: Position, what: str) -> None:
+        """Report ``name`` (a step id or ``as`` name, named ``what``) if it may not be bound.
+
+        It must be an identifier, not reserved, and not shadow an input or loop name.
+        """
+        if not _IDENTIFIER.fullmatch(name):
+            self.report(pos, f"{what} '{name}' must match {IDENTIFIER_PATTERN}")
+        elif name in RESERVED_NAMES:
+            self.report(pos, f"{what} '{name}' is a reserved name "
+                             f"({', '.join(sorted(RESERVED_NAMES))})")
+        elif name in self.claimed:
+            self.report(pos, f"{what} '{name}' shadows {self.claimed[name]}")
+
+    def _hint(self, name: str) -> str:
+        if name in _ONLY_DEFINED:
+            return f" ('{name}' is only defined {_ONLY_DEFINED[name]})"
+        return did_you_mean(name, self.visible)

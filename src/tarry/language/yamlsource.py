@@ -1,0 +1,235 @@
+"""YAML 1.2 text into a tree of nodes that remember where they were written.
+
+The loader needs a position for every mapping key, mapping value and sequence item, so this
+module composes the YAML node graph (which carries marks) and builds its own small tree from
+it instead of using constructed Python objects:
+
+- YAML 1.2 scalars: ``on``, ``yes`` and ``no`` are strings, only ``true``/``false`` are
+  booleans.
+- Date-like scalars stay text: instants are parsed later by tarry's own strict rules
+  (a zone-less or impossible date is a load error, not a silent ``datetime``).
+- Duplicate keys, non-string keys, merge keys (``<<``), unsupported tags and recursive
+  aliases are reported as problems; the rest of the tree is still built so that the loader
+  can report everything in one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from tarry.errors import Problem
+from tarry.language.model import Position
+
+__all__ = [
+    "YamlEntry",
+    "YamlMap",
+    "YamlNode",
+    "YamlScalar",
+    "YamlSeq",
+    "describe",
+    "describe_value",
+    "read_yaml",
+    "to_plain",
+]
+
+Scalar: TypeAlias = str | int | float | bool | None
+
+
+@dataclass(frozen=True, eq=False)
+class YamlScalar:
+    """A scalar value (string, number, boolean or null) and where it was written."""
+
+    value: Scalar
+    pos: Position
+
+
+@dataclass(frozen=True, eq=False)
+class YamlEntry:
+    """One ``key: value`` pair of a mapping, with the key's own position."""
+
+    key: str
+    key_pos: Position
+    value: YamlNode
+
+
+@dataclass(frozen=True, eq=False)
+class YamlMap:
+    """A mapping: its entries in file order (keys unique, all strings)."""
+
+    entries: tuple[YamlEntry, ...]
+    pos: Position
+
+    def get(self, key: str) -> YamlEntry | None:
+        """The entry for ``key``, or None."""
+        return next((entry for entry in self.entries if entry.key == key), None)
+
+    def key_list(self) -> list[str]:
+        """The keys in file order."""
+        return [entry.key for entry in self.entries]
+
+
+@dataclass(frozen=True, eq=False)
+class YamlSeq:
+    """A sequence: its items in file order."""
+
+    items: tuple[YamlNode, ...]
+    pos: Position
+
+
+YamlNode: TypeAlias = YamlScalar | YamlMap | YamlSeq
+
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
+_CONSTRUCTED = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+_AS_TEXT = {_STR, "tag:yaml.org,2002:timestamp"}
+_NULL = "tag:yaml.org,2002:null"
+
+
+def read_yaml(text: str, file: str) -> tuple[YamlNode | None, list[Problem]]:
+    """Parse one YAML document; return its tree (None when empty or unreadable) and problems."""
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        root = yaml.compose(text)
+    except MarkedYAMLError as exc:
+        return None, [_syntax_problem(exc, file)]
+    except YAMLError as exc:
+        return None, [Problem(file, 1, 1, f"invalid YAML: {exc}")]
+    if root is None:
+        return None, []
+    builder = _TreeBuilder(file, yaml.constructor.construct_object)
+    return builder.build(root), builder.problems
+
+
+def to_plain(node: YamlNode) -> Any:
+    """The plain Python value of ``node``: dicts, lists, str, int, float, bool and None."""
+    if isinstance(node, YamlMap):
+        return {entry.key: to_plain(entry.value) for entry in node.entries}
+    if isinstance(node, YamlSeq):
+        return [to_plain(item) for item in node.items]
+    return node.value
+
+
+def describe(node: YamlNode) -> str:
+    """A short rendering of a node for messages: ``'text'``, ``3``, ``true``, ``a list``."""
+    if isinstance(node, YamlMap):
+        return "a mapping"
+    if isinstance(node, YamlSeq):
+        return "a list"
+    return describe_value(node.value)
+
+
+def describe_value(value: Any) -> str:
+    """A short rendering of a plain value for messages, in YAML's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"'{value}'"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return str(value)
+
+
+def _syntax_problem(exc: MarkedYAMLError, file: str) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    context = f" ({exc.context})" if exc.context else ""
+    return Problem(file, line, column, f"invalid YAML: {exc.problem}{context}")
+
+
+def _short(tag: str) -> str:
+    """``!!int`` for ``tag:yaml.org,2002:int``; other tags as written."""
+    return tag.replace("tag:yaml.org,2002:", "!!")
+
+
+class _TreeBuilder:
+    """Turns a composed YAML node graph into positioned nodes, collecting problems."""
+
+    def __init__(self, file: str, construct: Callable[[Node], Any]) -> None:
+        self.file = file
+        self.problems: list[Problem] = []
+        self._construct = construct
+        self._built: dict[int, YamlNode] = {}
+        self._open: set[int] = set()
+
+    def build(self, node: Node) -> YamlNode:
+        """The tree for ``node``; an alias to an already built node shares its subtree."""
+        key = id(node)
+        if key in self._built:
+            return self._built[key]
+        pos = self._pos(node)
+        if key in self._open:
+            self._report(pos, "an alias refers to a node that contains it (recursive alias)")
+            return YamlScalar(None, pos)
+        self._open.add(key)
+        built = self._build_any(node, pos)
+        self._open.discard(key)
+        self._built[key] = built
+        return built
+
+    def _build_any(self, node: Node, pos: Position) -> YamlNode:
+        if isinstance(node, MappingNode) and node.tag == _MAP:
+            return self._mapping(node, pos)
+        if isinstance(node, SequenceNode) and node.tag == _SEQ:
+            return YamlSeq(tuple(self.build(item) for item in node.value), pos)
+        if isinstance(node, ScalarNode):
+            return YamlScalar(self._scalar(node, pos), pos)
+        self._report(pos, f"unsupported YAML tag '{_short(str(node.tag))}'")
+        return YamlScalar(None, pos)
+
+    def _mapping(self, node: MappingNode, pos: Position) -> YamlMap:
+        entries: dict[str, YamlEntry] = {}
+        for key_node, value_node in node.value:
+            key_pos = self._pos(key_node)
+            key = self._key(key_node, key_pos)
+            if key is None:
+                continue
+            if key in entries:
+                first = entries[key].key_pos.line
+                self._report(key_pos, f"duplicate key '{key}' (first at line {first})")
+                continue
+            entries[key] = YamlEntry(key, key_pos, self.build(value_node))
+        return YamlMap(tuple(entries.values()), pos)
+
+    def _key(self, node: Node, pos: Position) -> str | None:
+        if node.tag == _MERGE:
+            self._report(pos, "merge keys ('<<') are not supported; write the keys out")
+            return None
+        key = self.build(node)
+        if isinstance(key, YamlScalar) and isinstance(key.value, str):
+            return key.value
+        self._report(pos, f"a mapping key must be a string, got {describe(key)}")
+        return None
+
+    def _scalar(self, node: ScalarNode, pos: Position) -> Scalar:
+        tag = node.tag
+        if tag in _AS_TEXT:
+            return str(node.value)
+        if tag == _NULL:
+            return None
+        if tag in _CONSTRUCTED:
+            try:
+                value: Scalar = self._construct(node)
+            except (YAMLError, ValueError):
+                self._report(pos, f"'{node.value}' is not a valid {_short(str(tag))}")
+                return None
+            return value
+        self._report(pos, f"unsupported YAML tag '{_short(str(tag))}'")
+        return None
+
+    def _pos(self, node: Node) -> Position:
+        return Position(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def _report(self, pos: Position, message: str) -> None:
+        self.problems.append(Problem(pos.file, pos.line, pos.column, message))
