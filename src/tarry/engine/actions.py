@@ -1,0 +1,148 @@
+"""Actions: the named callables a flow's action steps invoke.
+
+An action is ``action(args, ctx)`` returning a dict (the step's binding) or ``None``, sync or
+``async``. User actions are registered in ``[actions]`` of ``tarry.toml``
+(``name = "module:function"``) or through the ``tarry.actions`` entry-point group.
+
+Actions are at-least-once: a worker that dies mid-action re-runs the step on recovery, so
+``ctx.idempotency_key`` is stable across retries and re-runs of the same step of the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.metadata import entry_points
+from typing import Any, TypeAlias
+
+from tarry._suggest import did_you_mean
+from tarry.errors import ActionError, ConfigError
+
+__all__ = [
+    "ActionContext",
+    "ActionFunction",
+    "ActionRegistry",
+    "StepFailure",
+    "idempotency_key",
+]
+
+ActionResult: TypeAlias = Mapping[str, Any] | None
+ActionFunction: TypeAlias = Callable[
+    [dict[str, Any], "ActionContext"], ActionResult | Awaitable[ActionResult]
+]
+
+logger = logging.getLogger("tarry.actions")
+
+
+class StepFailure(Exception):
+    """Raised by an action to fail its step with a chosen error ``type`` and message."""
+
+    def __init__(self, message: str, *, type: str = "failed") -> None:
+        super().__init__(message)
+        self.type = type
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """What an action learns about the call besides its arguments."""
+
+    run_id: str
+    step_path: str
+    attempt: int
+    idempotency_key: str
+    now: datetime
+    logger: logging.Logger = field(default=logger, repr=False)
+    note: Callable[[str], None] = field(default=lambda _message: None, repr=False)
+    """Writes a line into the run's history (used by the ``log`` action)."""
+
+
+def idempotency_key(run_id: str, step_path: str) -> str:
+    """A key stable for one step of one run, whatever the attempt."""
+    return hashlib.sha256(f"{run_id}\x00{step_path}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    function: ActionFunction
+    pure: bool
+
+
+class ActionRegistry:
+    """The actions a flow may call, by name.
+
+    ``pure`` actions have no effect outside the run (``set``, ``log``, ``fail``): the engine
+    need not checkpoint after them. Every other action is followed by a checkpoint so that a
+    crash re-runs at most the action that was in flight.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def register(self, name: str, function: ActionFunction, *, pure: bool = False) -> None:
+        """Add (or replace) the action ``name``."""
+        self._entries[name] = _Entry(function, pure)
+
+    def names(self) -> frozenset[str]:
+        """Every registered action name."""
+        return frozenset(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))
+
+    def is_pure(self, name: str) -> bool:
+        """Whether ``name`` has no effect outside the run."""
+        return self._lookup(name).pure
+
+    async def call(self, name: str, args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        """Invoke ``name``; a sync function runs in a thread, off the event loop."""
+        function = self._lookup(name).function
+        if inspect.iscoroutinefunction(function):
+            result = await function(args, ctx)
+        else:
+            result = await asyncio.to_thread(function, args, ctx)
+            if inspect.isawaitable(result):
+                result = await result
+        if result is None:
+            return {}
+        if not isinstance(result, Mapping):
+            raise ActionError(f"action '{name}' returned {type(result).__name__}; an action "
+                              "must return a dict or None")
+        return dict(result)
+
+    def load_user_actions(self, spec: Mapping[str, str], *, entry_point_group: str =
+                          "tarry.actions") -> None:
+        """Register ``name = "module:function"`` pairs and the entry points of the group."""
+        for ep in entry_points(group=entry_point_group):
+            self.register(ep.name, ep.load())
+        for name, target in spec.items():
+            self.register(name, _import_target(name, target))
+
+    def _lookup(self, name: str) -> _Entry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise ActionError(f"unknown action '{name}'{did_you_mean(name, self._entries)}"
+                              ) from None
+
+
+def _import_target(name: str, target: str) -> ActionFunction:
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"[actions] {name} = {target!r}: expected \"module:function\"")
+    try:
+        module = importlib.import_module(module_name)
+        function = getattr(module, attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"[actions] {name} = {target!r}: cannot import it ({exc})") from exc
+    if not callable(function):
+        raise ConfigError(f"[actions] {name} = {target!r} is not callable")
+    return function  # type: ignore[no-any-return]

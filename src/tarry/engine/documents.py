@@ -1,0 +1,44 @@
+"""The run document: the one JSON shape every interface prints for a run (SPEC 8.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tarry.engine.values import iso
+from tarry.store.base import HistoryEntry, RunRecord
+
+__all__ = ["bindings_of", "history_document", "run_document"]
+
+
+def run_document(record: RunRecord, history: list[HistoryEntry] | None = None) -> dict[str, Any]:
+    """The run document of ``record``; with ``history`` when it is given."""
+    document: dict[str, Any] = {
+        "id": record.id,
+        "flow": record.flow,
+        "status": record.status.value,
+        "exit": record.exit,
+        "error": record.error,
+        "reason": record.reason,
+        "target": record.target,
+        "inputs": record.inputs,
+        "bindings": bindings_of(record.state),
+        "result": record.result,
+        "waiting_for": record.waiting_for,
+        "due_at": iso(record.due_at) if record.due_at else None,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+    }
+    if history is not None:
+        document["history"] = history_document(history)
+    return document
+
+
+def history_document(history: list[HistoryEntry]) -> list[dict[str, Any]]:
+    """History entries as ``{at, kind, step, data}`` objects."""
+    return [{"at": iso(e.at), "kind": e.kind, "step": e.step, "data": e.data} for e in history]
+
+
+def bindings_of(state: dict[str, Any]) -> dict[str, Any]:
+    """The bindings of the run's top-level scope (loops nest their iteration scopes)."""
+    root = state.get("root")
+    return dict(root["b"]) if root else {}

@@ -1,0 +1,109 @@
+"""Executing one claimed run: advance it and turn the outcome into a store update.
+
+The executor is the seam between the pure interpreter and the store. It never raises for a
+run's own problems (a bad expression, a broken flow, an action's bug): those end the run with a
+recorded error, so a worker survives any data.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from tarry.engine.actions import ActionRegistry
+from tarry.engine.catalog import FlowCatalog
+from tarry.engine.interpreter import Env, Interpreter
+from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
+from tarry.engine.values import iso
+from tarry.errors import TarryError
+from tarry.store.base import CheckpointOutcome, HistoryEntry, RunRecord, RunStatus, RunUpdate
+
+__all__ = ["Executor", "LeaseLost", "update_for"]
+
+logger = logging.getLogger("tarry.worker")
+
+Checkpointer = Callable[[RunUpdate], Awaitable[CheckpointOutcome]]
+
+
+class LeaseLost(Exception):
+    """Another worker owns the run now; this one must drop it."""
+
+
+class _CancelRequested(Exception):
+    pass
+
+
+_ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.WAITING: "resumed",
+               RunStatus.RUNNING: "recovered"}
+
+
+class Executor:
+    """Advances claimed runs. One per worker; stateless between runs but for caches."""
+
+    def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
+                 checkpoint: Checkpointer) -> None:
+        self.catalog = catalog
+        self.actions = actions
+        self._checkpoint = checkpoint
+
+    async def execute(self, record: RunRecord, now: datetime) -> RunUpdate | None:
+        """Advance ``record`` as far as it goes; the update to commit, or None if lost."""
+        state = copy.deepcopy(record.state)
+        history: list[HistoryEntry] = []
+        history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
+        state.setdefault("started_at", iso(now))
+        try:
+            env = self._env(record, state, now, history)
+            outcome = await Interpreter(env).advance(state)
+        except LeaseLost:
+            return None
+        except _CancelRequested:
+            history.append(HistoryEntry(now, "cancelled", None, {"by": "request"}))
+            return RunUpdate(record.id, RunStatus.CANCELLED, state, history)
+        except TarryError as exc:
+            outcome = Failed({"type": "flow-error", "message": str(exc), "step": None})
+        except Exception as exc:
+            logger.exception("run %s: internal error", record.id)
+            outcome = Failed({"type": "internal-error",
+                              "message": f"{type(exc).__name__}: {exc}", "step": None})
+        return update_for(record.id, state, outcome, history, now)
+
+    def _env(self, record: RunRecord, state: dict[str, Any], now: datetime,
+             history: list[HistoryEntry]) -> Env:
+        flow = self.catalog.by_digest(record.flow_digest)
+
+        async def checkpoint() -> None:
+            update = RunUpdate(record.id, RunStatus.RUNNING, copy.deepcopy(state),
+                               list(history), release=False)
+            history.clear()
+            outcome = await self._checkpoint(update)
+            if outcome is CheckpointOutcome.LEASE_LOST:
+                raise LeaseLost(record.id)
+            if outcome is CheckpointOutcome.CANCEL_REQUESTED:
+                raise _CancelRequested(record.id)
+
+        run_info = {"id": record.id, "target": record.target,
+                    "started_at": state["started_at"]}
+        return Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
+                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
+                   history=history)
+
+
+def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
+               history: list[HistoryEntry], now: datetime) -> RunUpdate:
+    """The store update that records ``outcome`` (and releases the lease)."""
+    if isinstance(outcome, Blocked):
+        first = min(outcome.waits, key=lambda w: w.until)
+        return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
+                         waiting_for=first.document())
+    if isinstance(outcome, Failed):
+        history.append(HistoryEntry(now, "failed", outcome.error.get("step"),
+                                    {"error": outcome.error}))
+        return RunUpdate(run_id, RunStatus.FAILED, state, history, error=outcome.error)
+    exit_name = outcome.name if isinstance(outcome, Exited) else "completed"
+    assert isinstance(outcome, Done | Exited)
+    history.append(HistoryEntry(now, "succeeded", None, {"exit": exit_name}))
+    return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=exit_name)

@@ -1,0 +1,281 @@
+"""The interpreter: advance one run's state as far as it can go right now.
+
+A run's state is a tree that mirrors the flow: each scope being executed has a *frame*
+(``at``: the index of the current step, ``b``: the bindings so far, ``phase``: ``steps`` or
+``recover``, ``cur``: the private state of the step in progress). Containers keep their
+children's frames inside their ``cur``: a group one frame, a ``repeat`` the current
+iteration's, a ``for_each`` one per live iteration — so one run can hold several branches
+suspended at once.
+
+Resuming walks from the root down the live path only, never replaying completed steps, so a
+wake costs the same after 3 steps or 3,000. The walk is pure but for the actions it calls and
+the clock reading it is given (``Env.now``); the caller persists the mutated state.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import ChainMap
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from tarry.engine import loops
+from tarry.engine.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
+from tarry.engine.frames import new_frame
+from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
+from tarry.engine.values import from_iso, iso, to_json
+from tarry.errors import ActionError, ExpressionError
+from tarry.language.durations import parse_duration, parse_instant
+from tarry.language.expressions import EvalContext, render
+from tarry.language.model import (
+    Action,
+    Construct,
+    Exit,
+    Fail,
+    Flow,
+    ForEach,
+    Group,
+    Repeat,
+    Scope,
+    Step,
+    Template,
+    Wait,
+)
+from tarry.store.base import HistoryEntry
+
+__all__ = ["Env", "Interpreter", "Names"]
+
+Names = ChainMap[str, Any]
+
+
+@dataclass
+class Env:
+    """Everything one advance of one run needs besides its state."""
+
+    run_id: str
+    flow: Flow
+    now: datetime
+    inputs: dict[str, Any]
+    run_info: dict[str, Any]
+    actions: ActionRegistry
+    checkpoint: Callable[[], Awaitable[None]]
+    history: list[HistoryEntry] = field(default_factory=list)
+    rng: random.Random = field(default_factory=random.Random)
+
+    @property
+    def eval(self) -> EvalContext:
+        """The expression context: the clock reading and the flow's timezone."""
+        return EvalContext(now=self.now, timezone=self.flow.timezone)
+
+    def record(self, kind: str, step: str | None = None, /, **data: Any) -> None:
+        """Append a history entry stamped with the current instant."""
+        self.history.append(HistoryEntry(self.now, kind, step, data))
+
+
+_Handler = Callable[["Interpreter", Step, dict[str, Any], Names, str], Awaitable[Outcome]]
+
+
+class Interpreter:
+    """Walks one run's state tree for one advance (see the module docstring)."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    async def advance(self, state: MutableMapping[str, Any]) -> Outcome:
+        """Run the flow from where ``state`` stands until every branch is blocked or done."""
+        root = state.setdefault("root", new_frame())
+        names: Names = ChainMap({"run": self.env.run_info}, self.env.inputs)
+        return await self.run_scope(root, self.env.flow.body, names, "")
+
+    async def run_scope(self, frame: dict[str, Any], scope: Scope, names: Names,
+                        prefix: str) -> Outcome:
+        """Advance the steps (then, after a failure, the recover steps) of one scope."""
+        while True:
+            steps = scope.steps if frame["phase"] == "steps" else scope.recover
+            local = names.new_child(frame["b"])
+            if frame["phase"] == "recover":
+                local = local.new_child({"error": frame["error"]})
+            outcome = await self._run_steps(frame, steps, local, prefix)
+            if (isinstance(outcome, Failed) and frame["phase"] == "steps" and scope.recover):
+                error = {k: outcome.error[k] for k in ("step", "type", "message")}
+                frame.update(phase="recover", at=0, error=error)
+                self.env.record("scope.recovering", prefix.rstrip(".") or None, error=error)
+                continue
+            return outcome
+
+    async def _run_steps(self, frame: dict[str, Any], steps: tuple[Step, ...], names: Names,
+                         prefix: str) -> Outcome:
+        while frame["at"] < len(steps):
+            step = steps[frame["at"]]
+            outcome = await self.run_step(step, frame, names, prefix + step.id)
+            if isinstance(outcome, Failed) and step.optional:
+                outcome = Done({"failed": True, "error": {"type": outcome.error["type"],
+                                                          "message": outcome.error["message"]}})
+            if not isinstance(outcome, Done):
+                return outcome
+            frame["b"][step.id] = outcome.binding
+            frame["at"] += 1
+            frame.pop("cur", None)
+        return Done(frame["b"])
+
+    async def run_step(self, step: Step, frame: dict[str, Any], names: Names,
+                       path: str) -> Outcome:
+        """Advance one step: evaluate ``if`` on entry, then its construct."""
+        try:
+            if "cur" not in frame:
+                if not self._condition_holds(step.if_, names):
+                    self.env.record("step.skipped", path)
+                    return Done({"skipped": True})
+                frame["cur"] = {}
+                self.env.record("step.started", path)
+            outcome = await _HANDLERS[type(step.construct)](self, step, frame["cur"], names, path)
+        except ExpressionError as exc:
+            outcome = step_error("expression", exc.at_step(path).reason + _quoted(exc), path)
+        if isinstance(outcome, Done):
+            self.env.record("step.completed", path)
+        elif isinstance(outcome, Failed) and outcome.error.get("step") == path:
+            self.env.record("step.failed", path, error=outcome.error)
+        return outcome
+
+    def render(self, value: Any, names: Names) -> Any:
+        """Render the templates in ``value`` against ``names``."""
+        return render(value, names, self.env.eval)
+
+    def truthy(self, condition: Template, names: Names) -> bool:
+        """The truth of a condition template."""
+        return bool(self.render(condition.source, names))
+
+    def _condition_holds(self, condition: Template | bool | None, names: Names) -> bool:
+        if condition is None or isinstance(condition, bool):
+            return condition is not False
+        return self.truthy(condition, names)
+
+    def duration(self, value: timedelta | Template, names: Names) -> timedelta:
+        """A literal or computed duration."""
+        if isinstance(value, timedelta):
+            return value
+        computed = self.render(value.source, names)
+        if isinstance(computed, timedelta):
+            return computed
+        if isinstance(computed, str):
+            try:
+                return parse_duration(computed)
+            except ValueError as exc:
+                raise ExpressionError(str(exc), expression=value.source) from None
+        raise ExpressionError(f"expected a duration, got {type(computed).__name__}",
+                              expression=value.source)
+
+    def instant(self, value: datetime | Template, names: Names) -> datetime:
+        """A literal or computed instant (zone-less only with the flow's timezone)."""
+        if isinstance(value, datetime):
+            return value
+        computed = self.render(value.source, names)
+        if isinstance(computed, datetime):
+            return computed
+        if isinstance(computed, str):
+            try:
+                return parse_instant(computed, self.env.flow.timezone)
+            except ValueError as exc:
+                raise ExpressionError(str(exc), expression=value.source) from None
+        raise ExpressionError(f"expected an instant, got {type(computed).__name__}",
+                              expression=value.source)
+
+
+def _quoted(exc: ExpressionError) -> str:
+    return f": {exc.expression}" if exc.expression else ""
+
+
+async def _run_action(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                      path: str) -> Outcome:
+    assert isinstance(step.construct, Action)
+    env = walker.env
+    if "result" in cur:  # completed and checkpointed before a crash: never run it again
+        return Done(cur["result"])
+    if "retry_at" in cur and env.now < from_iso(cur["retry_at"]):
+        return Blocked((WaitInfo("retry", path, from_iso(cur["retry_at"])),))
+    attempt = cur.get("attempt", 0) + 1
+    name = step.construct.name
+    args = to_json(walker.render(step.construct.args, names))
+    ctx = ActionContext(run_id=env.run_id, step_path=path, attempt=attempt,
+                        idempotency_key=idempotency_key(env.run_id, path), now=env.now,
+                        note=lambda message: env.record("log", path, message=message))
+    try:
+        binding = to_json(await env.actions.call(
+            name, args if isinstance(args, dict) else {"value": args}, ctx))
+    except StepFailure as failure:
+        return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind=failure.type,
+                              message=str(failure))
+    except ActionError as exc:
+        return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
+                              message=str(exc))
+    except Exception as exc:
+        return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
+                              message=f"{type(exc).__name__}: {exc}")
+    if not env.actions.is_pure(name):
+        cur["result"] = binding
+        await env.checkpoint()
+    return Done(binding)
+
+
+def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: str, *,
+                   attempt: int, kind: str, message: str) -> Outcome:
+    retry = step.retry
+    if retry is None or attempt > retry.max:
+        return step_error(kind, message, path)
+    env = walker.env
+    wake = env.now + retry.every * (retry.backoff ** (attempt - 1))
+    cur.update(attempt=attempt, retry_at=iso(wake))
+    env.record("step.retrying", path, attempt=attempt, error={"type": kind, "message": message},
+               at=iso(wake))
+    return Blocked((WaitInfo("retry", path, wake),))
+
+
+async def _run_wait(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                    path: str) -> Outcome:
+    wait = step.construct
+    assert isinstance(wait, Wait)
+    if "until" not in cur:
+        if wait.for_ is not None:
+            until = walker.env.now + walker.duration(wait.for_, names)
+        else:
+            assert wait.until is not None
+            until = walker.instant(wait.until, names)
+        cur["until"] = iso(until)
+        walker.env.record("wait.registered", path, kind="timer", until=cur["until"])
+    until = from_iso(cur["until"])
+    if walker.env.now >= until:
+        return Done({"until": cur["until"]})
+    return Blocked((WaitInfo("timer", path, until),))
+
+
+async def _run_group(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                     path: str) -> Outcome:
+    assert isinstance(step.construct, Group)
+    frame = cur.setdefault("frame", new_frame())
+    outcome = await walker.run_scope(frame, step.construct.steps, names, path + ".")
+    return Done(dict(frame["b"])) if isinstance(outcome, Done) else outcome
+
+
+async def _run_exit(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                    path: str) -> Outcome:
+    assert isinstance(step.construct, Exit)
+    return Exited(step.construct.name)
+
+
+async def _run_fail(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                    path: str) -> Outcome:
+    assert isinstance(step.construct, Fail)
+    return step_error("failed", str(walker.render(step.construct.message, names)), path)
+
+
+_HANDLERS: dict[type[Construct], _Handler] = {
+    Action: _run_action,
+    Wait: _run_wait,
+    Group: _run_group,
+    Exit: _run_exit,
+    Fail: _run_fail,
+    Repeat: loops.run_repeat,
+    ForEach: loops.run_for_each,
+}

@@ -1,0 +1,129 @@
+"""The looping constructs: ``repeat`` (bounded polling) and ``for_each`` (iteration).
+
+Both bind their id to the list of iteration scopes. A ``repeat`` keeps one live iteration
+frame; a ``for_each`` keeps one frame per live iteration (``concurrency`` of them), each a
+branch that suspends and wakes on its own.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from tarry.engine.frames import new_frame
+from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
+from tarry.engine.values import from_iso, iso, to_json
+from tarry.errors import ExpressionError
+from tarry.language.model import Backoff, ForEach, Repeat, Step
+
+if TYPE_CHECKING:
+    from tarry.engine.interpreter import Interpreter, Names
+
+__all__ = ["backoff_delay", "run_for_each", "run_repeat"]
+
+
+def backoff_delay(backoff: Backoff, pause: int, draw: float) -> timedelta:
+    """The ``pause``-th (1-based) delay of a backoff, with ``draw`` in [0, 1) for jitter."""
+    base = min(backoff.initial * (backoff.rate ** (pause - 1)), backoff.max_delay)
+    if backoff.jitter == "full":
+        return base * draw
+    if backoff.jitter == "half":
+        return base / 2 + base / 2 * draw
+    return base
+
+
+async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                     path: str) -> Outcome:
+    """Advance a ``repeat``: iterate, test ``until``, pause, until done or exhausted."""
+    repeat = step.construct
+    assert isinstance(repeat, Repeat)
+    env = walker.env
+    if not cur:
+        cur.update(i=0, done=[], frame=new_frame())
+    while True:
+        if "next_at" in cur:
+            next_at = from_iso(cur["next_at"])
+            if env.now < next_at:
+                return Blocked((WaitInfo("poll", path, next_at),))
+            del cur["next_at"]
+        index = cur["i"]
+        iteration = names.new_child({"loop": {"index": index, "first": index == 0}})
+        frame = cur["frame"]
+        outcome = await walker.run_scope(frame, repeat.steps, iteration, f"{path}[{index}].")
+        if not isinstance(outcome, Done):
+            return outcome
+        cur["done"].append(frame["b"])
+        if repeat.until is None or walker.truthy(repeat.until, iteration.new_child(frame["b"])):
+            return Done(cur["done"])
+        if index + 1 >= repeat.max:
+            return step_error("repeat-exhausted",
+                              f"'until' was still false after {repeat.max} iterations", path)
+        pause = _pause(walker, repeat, index + 1, names)
+        cur.update(i=index + 1, frame=new_frame(), next_at=iso(env.now + pause))
+
+
+def _pause(walker: Interpreter, repeat: Repeat, pause: int, names: Names) -> timedelta:
+    if repeat.backoff is not None:
+        return backoff_delay(repeat.backoff, pause, walker.env.rng.random())
+    assert repeat.every is not None
+    return walker.duration(repeat.every, names)
+
+
+async def run_for_each(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                       path: str) -> Outcome:
+    """Advance a ``for_each``: keep up to ``concurrency`` iteration branches going."""
+    each = step.construct
+    assert isinstance(each, ForEach)
+    if not cur:
+        items = to_json(walker.render(each.items, names))
+        if not isinstance(items, list):
+            raise ExpressionError(f"for_each needs a list, got {type(items).__name__}")
+        cur.update(items=items, next=0, live={}, done={}, failures=0)
+    while True:
+        _start_iterations(cur, each.concurrency)
+        waits: list[WaitInfo] = []
+        outcome = await _advance_live(walker, each, cur, names, path, waits=waits)
+        if outcome is not None:
+            return outcome
+        if not cur["live"] and cur["next"] >= len(cur["items"]):
+            return Done([cur["done"][str(i)] for i in range(len(cur["items"]))])
+        if not (_has_free_slot(cur, each.concurrency) and cur["next"] < len(cur["items"])):
+            return Blocked(tuple(waits))
+
+
+def _start_iterations(cur: dict[str, Any], concurrency: int) -> None:
+    while _has_free_slot(cur, concurrency) and cur["next"] < len(cur["items"]):
+        cur["live"][str(cur["next"])] = new_frame()
+        cur["next"] += 1
+
+
+def _has_free_slot(cur: dict[str, Any], concurrency: int) -> bool:
+    return len(cur["live"]) < concurrency
+
+
+async def _advance_live(walker: Interpreter, each: ForEach, cur: dict[str, Any], names: Names,
+                        path: str, *, waits: list[WaitInfo]) -> Outcome | None:
+    """Advance every live branch, collecting the waits of blocked ones into ``waits``.
+
+    Returns an outcome when the whole step ends (a failure beyond ``tolerate``, an exit).
+    """
+    for key in sorted(cur["live"], key=int):
+        index = int(key)
+        frame = cur["live"][key]
+        iteration = names.new_child({each.as_: cur["items"][index],
+                                     "loop": {"index": index, "first": index == 0}})
+        outcome = await walker.run_scope(frame, each.steps, iteration, f"{path}[{index}].")
+        if isinstance(outcome, Blocked):
+            waits.extend(outcome.waits)
+            continue
+        if isinstance(outcome, Failed):
+            cur["failures"] += 1
+            if cur["failures"] > each.tolerate:
+                return outcome
+            cur["done"][key] = {"failed": True, "error": outcome.error}
+        elif isinstance(outcome, Done):
+            cur["done"][key] = frame["b"]
+        else:
+            return outcome
+        del cur["live"][key]
+    return None

@@ -1,0 +1,79 @@
+"""What advancing a step or a scope can come to.
+
+The interpreter walks a run's state tree; every step and every scope answers with one of
+these four outcomes, and the run's new status follows from the root's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeAlias
+
+__all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "WaitInfo", "step_error"]
+
+
+@dataclass(frozen=True)
+class WaitInfo:
+    """One thing a suspended branch waits for.
+
+    ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``poll`` (the pause of a
+    ``repeat``), ``retry`` (an action's retry delay) or ``hold`` (a start gate). ``until`` is
+    the latest instant the branch wakes at (every wait is bounded).
+    """
+
+    kind: str
+    step: str
+    until: datetime
+    event_type: str | None = None
+    match: dict[str, Any] | None = None
+
+    def document(self) -> dict[str, Any]:
+        """The ``waiting_for`` object of the run document."""
+        return {"kind": self.kind, "step": self.step, "until": _iso(self.until),
+                "event_type": self.event_type, "match": self.match}
+
+
+@dataclass(frozen=True)
+class Done:
+    """The step or scope completed with ``binding``."""
+
+    binding: Any = None
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Every live branch below is suspended; the run wakes at the earliest ``until``."""
+
+    waits: tuple[WaitInfo, ...] = field(default_factory=tuple)
+
+    @property
+    def wake_at(self) -> datetime:
+        """The earliest instant any branch must be looked at again."""
+        return min(w.until for w in self.waits)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The step or scope failed; ``error`` is ``{type, message, step}``."""
+
+    error: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Exited:
+    """An ``exit`` step ended the whole run successfully with ``name``."""
+
+    name: str
+
+
+Outcome: TypeAlias = Done | Blocked | Failed | Exited
+
+
+def step_error(kind: str, message: str, step: str) -> Failed:
+    """A failure of ``step`` with error type ``kind``."""
+    return Failed({"type": kind, "message": message, "step": step})
+
+
+def _iso(instant: datetime) -> str:
+    return instant.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,110 @@
+"""The engine of one project: store, flows, actions and clock wired together.
+
+The CLI, the HTTP server and the test harness all go through :class:`Engine`; it starts
+runs, drives one run in-process (``tarry run``), builds workers, cancels, and renders run
+documents.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from tarry.clock import Clock, SystemClock
+from tarry.config import Settings
+from tarry.engine.actions import ActionRegistry
+from tarry.engine.builtins import register_builtins
+from tarry.engine.catalog import FlowCatalog
+from tarry.engine.documents import run_document
+from tarry.engine.worker import Worker, worker_name
+from tarry.language.inputs import bind_inputs
+from tarry.language.model import Flow
+from tarry.store import open_store
+from tarry.store.base import HistoryEntry, NewRun, RunRecord, RunStatus, Store
+
+__all__ = ["Engine", "new_run_id"]
+
+_INLINE_LEASE = timedelta(seconds=30)
+
+
+def new_run_id() -> str:
+    """A fresh run id, unique across machines."""
+    return uuid.uuid4().hex
+
+
+class Engine:
+    """One project's engine. Create it with :meth:`from_settings` or from parts."""
+
+    def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
+                 clock: Clock | None = None) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.actions = actions
+        self.clock: Clock = clock or SystemClock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
+                      store: Store | None = None) -> Engine:
+        """The engine a project's configuration describes."""
+        actions = ActionRegistry()
+        register_builtins(actions)
+        actions.load_user_actions(settings.actions)
+        store = store or open_store(settings.database)
+        return cls(store, FlowCatalog(settings.flows_dir, store, actions.names()), actions,
+                   clock)
+
+    def close(self) -> None:
+        """Release the store."""
+        self.store.close()
+
+    def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
+              target: str | None = None) -> RunRecord:
+        """Create a run of ``flow`` (a name, a path or a loaded flow); a worker executes it."""
+        loaded = self.catalog.resolve(flow) if isinstance(flow, str) else flow
+        if not isinstance(flow, str):
+            self.store.save_flow(loaded.digest, loaded.name, loaded.source)
+        now = self.clock.now()
+        run = NewRun(id=new_run_id(), flow=loaded.name, flow_digest=loaded.digest,
+                     status=RunStatus.PENDING, inputs=bind_inputs(loaded, inputs or {}),
+                     target=target, created_at=now, due_at=now)
+        self.store.create_run(run, [HistoryEntry(now, "created", None,
+                                                 {"target": target} if target else {})])
+        return self.store.get_run(run.id)
+
+    async def drive(self, run_id: str, *, follow: bool = False,
+                    on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
+        """Execute ``run_id`` in this process until it suspends (or, with ``follow``, ends)."""
+        worker = self.worker(concurrency=1)
+        while True:
+            now = self.clock.now()
+            claimed = self.store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
+            if claimed is not None:
+                await worker.execute(claimed)
+            record = self.store.get_run(run_id)
+            if on_progress is not None and claimed is not None:
+                on_progress(record)
+            if not follow or record.status.is_terminal:
+                return record
+            await self._sleep_until(record.due_at)
+
+    def worker(self, *, concurrency: int = 16, name: str | None = None) -> Worker:
+        """A worker over this engine's store, flows and actions."""
+        return Worker(self.store, self.catalog, self.actions, self.clock,
+                      concurrency=concurrency, name=name or worker_name())
+
+    def cancel(self, run_id: str, *, by: str) -> RunRecord:
+        """Cancel a run (at once unless it is running; then at its next checkpoint)."""
+        return self.store.cancel(run_id, by, self.clock.now())
+
+    def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
+        """The run document of ``run_id``."""
+        record = self.store.get_run(run_id)
+        return run_document(record, self.store.history(run_id) if history else None)
+
+    async def _sleep_until(self, instant: datetime | None) -> None:
+        if instant is None:
+            await self.clock.sleep(0.05)
+            return
+        await self.clock.sleep(max((instant - self.clock.now()).total_seconds(), 0.0) + 0.001)

@@ -1,0 +1,34 @@
+"""Conversions between the interpreter's values and what the store keeps (JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tarry.language.durations import format_duration
+
+__all__ = ["from_iso", "iso", "to_json"]
+
+
+def iso(instant: datetime) -> str:
+    """ISO 8601 UTC with ``Z`` and millisecond precision: ``2026-01-01T09:00:00.000Z``."""
+    return instant.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def from_iso(text: str) -> datetime:
+    """The instant written by :func:`iso`."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def to_json(value: Any) -> Any:
+    """``value`` with instants and durations spelled as strings, tuples as lists."""
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, timedelta):
+        return format_duration(value)
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    return value

@@ -1,0 +1,143 @@
+"""The worker: claim due runs, execute them, commit, and sleep until the next due instant.
+
+A worker holds nothing for a waiting run. When idle it sleeps until the earliest ``due_at`` in
+the store, waking early when the store's change token moves (another process started a run or
+sent an event). Leases of runs in flight are renewed in the background; a worker that dies
+simply stops renewing, and its runs become due again when their leases lapse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from datetime import timedelta
+
+from tarry.clock import Clock
+from tarry.engine.actions import ActionRegistry
+from tarry.engine.catalog import FlowCatalog
+from tarry.engine.committer import Committer
+from tarry.engine.executor import Executor
+from tarry.errors import StoreError
+from tarry.store.base import CheckpointOutcome, RunRecord, Store
+
+__all__ = ["Worker", "worker_name"]
+
+logger = logging.getLogger("tarry.worker")
+
+_CHANGE_POLL_SECONDS = 0.02
+_ERROR_BACKOFF_MAX = 5.0
+
+
+def worker_name() -> str:
+    """A name unique to this process: host, pid and a random suffix."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    """Executes due runs from a store; any number may share one store."""
+
+    def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
+                 clock: Clock, *, concurrency: int = 16, batch: int = 256,
+                 lease: timedelta = timedelta(seconds=30), name: str | None = None) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.store = store
+        self.clock = clock
+        self.name = name or worker_name()
+        self.batch = batch
+        self.lease = lease
+        self.committer = Committer(store, self.name, clock)
+        self.executor = Executor(catalog, actions, self.committer.submit)
+        self._slots = asyncio.Semaphore(concurrency)
+        self._in_flight: set[str] = set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
+        renewer = asyncio.create_task(self._renew_leases(stop))
+        failures = 0
+        try:
+            while not stop.is_set():
+                try:
+                    handled = await self.tick()
+                    failures = 0
+                except StoreError as exc:
+                    failures += 1
+                    delay = min(0.1 * 2 ** failures, _ERROR_BACKOFF_MAX)
+                    logger.warning("store unavailable (%s); retrying in %.1fs", exc, delay)
+                    await _sleep_or_stop(stop, delay)
+                    continue
+                if not handled:
+                    await self._idle(stop)
+        finally:
+            renewer.cancel()
+
+    async def run_once(self) -> int:
+        """Handle everything due now, then return how many executions that took."""
+        total = 0
+        while handled := await self.tick():
+            total += handled
+        return total
+
+    async def tick(self) -> int:
+        """Claim one batch of due runs and execute it; the number claimed."""
+        now = self.clock.now()
+        claimed = self.store.claim_due(now, self.name, now + self.lease, self.batch)
+        if claimed:
+            await asyncio.gather(*(self.execute(record) for record in claimed))
+        return len(claimed)
+
+    async def execute(self, record: RunRecord) -> None:
+        """Execute one claimed run and commit what it came to."""
+        async with self._slots:
+            self._in_flight.add(record.id)
+            try:
+                update = await self.executor.execute(record, self.clock.now())
+                if update is None:
+                    return
+                outcome = await self.committer.submit(update)
+                if (outcome is CheckpointOutcome.CANCEL_REQUESTED
+                        and not update.status.is_terminal):
+                    self.store.cancel(record.id, "request", self.clock.now())
+            except StoreError as exc:
+                logger.warning("run %s: could not commit (%s); it resumes after its lease",
+                               record.id, exc)
+            finally:
+                self._in_flight.discard(record.id)
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        """Sleep until the earliest due instant, a change in the store, or ``stop``."""
+        token = self.store.change_token()
+        due = self.store.next_due_at()
+        while not stop.is_set():
+            remaining = (due - self.clock.now()).total_seconds() if due else _CHANGE_POLL_SECONDS
+            if remaining <= 0:
+                return
+            await _sleep_or_stop(stop, min(remaining, _CHANGE_POLL_SECONDS), self.clock)
+            if self.store.change_token() != token:
+                return
+
+    async def _renew_leases(self, stop: asyncio.Event) -> None:
+        interval = self.lease.total_seconds() / 3
+        while not stop.is_set():
+            await asyncio.sleep(interval)
+            if self._in_flight:
+                try:
+                    now = self.clock.now()
+                    self.store.renew_leases(self.name, sorted(self._in_flight),
+                                            now + self.lease)
+                except StoreError as exc:
+                    logger.warning("could not renew leases: %s", exc)
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float, clock: Clock | None = None) -> None:
+    if clock is not None:
+        sleeper = asyncio.ensure_future(clock.sleep(seconds))
+    else:
+        sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (sleeper, stopper):
+        task.cancel()
