@@ -44,6 +44,8 @@ def unreadable(container: Any, key: Any, label: str) -> str:
         return f"'{label}' has no key '{key}'" + did_you_mean(
             key, (name for name in container if isinstance(name, str)))
     if kind == "list":
+        if isinstance(key, str):
+            return f"'{label}' is a list and has no key '{key}'"
         if type(key) is not int:
             return f"cannot index list '{label}' with {with_article(kind_of(key))}; use an int"
         return f"'{label}' has no index {key} (its length is {len(container)})"

@@ -19,7 +19,7 @@ from tarry.language.expressions.values import UNDEFINED, kind_of, to_json
 
 __all__ = ["FILTERS", "FUNCTIONS", "FilterSpec", "FunctionSpec", "check_arity"]
 
-MAX_ROUND_DIGITS = 100
+_MAX_ROUND_DIGITS = 100
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,11 @@ def check_arity(what: str, name: str, spec: FilterSpec | FunctionSpec, count: in
 
 def _instant(name: str, value: Any, env: Env) -> datetime:
     """An instant, or an ISO 8601 string read as one (in the flow's timezone if zone-less)."""
-    kind = kind_of(value)
-    if kind == "instant":
-        return value  # type: ignore[no-any-return]
-    if kind != "str":
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value
+    if not isinstance(value, str):
         raise ExpressionError(f"filter '{name}' needs an instant or an ISO 8601 string, "
-                              f"not {kind}")
+                              f"not {kind_of(value)}")
     try:
         return parse_instant(value, env.ctx.timezone)
     except ValueError as exc:
@@ -71,11 +70,11 @@ def _instant(name: str, value: Any, env: Env) -> datetime:
 
 def _duration(name: str, value: Any) -> timedelta:
     """A duration, or a string spelling one (``1d``, ``PT30S``)."""
-    kind = kind_of(value)
-    if kind == "duration":
-        return value  # type: ignore[no-any-return]
-    if kind != "str":
-        raise ExpressionError(f"filter '{name}' needs a duration such as 1d, not {kind}")
+    if isinstance(value, timedelta):
+        return value
+    if not isinstance(value, str):
+        raise ExpressionError(f"filter '{name}' needs a duration such as 1d, not "
+                              f"{kind_of(value)}")
     try:
         return parse_duration(value)
     except ValueError as exc:
@@ -132,16 +131,16 @@ def _date(value: Any, _args: tuple[Any, ...], env: Env) -> datetime:
 
 def _round(value: Any, args: tuple[Any, ...], _env: Env) -> int | float:
     """Round like Python's ``round`` (halves to even); an int when ``ndigits`` is 0."""
-    if kind_of(value) not in {"int", "float"}:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise ExpressionError(f"filter 'round' needs a number, not {kind_of(value)}")
     ndigits = args[0] if args else 0
-    if kind_of(ndigits) != "int":
+    if isinstance(ndigits, bool) or not isinstance(ndigits, int):
         raise ExpressionError(f"filter 'round' needs an int number of digits, not "
                               f"{kind_of(ndigits)}")
-    if abs(ndigits) > MAX_ROUND_DIGITS:
-        raise ExpressionError(f"filter 'round' takes -{MAX_ROUND_DIGITS} to "
-                              f"{MAX_ROUND_DIGITS} digits, not {ndigits}")
-    return round(value) if ndigits == 0 else round(value, ndigits)  # type: ignore[no-any-return]
+    if abs(ndigits) > _MAX_ROUND_DIGITS:
+        raise ExpressionError(f"filter 'round' takes -{_MAX_ROUND_DIGITS} to "
+                              f"{_MAX_ROUND_DIGITS} digits, not {ndigits}")
+    return round(value) if ndigits == 0 else round(value, ndigits)
 
 
 FILTERS: dict[str, FilterSpec] = {

@@ -133,7 +133,8 @@ def _depth(tree: _Tree) -> int:
     return deepest
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "/": "/"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", "'": "'",
+            '"': '"', "/": "/"}
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 
 
@@ -150,10 +151,10 @@ def _unescape(match: re.Match[str]) -> str:
 def _integer(token: str) -> int:
     """An integer literal, within the size limit."""
     try:
-        value = int(token)
-    except ValueError:
-        value = 1 << (MAX_INT_BITS + 1)
-    if value.bit_length() > MAX_INT_BITS:
+        value: int | None = int(token)
+    except ValueError:  # more digits than Python converts at all
+        value = None
+    if value is None or value.bit_length() > MAX_INT_BITS:
         raise ExpressionError(f"integer literal is too large (more than {MAX_INT_BITS} bits)")
     return value
 
@@ -192,7 +193,10 @@ def _tokens(tree: Any) -> str:
 
 
 class _Builder:
-    """Turns one parse tree into nodes; ``text`` is the expression's source."""
+    """Turns one parse tree into nodes; ``text`` is the expression's source.
+
+    Each public method builds the node for the grammar rule named in ``_RULES``.
+    """
 
     def __init__(self, text: str, names: set[str]) -> None:
         self.text = text
