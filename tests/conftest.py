@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest_plugins = ["backends"]
+
 
 @pytest.fixture(autouse=True)
 def _scrub_tarry_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

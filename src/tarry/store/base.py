@@ -99,6 +99,7 @@ class RunRecord:
     waiting_for: dict[str, Any] | None = None
     lease_owner: str | None = None
     cancel_requested: bool = False
+    cancelled_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,155 @@
+"""Records to query parameters and rows back to records, the same for every SQL backend.
+
+Columns are portable: instants are integer epoch milliseconds (UTC), payloads are JSON text
+(a backend storing JSONB hands the text back unparsed), booleans are whatever the driver
+returns for them (``0``/``1`` or ``False``/``True``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from tarry.clock import from_millis, to_millis
+from tarry.store.base import (
+    CheckpointOutcome,
+    HistoryEntry,
+    NewRun,
+    RunRecord,
+    RunStatus,
+    RunUpdate,
+)
+
+__all__ = [
+    "Row",
+    "checkpoint_outcome",
+    "claimed_record",
+    "entry_from_row",
+    "history_params",
+    "millis",
+    "new_run_params",
+    "record_from_row",
+    "update_params",
+]
+
+Row = Mapping[str, Any]
+"""One result row, by column name."""
+
+
+def millis(instant: datetime | None) -> int | None:
+    """The stored form of an optional instant."""
+    return None if instant is None else to_millis(instant)
+
+
+def new_run_params(run: NewRun) -> dict[str, Any]:
+    """Parameters of ``insert_run``."""
+    return {
+        "id": run.id,
+        "flow": run.flow,
+        "flow_digest": run.flow_digest,
+        "status": run.status.value,
+        "inputs": _dump(run.inputs),
+        "target": run.target,
+        "state": _dump(run.state),
+        "reason": run.reason,
+        "waiting_for": _dump(run.waiting_for),
+        "due_at": millis(run.due_at),
+        "created_at": to_millis(run.created_at),
+    }
+
+
+def update_params(worker: str, now: datetime, update: RunUpdate) -> dict[str, Any]:
+    """Parameters of ``checkpoint_run``.
+
+    A terminal status always releases the lease and clears ``due_at``; otherwise ``release``
+    decides between the update's ``due_at`` (lease given up) and the lease expiry (kept).
+    """
+    terminal = update.status.is_terminal
+    return {
+        "run_id": update.run_id,
+        "worker": worker,
+        "now": to_millis(now),
+        "status": update.status.value,
+        "state": _dump(update.state),
+        "exit": update.exit,
+        "error": _dump(update.error),
+        "reason": update.reason,
+        "result": _dump(update.result),
+        "waiting_for": _dump(update.waiting_for),
+        "release": update.release or terminal,
+        "due_at": None if terminal else millis(update.due_at),
+    }
+
+
+def checkpoint_outcome(update: RunUpdate, cancel_requested: bool) -> CheckpointOutcome:
+    """What a saved update tells its worker: a cancel request matters only to a run that
+    has not just ended."""
+    if cancel_requested and not update.status.is_terminal:
+        return CheckpointOutcome.CANCEL_REQUESTED
+    return CheckpointOutcome.SAVED
+
+
+def history_params(run_id: str, entries: list[HistoryEntry]) -> list[dict[str, Any]]:
+    """Parameters of ``insert_history``, one mapping per entry."""
+    return [
+        {
+            "run_id": run_id,
+            "at": to_millis(entry.at),
+            "kind": entry.kind,
+            "step": entry.step,
+            "data": _dump(entry.data),
+        }
+        for entry in entries
+    ]
+
+
+def record_from_row(row: Row) -> RunRecord:
+    """A ``runs`` row as a :class:`RunRecord`."""
+    return RunRecord(
+        id=row["id"],
+        flow=row["flow"],
+        flow_digest=row["flow_digest"],
+        status=RunStatus(row["status"]),
+        inputs=_load(row["inputs"]),
+        target=row["target"],
+        state=_load(row["state"]),
+        created_at=from_millis(row["created_at"]),
+        updated_at=from_millis(row["updated_at"]),
+        due_at=_instant(row["due_at"]),
+        exit=row["exit"],
+        error=_load(row["error"]),
+        reason=row["reason"],
+        result=_load(row["result"]),
+        waiting_for=_load(row["waiting_for"]),
+        lease_owner=row["lease_owner"],
+        cancel_requested=bool(row["cancel_requested"]),
+        cancelled_by=row["cancelled_by"],
+    )
+
+
+def claimed_record(row: Row, previous_status: str) -> RunRecord:
+    """A run just leased: as stored, but with the status it had before the claim (so the
+    worker knows whether it starts, resumes or recovers it)."""
+    return replace(record_from_row(row), status=RunStatus(previous_status))
+
+
+def entry_from_row(row: Row) -> HistoryEntry:
+    """A ``history`` row as a :class:`HistoryEntry`."""
+    return HistoryEntry(at=from_millis(row["at"]), kind=row["kind"], step=row["step"],
+                        data=_load(row["data"]))
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"),
+                                                  ensure_ascii=False)
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _instant(value: int | None) -> datetime | None:
+    return None if value is None else from_millis(value)

@@ -1,0 +1,99 @@
+-- The queries of the SQLite store, by name (PostgreSQL defines the same names).
+-- Parameters are named (:name). Instants are epoch milliseconds; payloads JSON text.
+-- Every write runs inside BEGIN IMMEDIATE, so reads in a write see no concurrent writer.
+
+-- name: schema_exists
+-- A row when the database holds a tarry schema.
+SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations ORDER BY version
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name) VALUES (:version, :name)
+
+-- name: save_flow
+INSERT INTO flows (digest, name, source) VALUES (:digest, :name, :source)
+ON CONFLICT (digest) DO NOTHING
+
+-- name: flow_source
+SELECT source FROM flows WHERE digest = :digest
+
+-- name: insert_run
+INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
+                  due_at, created_at, updated_at)
+VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :waiting_for,
+        :due_at, :created_at, :created_at)
+
+-- name: insert_history
+INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
+
+-- name: due_runs
+-- The earliest due runs (a claim, step 1; the write lock keeps them ours until step 2).
+SELECT id, status, due_at FROM runs WHERE due_at <= :now ORDER BY due_at LIMIT :limit
+
+-- name: due_run
+-- One run, if it is due (a claim of that run, step 1).
+SELECT id, status, due_at FROM runs WHERE id = :id AND due_at <= :now
+
+-- name: lease_runs
+-- Lease the runs of step 1 (:ids, a JSON array); their due_at becomes the lease expiry.
+UPDATE runs
+SET status = 'running', lease_owner = :worker, due_at = :lease_until, updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids))
+RETURNING *
+
+-- name: renew_leases
+-- :ids is a JSON array of run ids.
+UPDATE runs SET due_at = :lease_until
+WHERE lease_owner = :worker AND id IN (SELECT value FROM json_each(:ids))
+RETURNING id
+
+-- name: checkpoint_run
+-- No row back means the worker no longer holds the lease: nothing was written.
+UPDATE runs
+SET status = :status, state = :state, exit = :exit, error = :error, reason = :reason,
+    result = :result, waiting_for = :waiting_for, updated_at = :now,
+    due_at = CASE WHEN :release THEN :due_at ELSE due_at END,
+    lease_owner = CASE WHEN :release THEN NULL ELSE lease_owner END
+WHERE id = :run_id AND lease_owner = :worker
+RETURNING cancel_requested
+
+-- name: get_run_for_update
+-- BEGIN IMMEDIATE already holds the write lock.
+SELECT * FROM runs WHERE id = :id
+
+-- name: cancel_run
+UPDATE runs
+SET status = 'cancelled', due_at = NULL, lease_owner = NULL, cancelled_by = :by,
+    updated_at = :now
+WHERE id = :id
+RETURNING *
+
+-- name: request_cancel
+-- A running run: its worker ends it at the next checkpoint.
+UPDATE runs SET cancel_requested = 1, cancelled_by = :by, updated_at = :now
+WHERE id = :id
+RETURNING *
+
+-- name: get_run
+SELECT * FROM runs WHERE id = :id
+
+-- name: history
+SELECT at, kind, step, data FROM history WHERE run_id = :run_id ORDER BY id
+
+-- name: list_runs
+SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT :limit
+
+-- name: list_runs_by_status
+SELECT * FROM runs WHERE status = :status ORDER BY created_at DESC, id DESC LIMIT :limit
+
+-- name: list_runs_by_flow
+SELECT * FROM runs WHERE flow = :flow ORDER BY created_at DESC, id DESC LIMIT :limit
+
+-- name: list_runs_by_status_and_flow
+SELECT * FROM runs WHERE status = :status AND flow = :flow
+ORDER BY created_at DESC, id DESC LIMIT :limit
+
+-- name: next_due_at
+SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL

@@ -1,0 +1,53 @@
+-- The SQLite schema as all migrations leave it (a test keeps the two in step).
+-- Instants are INTEGER epoch milliseconds (UTC); payloads are JSON text.
+
+CREATE TABLE schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s', 'now') AS INTEGER) * 1000)
+);
+
+CREATE TABLE flows (
+    digest     TEXT    PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    source     TEXT    NOT NULL,
+    created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s', 'now') AS INTEGER) * 1000)
+);
+
+CREATE TABLE runs (
+    id               TEXT    PRIMARY KEY,
+    flow             TEXT    NOT NULL,
+    flow_digest      TEXT    NOT NULL,
+    status           TEXT    NOT NULL,
+    inputs           TEXT    NOT NULL,
+    target           TEXT,
+    state            TEXT    NOT NULL,
+    exit             TEXT,
+    error            TEXT,
+    reason           TEXT,
+    result           TEXT,
+    waiting_for      TEXT,
+    due_at           INTEGER,
+    lease_owner      TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    cancelled_by     TEXT,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+
+-- Claiming and the worker's next wake read only runs that will ever be due.
+CREATE INDEX runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX runs_created ON runs (created_at);
+CREATE INDEX runs_status_created ON runs (status, created_at);
+CREATE INDEX runs_flow_created ON runs (flow, created_at);
+
+CREATE TABLE history (
+    id     INTEGER PRIMARY KEY,
+    run_id TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    at     INTEGER NOT NULL,
+    kind   TEXT    NOT NULL,
+    step   TEXT,
+    data   TEXT    NOT NULL
+);
+
+CREATE INDEX history_run ON history (run_id, id);

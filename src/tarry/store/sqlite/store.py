@@ -1,0 +1,117 @@
+"""The SQLite store: one file, one connection per store, every write ``BEGIN IMMEDIATE``.
+
+The connection runs in WAL mode with a busy timeout (5 s by default), foreign keys on and
+``synchronous=NORMAL`` (durable against a crash of the process; see ``connection.sql``).
+A store may be shared by threads (an asyncio worker and ``asyncio.to_thread``): a lock lets
+one transaction use the connection at a time. Several processes, or several stores in one
+process, each hold their own connection; SQLite's file locks serialise their writes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tarry.errors import StoreError, StoreUnavailable
+from tarry.store.migrations import load_migrations
+from tarry.store.sqlfiles import load_queries
+from tarry.store.sqlstore import SqlStore, Tx
+
+__all__ = ["SQLiteStore"]
+
+_PACKAGE = __package__ or "tarry.store.sqlite"
+_QUERIES = {**load_queries(_PACKAGE, "queries.sql"), **load_queries(_PACKAGE, "connection.sql")}
+_MIGRATIONS = load_migrations(_PACKAGE)
+
+_UNAVAILABLE = frozenset({
+    sqlite3.SQLITE_BUSY,
+    sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_FULL,
+})
+"""Primary result codes that mean "try again later" rather than "this is wrong"."""
+
+
+class SQLiteStore(SqlStore):
+    """:class:`tarry.store.base.Store` in a SQLite file (``":memory:"`` for a private one)."""
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 5.0) -> None:
+        """Open (creating it if needed) the database at ``path``; a write waits up to
+        ``busy_timeout`` seconds for another connection's write to finish."""
+        super().__init__(_QUERIES, _MIGRATIONS)
+        self._path = str(path)
+        self._lock = threading.Lock()
+        self._commits = 0
+        with self._translated():
+            self._connection = sqlite3.connect(self._path, isolation_level=None,
+                                               check_same_thread=False, timeout=busy_timeout)
+            self._connection.row_factory = _dict_row
+            self._connection.executescript(_QUERIES["configure"])
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._path
+
+    def change_token(self) -> object:
+        """``PRAGMA data_version`` (moves on other connections' commits) paired with the
+        count of this store's own commits (which data_version does not see)."""
+        with self._lock, self._translated():
+            version = self._connection.execute(_QUERIES["data_version"]).fetchone()
+        return (version["data_version"], self._commits)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock, self._translated():
+            self._connection.close()
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Tx]:
+        with self._lock, self._translated():
+            connection = self._connection
+            connection.execute(_QUERIES["begin_write" if write else "begin_read"])
+            try:
+                yield Tx(connection.cursor(), _QUERIES)
+            except BaseException:
+                connection.rollback()
+                raise
+            connection.commit()
+            if write:
+                self._commits += 1
+
+    def _run_script(self, tx: Tx, script: str) -> None:
+        for statement in _statements(script):
+            tx.cursor.execute(statement)
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Driver errors as :class:`StoreError`; busy, locked or unreachable files as
+        :class:`StoreUnavailable`."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            code = getattr(error, "sqlite_errorcode", None)
+            unavailable = code is not None and code & 0xFF in _UNAVAILABLE
+            kind = StoreUnavailable if unavailable else StoreError
+            raise kind(f"SQLite store {self._path}: {error}") from error
+
+
+def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
+    return {column[0]: value for column, value in zip(cursor.description, values, strict=True)}
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of ``script``, split where SQLite says a statement is complete."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        yield pending  # trailing comments, or a last statement without its semicolon

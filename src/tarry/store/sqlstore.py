@@ -1,0 +1,292 @@
+"""The store verbs, written once over named queries; backends supply connections and SQL.
+
+A backend subclasses :class:`SqlStore` with its dialect's queries and migrations, and
+implements how a transaction is opened (``BEGIN IMMEDIATE`` on one SQLite connection, a
+pooled PostgreSQL connection), how a migration script runs, and how changes are noticed.
+Every backend defines the same query names with the same named parameters, so each verb
+below is the same sequence of statements on every database.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import Any, Protocol, cast
+
+from tarry.clock import from_millis, to_millis
+from tarry.errors import FlowNotFound, RunNotFound, RunStateError
+from tarry.store import rows
+from tarry.store.base import (
+    CheckpointOutcome,
+    HistoryEntry,
+    NewRun,
+    RunRecord,
+    RunStatus,
+    RunUpdate,
+)
+from tarry.store.migrations import Migration, pending, require_current
+from tarry.store.rows import Row
+
+__all__ = ["Cursor", "SqlStore", "Tx"]
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the store uses (rows come back as mappings)."""
+
+    @property
+    def rowcount(self) -> int:
+        """Rows changed by the last statement."""
+        ...
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any:
+        """Run one statement."""
+        ...
+
+    def executemany(self, sql: Any, params: Any, /) -> Any:
+        """Run one statement once per parameter set."""
+        ...
+
+    def fetchall(self) -> Any:
+        """The remaining rows of the last statement."""
+        ...
+
+
+class Tx:
+    """One open transaction: runs named queries with named parameters."""
+
+    def __init__(self, cursor: Cursor, queries: Mapping[str, str]) -> None:
+        self.cursor = cursor
+        self._queries = queries
+
+    def all(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Every row the query returns."""
+        self.cursor.execute(self._queries[name], params or {})
+        return cast(list[Row], self.cursor.fetchall())
+
+    def one(self, name: str, params: Mapping[str, Any] | None = None) -> Row | None:
+        """The first row the query returns, or None."""
+        found = self.all(name, params)
+        return found[0] if found else None
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run a statement that returns no rows; the number of rows it changed."""
+        self.cursor.execute(self._queries[name], params or {})
+        return self.cursor.rowcount
+
+    def many(self, name: str, param_sets: Sequence[Mapping[str, Any]]) -> None:
+        """Run a statement once per parameter set."""
+        if param_sets:
+            self.cursor.executemany(self._queries[name], param_sets)
+
+
+_LIST_QUERIES = {
+    (False, False): "list_runs",
+    (True, False): "list_runs_by_status",
+    (False, True): "list_runs_by_flow",
+    (True, True): "list_runs_by_status_and_flow",
+}
+"""Which query lists runs, by (filtered by status, filtered by flow)."""
+
+
+class SqlStore(ABC):
+    """:class:`tarry.store.base.Store` over a SQL database."""
+
+    def __init__(self, queries: Mapping[str, str], migrations: Sequence[Migration]) -> None:
+        self._queries = queries
+        self._migrations = tuple(migrations)
+
+    # -- what a backend provides ----------------------------------------------------------
+
+    @abstractmethod
+    def _transaction(self, *, write: bool) -> AbstractContextManager[Tx]:
+        """One transaction, committed when the block ends normally; driver errors
+        translated into :class:`tarry.errors.StoreError`."""
+
+    @abstractmethod
+    def _run_script(self, tx: Tx, script: str) -> None:
+        """Run a migration script (several statements) inside ``tx``."""
+
+    @abstractmethod
+    def change_token(self) -> object:
+        """A cheap value that differs after another connection or process commits."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+    @contextmanager
+    def _migration_transaction(self) -> Iterator[Tx]:
+        """A write transaction that no other migrating process runs at the same time."""
+        with self._transaction(write=True) as tx:
+            yield tx
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply pending schema migrations; return the names of those applied."""
+        applied: list[str] = []
+        for migration in pending(self._migrations, self._applied_versions() or []):
+            with self._migration_transaction() as tx:
+                if migration.version in (self._applied_in(tx) or []):
+                    continue  # another process applied it meanwhile
+                self._run_script(tx, migration.sql)
+                tx.run("record_migration", {"version": migration.version,
+                                            "name": migration.name})
+            applied.append(migration.name)
+        return applied
+
+    def ensure_schema(self) -> None:
+        """Migrate an empty database; refuse (``MigrationError``) one behind or ahead."""
+        applied = self._applied_versions()
+        if applied is None:
+            self.migrate()
+        else:
+            require_current(self._migrations, applied)
+
+    def _applied_versions(self) -> list[int] | None:
+        with self._transaction(write=False) as tx:
+            return self._applied_in(tx)
+
+    @staticmethod
+    def _applied_in(tx: Tx) -> list[int] | None:
+        """Applied migration versions, or None when the database has no tarry schema."""
+        if tx.one("schema_exists") is None:
+            return None
+        return [row["version"] for row in tx.all("applied_migrations")]
+
+    # -- flows ----------------------------------------------------------------------------
+
+    def save_flow(self, digest: str, name: str, source: str) -> None:
+        """Keep a flow's source by digest (idempotent)."""
+        with self._transaction(write=True) as tx:
+            tx.run("save_flow", {"digest": digest, "name": name, "source": source})
+
+    def flow_source(self, digest: str) -> str:
+        """The source saved under ``digest``; raises ``FlowNotFound``."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("flow_source", {"digest": digest})
+        if row is None:
+            raise FlowNotFound(f"no flow source saved under digest {digest!r}")
+        return str(row["source"])
+
+    # -- runs -----------------------------------------------------------------------------
+
+    def create_run(self, run: NewRun, history: list[HistoryEntry]) -> None:
+        """Insert a run and its first history entries."""
+        with self._transaction(write=True) as tx:
+            tx.run("insert_run", rows.new_run_params(run))
+            tx.many("insert_history", rows.history_params(run.id, history))
+
+    def claim_due(self, now: datetime, worker: str, lease_until: datetime,
+                  limit: int) -> list[RunRecord]:
+        """Lease up to ``limit`` runs with ``due_at <= now``, the earliest due first.
+
+        Each record carries the status the run had before the claim.
+        """
+        if limit <= 0:
+            return []
+        with self._transaction(write=True) as tx:
+            due = tx.all("due_runs", {"now": to_millis(now), "limit": limit})
+            return self._lease(tx, due, now, worker, lease_until)
+
+    def claim_run(self, run_id: str, now: datetime, worker: str,
+                  lease_until: datetime) -> RunRecord | None:
+        """Lease one specific run if it is due (as :meth:`claim_due` would); else None."""
+        with self._transaction(write=True) as tx:
+            due = tx.all("due_run", {"id": run_id, "now": to_millis(now)})
+            claimed = self._lease(tx, due, now, worker, lease_until)
+        return claimed[0] if claimed else None
+
+    @staticmethod
+    def _lease(tx: Tx, due: list[Row], now: datetime, worker: str,
+               lease_until: datetime) -> list[RunRecord]:
+        """Lease the runs ``due`` lists (rows of id, status, due_at), in that order."""
+        if not due:
+            return []
+        params = {"ids": json.dumps([row["id"] for row in due]), "worker": worker,
+                  "lease_until": to_millis(lease_until), "now": to_millis(now)}
+        leased = {row["id"]: row for row in tx.all("lease_runs", params)}
+        return [rows.claimed_record(leased[row["id"]], row["status"]) for row in due]
+
+    def renew_leases(self, worker: str, run_ids: list[str], lease_until: datetime) -> set[str]:
+        """Extend the leases ``worker`` still holds; return the ids it still holds."""
+        if not run_ids:
+            return set()
+        params = {"worker": worker, "ids": json.dumps(run_ids),
+                  "lease_until": to_millis(lease_until)}
+        with self._transaction(write=True) as tx:
+            return {row["id"] for row in tx.all("renew_leases", params)}
+
+    def checkpoint(self, worker: str, now: datetime,
+                   updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
+        """Write updates for runs ``worker`` holds, all in one transaction.
+
+        An update for a run whose lease ``worker`` lost writes nothing (``LEASE_LOST``).
+        """
+        outcomes: dict[str, CheckpointOutcome] = {}
+        history: list[dict[str, Any]] = []
+        with self._transaction(write=True) as tx:
+            for update in updates:
+                row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
+                if row is None:
+                    outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
+                    continue
+                history += rows.history_params(update.run_id, update.history)
+                outcomes[update.run_id] = rows.checkpoint_outcome(
+                    update, bool(row["cancel_requested"]))
+            tx.many("insert_history", history)
+        return outcomes
+
+    def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
+        """Cancel a held, pending or waiting run at once; flag a running one
+        (``cancel_requested``). Raises ``RunNotFound``, or ``RunStateError`` for a
+        finished run."""
+        with self._transaction(write=True) as tx:
+            found = tx.one("get_run_for_update", {"id": run_id})
+            if found is None:
+                raise RunNotFound(run_id)
+            status = RunStatus(found["status"])
+            if status.is_terminal:
+                raise RunStateError(f"run {run_id} already {status}")
+            query, kind = (("request_cancel", "cancel_requested") if status is RunStatus.RUNNING
+                           else ("cancel_run", "cancelled"))
+            changed = tx.one(query, {"id": run_id, "by": by, "now": to_millis(now)})
+            entry = HistoryEntry(at=now, kind=kind, data={"by": by})
+            tx.many("insert_history", rows.history_params(run_id, [entry]))
+        return rows.record_from_row(cast(Row, changed))
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """One run; raises ``RunNotFound``."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("get_run", {"id": run_id})
+        if row is None:
+            raise RunNotFound(run_id)
+        return rows.record_from_row(row)
+
+    def history(self, run_id: str) -> list[HistoryEntry]:
+        """A run's history, oldest first; raises ``RunNotFound``."""
+        with self._transaction(write=False) as tx:
+            entries = tx.all("history", {"run_id": run_id})
+            if not entries and tx.one("get_run", {"id": run_id}) is None:
+                raise RunNotFound(run_id)
+        return [rows.entry_from_row(row) for row in entries]
+
+    def list_runs(self, *, status: RunStatus | None = None, flow: str | None = None,
+                  limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first, optionally filtered by status and flow."""
+        query = _LIST_QUERIES[status is not None, flow is not None]
+        params = {"status": status.value if status else None, "flow": flow, "limit": limit}
+        with self._transaction(write=False) as tx:
+            found = tx.all(query, params)
+        return [rows.record_from_row(row) for row in found]
+
+    def next_due_at(self) -> datetime | None:
+        """The earliest ``due_at`` of any run, or None."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("next_due_at")
+        due = row["due_at"] if row else None
+        return None if due is None else from_millis(due)
+

@@ -1,0 +1,496 @@
+"""The store contract, run against every backend (the ``store`` fixture is parametrized)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from store_samples import LEASE, T0, at, entry, eventually, new_run, suspend
+
+from tarry.errors import FlowNotFound, RunNotFound, RunStateError
+from tarry.store.base import CheckpointOutcome, RunStatus, RunUpdate, Store
+
+# -- flows ------------------------------------------------------------------------------------
+
+
+def test_save_flow_is_idempotent_and_keeps_the_first_source(store: Store) -> None:
+    store.save_flow("abc", "greet", "flow: greet\n")
+    store.save_flow("abc", "greet", "flow: greet\n")
+    assert store.flow_source("abc") == "flow: greet\n"
+
+
+def test_flow_source_of_an_unknown_digest_raises_flow_not_found(store: Store) -> None:
+    with pytest.raises(FlowNotFound, match=r"^no flow source saved under digest 'nope'$"):
+        store.flow_source("nope")
+
+
+# -- create, get, history ---------------------------------------------------------------------
+
+
+def test_a_created_run_reads_back_with_every_field(store: Store) -> None:
+    run = new_run("r1", status=RunStatus.HELD, due_at=at(60), target="acme/web#7",
+                  inputs={"deal": {"name": "Zoë", "amount": 1.5, "tags": ["a", None]}},
+                  state={"hold": {"checks": 0}}, waiting_for={"kind": "hold", "until": None},
+                  reason=None)
+    store.create_run(run, [entry("created")])
+
+    got = store.get_run("r1")
+
+    assert (got.id, got.flow, got.flow_digest, got.status, got.target) == (
+        "r1", "greet", "digest-greet", RunStatus.HELD, "acme/web#7")
+    assert got.inputs == {"deal": {"name": "Zoë", "amount": 1.5, "tags": ["a", None]}}
+    assert got.state == {"hold": {"checks": 0}}
+    assert got.waiting_for == {"kind": "hold", "until": None}
+    assert (got.created_at, got.updated_at, got.due_at) == (T0, T0, at(60))
+    assert (got.exit, got.error, got.reason, got.result) == (None, None, None, None)
+    assert (got.lease_owner, got.cancel_requested, got.cancelled_by) == (None, False, None)
+
+
+def test_a_create_that_fails_half_way_leaves_nothing_behind(store: Store) -> None:
+    unserializable = entry("created", 0, payload=object())
+    with pytest.raises(TypeError):
+        store.create_run(new_run("r1"), [unserializable])
+    with pytest.raises(RunNotFound):
+        store.get_run("r1")
+
+
+def test_get_run_of_an_unknown_id_raises_run_not_found(store: Store) -> None:
+    with pytest.raises(RunNotFound, match=r"^no run with id 'nope'$"):
+        store.get_run("nope")
+
+
+def test_history_is_returned_oldest_first_in_insertion_order(store: Store) -> None:
+    store.create_run(new_run("r1"), [entry("created"), entry("note", 0, n=1)])
+    store.claim_due(T0, "w1", T0 + LEASE, 10)
+    store.checkpoint("w1", at(1), [suspend("r1", at(60), history=[
+        entry("step started", 1), entry("step completed", 1, n=2)])])
+
+    kinds = [(item.kind, item.data) for item in store.history("r1")]
+
+    assert kinds == [("created", {}), ("note", {"n": 1}), ("step started", {}),
+                     ("step completed", {"n": 2})]
+
+
+def test_history_keeps_step_and_instant(store: Store) -> None:
+    store.create_run(new_run("r1"), [replace(entry("step started", 2.5), step="ask")])
+    [item] = store.history("r1")
+    assert (item.at, item.step) == (at(2.5), "ask")
+
+
+def test_history_of_a_run_without_entries_is_empty(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    assert store.history("r1") == []
+
+
+def test_history_of_an_unknown_run_raises_run_not_found(store: Store) -> None:
+    with pytest.raises(RunNotFound, match=r"^no run with id 'nope'$"):
+        store.history("nope")
+
+
+# -- claiming ---------------------------------------------------------------------------------
+
+
+def test_claim_takes_the_earliest_due_runs_up_to_the_limit(store: Store) -> None:
+    for run_id, due in [("late", 3), ("first", 1), ("second", 2)]:
+        store.create_run(new_run(run_id, due_at=at(due)), [])
+
+    claimed = store.claim_due(at(10), "w1", at(10) + LEASE, 2)
+
+    assert [run.id for run in claimed] == ["first", "second"]
+    assert store.get_run("late").status is RunStatus.PENDING
+
+
+def test_claim_skips_runs_not_yet_due_and_runs_never_due(store: Store) -> None:
+    store.create_run(new_run("due", due_at=at(5)), [])
+    store.create_run(new_run("future", due_at=at(6)), [])
+    store.create_run(new_run("never", status=RunStatus.WAITING, due_at=None), [])
+
+    assert [run.id for run in store.claim_due(at(5), "w1", at(5) + LEASE, 10)] == ["due"]
+
+
+def test_a_claimed_run_is_running_and_leased_until_lease_expiry(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    got = store.get_run("r1")
+
+    assert (got.status, got.lease_owner, got.due_at, got.updated_at) == (
+        RunStatus.RUNNING, "w1", at(30), T0)
+
+
+@pytest.mark.parametrize("status", [RunStatus.PENDING, RunStatus.WAITING, RunStatus.HELD])
+def test_claimed_records_carry_the_status_before_the_claim(store: Store,
+                                                           status: RunStatus) -> None:
+    store.create_run(new_run("r1", status=status), [])
+
+    [claimed] = store.claim_due(T0, "w1", at(30), 10)
+
+    assert (claimed.status, claimed.lease_owner, claimed.due_at) == (status, "w1", at(30))
+
+
+def test_a_claim_with_limit_zero_claims_nothing(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    assert store.claim_due(T0, "w1", at(30), 0) == []
+    assert store.get_run("r1").status is RunStatus.PENDING
+
+
+def test_a_leased_run_is_not_claimed_again_while_its_lease_lives(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+    assert store.claim_due(at(29.999), "w2", at(60), 10) == []
+
+
+def test_an_expired_lease_makes_the_run_claimable_by_another_worker(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    [taken] = store.claim_due(at(30), "w2", at(60), 10)
+
+    assert (taken.id, taken.status, taken.lease_owner) == ("r1", RunStatus.RUNNING, "w2")
+
+
+def test_the_old_worker_of_a_taken_over_run_loses_its_lease(store: Store) -> None:
+    store.create_run(new_run("r1"), [entry("created")])
+    store.claim_due(T0, "w1", at(30), 10)
+    store.claim_due(at(31), "w2", at(61), 10)
+
+    outcome = store.checkpoint("w1", at(32), [suspend("r1", at(99), state={"stale": True})])
+
+    assert outcome == {"r1": CheckpointOutcome.LEASE_LOST}
+    got = store.get_run("r1")
+    assert (got.status, got.lease_owner, got.state, got.due_at) == (
+        RunStatus.RUNNING, "w2", {}, at(61))
+    assert [item.kind for item in store.history("r1")] == ["created"]
+    assert store.renew_leases("w1", ["r1"], at(90)) == set()
+
+
+def test_claim_run_leases_that_run_when_it_is_due(store: Store) -> None:
+    store.create_run(new_run("r1", status=RunStatus.WAITING, due_at=at(5)), [])
+    store.create_run(new_run("r0", due_at=at(1)), [])
+
+    claimed = store.claim_run("r1", at(5), "w1", at(35))
+
+    assert claimed is not None
+    assert (claimed.id, claimed.status, claimed.lease_owner, claimed.due_at) == (
+        "r1", RunStatus.WAITING, "w1", at(35))
+    assert store.get_run("r0").status is RunStatus.PENDING
+
+
+def test_claim_run_returns_none_when_the_run_is_not_due_leased_or_unknown(store: Store) -> None:
+    store.create_run(new_run("future", due_at=at(5)), [])
+    store.create_run(new_run("leased"), [])
+    store.claim_run("leased", T0, "w1", at(30))
+
+    assert store.claim_run("future", at(4), "w2", at(34)) is None
+    assert store.claim_run("leased", at(4), "w2", at(34)) is None
+    assert store.claim_run("nope", at(4), "w2", at(34)) is None
+
+
+def test_claim_run_takes_over_a_lapsed_lease(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_run("r1", T0, "w1", at(30))
+
+    taken = store.claim_run("r1", at(30), "w2", at(60))
+
+    assert taken is not None
+    assert (taken.status, taken.lease_owner) == (RunStatus.RUNNING, "w2")
+
+
+# -- leases -----------------------------------------------------------------------------------
+
+
+def test_renew_leases_extends_only_the_leases_the_worker_holds(store: Store) -> None:
+    for run_id in ["mine", "theirs", "free"]:
+        store.create_run(new_run(run_id, due_at=at(1) if run_id == "free" else T0), [])
+    store.claim_run("mine", T0, "w1", at(30))
+    store.claim_run("theirs", T0, "w2", at(30))
+
+    held = store.renew_leases("w1", ["mine", "theirs", "free", "nope"], at(90))
+
+    assert held == {"mine"}
+    assert store.get_run("mine").due_at == at(90)
+    assert store.get_run("theirs").due_at == at(30)
+
+
+def test_renew_leases_of_no_runs_holds_nothing(store: Store) -> None:
+    assert store.renew_leases("w1", [], at(90)) == set()
+
+
+# -- checkpoint -------------------------------------------------------------------------------
+
+
+def test_a_releasing_checkpoint_suspends_the_run_until_its_wake(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    outcome = store.checkpoint("w1", at(2), [suspend(
+        "r1", at(3600), state={"pc": [1]}, waiting_for={"kind": "timer", "until": "x"})])
+
+    assert outcome == {"r1": CheckpointOutcome.SAVED}
+    got = store.get_run("r1")
+    assert (got.status, got.lease_owner, got.due_at, got.updated_at) == (
+        RunStatus.WAITING, None, at(3600), at(2))
+    assert (got.state, got.waiting_for) == ({"pc": [1]}, {"kind": "timer", "until": "x"})
+    assert store.claim_due(at(3599), "w2", at(3630), 10) == []
+    assert [run.id for run in store.claim_due(at(3600), "w2", at(3630), 10)] == ["r1"]
+
+
+def test_a_checkpoint_that_keeps_the_lease_keeps_the_lease_expiry(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    update = RunUpdate(run_id="r1", status=RunStatus.RUNNING, state={"pc": [2]},
+                       history=[entry("step completed", 1)], release=False, due_at=at(5))
+    outcome = store.checkpoint("w1", at(1), [update])
+
+    assert outcome == {"r1": CheckpointOutcome.SAVED}
+    got = store.get_run("r1")
+    assert (got.status, got.lease_owner, got.due_at, got.state) == (
+        RunStatus.RUNNING, "w1", at(30), {"pc": [2]})
+    assert [item.kind for item in store.history("r1")] == ["step completed"]
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_a_terminal_checkpoint_ends_the_lease_and_is_never_due(store: Store,
+                                                              release: bool) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    update = RunUpdate(run_id="r1", status=RunStatus.FAILED, state={"pc": []},
+                       history=[entry("exit", 1)], release=release, due_at=at(5),
+                       exit=None, error={"type": "failed", "message": "boom", "step": "ask"},
+                       reason=None, result={"answer": 42})
+    store.checkpoint("w1", at(1), [update])
+
+    got = store.get_run("r1")
+    assert (got.status, got.lease_owner, got.due_at) == (RunStatus.FAILED, None, None)
+    assert (got.error, got.result) == ({"type": "failed", "message": "boom", "step": "ask"},
+                                       {"answer": 42})
+    assert store.next_due_at() is None
+
+
+def test_a_checkpoint_stores_exit_and_reason(store: Store) -> None:
+    store.create_run(new_run("ok"), [])
+    store.create_run(new_run("no"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    store.checkpoint("w1", at(1), [
+        RunUpdate(run_id="ok", status=RunStatus.SUCCEEDED, state={}, history=[],
+                  exit="approved"),
+        RunUpdate(run_id="no", status=RunStatus.REFUSED, state={}, history=[],
+                  reason="hold-expired"),
+    ])
+
+    assert store.get_run("ok").exit == "approved"
+    assert store.get_run("no").reason == "hold-expired"
+
+
+def test_one_checkpoint_writes_several_runs_and_skips_lost_ones(store: Store) -> None:
+    for run_id in ["a", "b", "c"]:
+        store.create_run(new_run(run_id), [])
+    store.claim_due(T0, "w1", at(30), 10)
+    store.renew_leases("w1", ["a", "b"], at(90))
+    store.claim_due(at(31), "w2", at(61), 10)  # takes "c" over
+
+    outcome = store.checkpoint("w1", at(32), [suspend(run_id, at(99)) for run_id in "abc"])
+
+    assert outcome == {"a": CheckpointOutcome.SAVED, "b": CheckpointOutcome.SAVED,
+                       "c": CheckpointOutcome.LEASE_LOST}
+    assert [store.get_run(run_id).status for run_id in "abc"] == [
+        RunStatus.WAITING, RunStatus.WAITING, RunStatus.RUNNING]
+    assert [len(store.history(run_id)) for run_id in "abc"] == [1, 1, 0]
+
+
+def test_a_checkpoint_reports_a_cancel_request(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+    store.cancel("r1", "alice", at(1))
+
+    keep = RunUpdate(run_id="r1", status=RunStatus.RUNNING, state={}, history=[],
+                     release=False)
+
+    assert store.checkpoint("w1", at(2), [keep]) == {"r1": CheckpointOutcome.CANCEL_REQUESTED}
+
+
+def test_a_checkpoint_that_ends_the_run_ignores_a_cancel_request(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+    store.cancel("r1", "alice", at(1))
+
+    done = RunUpdate(run_id="r1", status=RunStatus.CANCELLED, state={}, history=[])
+
+    assert store.checkpoint("w1", at(2), [done]) == {"r1": CheckpointOutcome.SAVED}
+    got = store.get_run("r1")
+    assert (got.status, got.cancelled_by, got.due_at) == (RunStatus.CANCELLED, "alice", None)
+
+
+# -- cancel -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [RunStatus.HELD, RunStatus.PENDING, RunStatus.WAITING])
+def test_cancel_stops_a_run_that_is_not_running_at_once(store: Store,
+                                                        status: RunStatus) -> None:
+    store.create_run(new_run("r1", status=status, due_at=at(60)), [entry("created")])
+
+    cancelled = store.cancel("r1", "alice", at(5))
+
+    assert (cancelled.status, cancelled.due_at, cancelled.cancelled_by,
+            cancelled.updated_at) == (RunStatus.CANCELLED, None, "alice", at(5))
+    assert store.get_run("r1") == cancelled
+    assert [(item.kind, item.at, item.data) for item in store.history("r1")][-1] == (
+        "cancelled", at(5), {"by": "alice"})
+    assert store.claim_due(at(100), "w1", at(130), 10) == []
+
+
+def test_cancel_flags_a_running_run_for_its_worker(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    flagged = store.cancel("r1", "alice", at(5))
+
+    assert (flagged.status, flagged.cancel_requested, flagged.lease_owner, flagged.due_at) == (
+        RunStatus.RUNNING, True, "w1", at(30))
+    assert [(item.kind, item.data) for item in store.history("r1")] == [
+        ("cancel_requested", {"by": "alice"})]
+
+
+@pytest.mark.parametrize("status", [RunStatus.SUCCEEDED, RunStatus.FAILED,
+                                    RunStatus.CANCELLED, RunStatus.REFUSED])
+def test_cancel_of_a_finished_run_is_refused(store: Store, status: RunStatus) -> None:
+    store.create_run(new_run("r1", status=status, due_at=None), [])
+    with pytest.raises(RunStateError, match=f"^run r1 already {status.value}$"):
+        store.cancel("r1", "alice", at(5))
+
+
+def test_cancel_of_an_unknown_run_raises_run_not_found(store: Store) -> None:
+    with pytest.raises(RunNotFound, match=r"^no run with id 'nope'$"):
+        store.cancel("nope", "alice", at(5))
+
+
+# -- listing and timing -----------------------------------------------------------------------
+
+
+def _three_runs(store: Store) -> None:
+    store.create_run(new_run("old", created_at=at(1), flow="greet"), [])
+    store.create_run(new_run("mid", created_at=at(2), flow="deal", status=RunStatus.WAITING),
+                     [])
+    store.create_run(new_run("new", created_at=at(3), flow="greet", status=RunStatus.WAITING),
+                     [])
+
+
+def test_list_runs_is_newest_first(store: Store) -> None:
+    _three_runs(store)
+    assert [run.id for run in store.list_runs()] == ["new", "mid", "old"]
+
+
+@pytest.mark.parametrize(("status", "flow", "expected"), [
+    (RunStatus.WAITING, None, ["new", "mid"]),
+    (None, "greet", ["new", "old"]),
+    (RunStatus.WAITING, "greet", ["new"]),
+    (RunStatus.FAILED, None, []),
+])
+def test_list_runs_filters_by_status_and_flow(store: Store, status: RunStatus | None,
+                                              flow: str | None, expected: list[str]) -> None:
+    _three_runs(store)
+    assert [run.id for run in store.list_runs(status=status, flow=flow)] == expected
+
+
+def test_list_runs_honours_the_limit(store: Store) -> None:
+    _three_runs(store)
+    assert [run.id for run in store.list_runs(limit=2)] == ["new", "mid"]
+
+
+def test_next_due_at_is_the_earliest_due_instant(store: Store) -> None:
+    assert store.next_due_at() is None
+    store.create_run(new_run("later", due_at=at(20)), [])
+    store.create_run(new_run("sooner", due_at=at(10)), [])
+    store.create_run(new_run("never", status=RunStatus.SUCCEEDED, due_at=None), [])
+    assert store.next_due_at() == at(10)
+
+
+def test_next_due_at_includes_lease_expiries(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+    assert store.next_due_at() == at(30)
+
+
+# -- changes and concurrency ------------------------------------------------------------------
+
+
+def test_change_token_moves_after_a_write_from_another_store(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    other = store_factory()
+    before = store.change_token()
+
+    other.create_run(new_run("r1"), [])
+
+    assert eventually(lambda: store.change_token() != before)
+
+
+def test_change_token_moves_after_a_cancel_from_another_store(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    store.create_run(new_run("r1", status=RunStatus.WAITING, due_at=at(60)), [])
+    other = store_factory()
+    before = store.change_token()
+
+    other.cancel("r1", "alice", at(1))
+
+    assert eventually(lambda: store.change_token() != before)
+
+
+def test_change_token_is_stable_without_writes(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    first = store.change_token()
+    store.get_run("r1")
+    assert store.change_token() == first
+
+
+def test_concurrent_workers_never_claim_the_same_run(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    total = 120
+    for number in range(total):
+        store.create_run(new_run(f"r{number:03}", due_at=at(number % 7)), [])
+    workers = [store_factory() for _ in range(4)]
+    claims: list[list[str]] = [[] for _ in workers]
+    start = threading.Barrier(len(workers))
+
+    def work(index: int) -> None:
+        start.wait()
+        while batch := workers[index].claim_due(at(10), f"w{index}", at(40), 7):
+            claims[index] += [run.id for run in batch]
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(len(workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    every_claim = [run_id for claimed in claims for run_id in claimed]
+    assert sorted(every_claim) == [f"r{number:03}" for number in range(total)]
+    owners = {run.id: run.lease_owner for run in store.list_runs(limit=total)}
+    assert all(owners[run_id] == f"w{index}" for index, claimed in enumerate(claims)
+               for run_id in claimed)
+
+
+def test_one_store_can_be_shared_by_threads(store: Store) -> None:
+    total = 40
+    errors: list[BaseException] = []
+
+    def create(first: int) -> None:
+        try:
+            for number in range(first, total, 4):
+                store.create_run(new_run(f"r{number:03}"), [entry("created")])
+                store.history(f"r{number:03}")
+        except BaseException as error:  # reported below, with the thread's traceback
+            errors.append(error)
+
+    threads = [threading.Thread(target=create, args=(first,)) for first in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert len(store.list_runs(limit=100)) == total

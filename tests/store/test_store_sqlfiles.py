@@ -1,0 +1,45 @@
+"""Named queries in .sql files."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tarry.store.sqlfiles import load_queries, parse_queries
+
+QUERIES = """\
+-- A file header.
+
+-- name: get_run
+-- One run by id (100% of its columns).
+SELECT *
+FROM runs WHERE id = :id
+
+-- name: next_due_at
+SELECT min(due_at) FROM runs;
+-- a trailing note
+"""
+
+
+def test_sections_are_split_by_name_without_their_descriptions() -> None:
+    assert dict(parse_queries(QUERIES, source="q.sql")) == {
+        "get_run": "SELECT *\nFROM runs WHERE id = :id",
+        "next_due_at": "SELECT min(due_at) FROM runs;",
+    }
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("SELECT 1\n-- name: a\nSELECT 2", "q.sql:1: SQL before the first '-- name:' line"),
+    ("-- name: a\nSELECT 1\n-- name: a\nSELECT 2", "q.sql:3: query 'a' is defined twice"),
+    ("-- name: Get-Run\nSELECT 1", "q.sql:1: query name 'Get-Run' is not snake_case"),
+    ("-- name:\nSELECT 1", "q.sql:1: query name '' is not snake_case"),
+    ("-- name: a\n-- only a comment\n\n-- name: b\nSELECT 1", "q.sql: query 'a' has no SQL"),
+])
+def test_malformed_query_files_are_refused(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        parse_queries(text, source="q.sql")
+
+
+def test_load_queries_reads_a_file_shipped_in_a_package() -> None:
+    assert "get_run" in load_queries("tarry.store.sqlite", "queries.sql")

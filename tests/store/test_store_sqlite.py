@@ -1,0 +1,109 @@
+"""What only the SQLite store does: its connection settings, locking and error translation."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from store_samples import at, new_run
+
+from tarry.errors import StoreError, StoreUnavailable
+from tarry.store import open_store
+from tarry.store.sqlite import SQLiteStore
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A migrated SQLite database file."""
+    path = tmp_path / "tarry.db"
+    open_store(f"sqlite:///{path}").close()
+    return path
+
+
+def _pragma(path: Path, name: str) -> object:
+    store = SQLiteStore(path)
+    try:
+        with store._transaction(write=False) as tx:
+            tx.cursor.execute(f"PRAGMA {name}")
+            return next(iter(tx.cursor.fetchall()[0].values()))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("pragma", "expected"), [
+    ("journal_mode", "wal"),
+    ("foreign_keys", 1),
+    ("synchronous", 1),  # NORMAL
+    ("busy_timeout", 5000),
+])
+def test_connections_are_configured(db_path: Path, pragma: str, expected: object) -> None:
+    assert _pragma(db_path, pragma) == expected
+
+
+def test_a_write_blocked_by_another_writer_is_unavailable(db_path: Path) -> None:
+    blocker = sqlite3.connect(db_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    store = SQLiteStore(db_path, busy_timeout=0.01)
+    try:
+        with pytest.raises(StoreUnavailable, match="database is locked") as caught:
+            store.create_run(new_run("r1"), [])
+        assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    finally:
+        store.close()
+        blocker.rollback()
+        blocker.close()
+
+
+def test_a_store_reads_while_another_connection_writes(db_path: Path) -> None:
+    store = SQLiteStore(db_path, busy_timeout=0.01)
+    store.create_run(new_run("r1"), [])
+    blocker = sqlite3.connect(db_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        assert store.get_run("r1").id == "r1"
+    finally:
+        blocker.rollback()
+        blocker.close()
+        store.close()
+
+
+def test_driver_errors_become_store_errors_with_the_cause(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    store.create_run(new_run("r1"), [])
+    with pytest.raises(StoreError, match=r"UNIQUE constraint failed: runs\.id") as caught:
+        store.create_run(new_run("r1"), [])
+    assert isinstance(caught.value.__cause__, sqlite3.IntegrityError)
+    store.close()
+
+
+def test_a_closed_store_raises_store_error(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    store.close()
+    with pytest.raises(StoreError, match="closed database"):
+        store.get_run("r1")
+
+
+def test_own_commits_move_the_change_token(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    before = store.change_token()
+    store.create_run(new_run("r1"), [])
+    assert store.change_token() != before
+    store.close()
+
+
+def test_claiming_reads_the_partial_due_index(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    with store._transaction(write=False) as tx:
+        tx.cursor.execute("EXPLAIN QUERY PLAN " + store._queries["due_runs"],
+                          {"now": 0, "limit": 1})
+        plan = " ".join(row["detail"] for row in tx.cursor.fetchall())
+    store.close()
+    assert "runs_due" in plan
+
+
+def test_an_in_memory_store_works() -> None:
+    store = open_store("sqlite:///:memory:")
+    store.create_run(new_run("r1", due_at=at(5)), [])
+    assert store.next_due_at() == at(5)
+    store.close()
