@@ -13,9 +13,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from tarry._suggest import did_you_mean
+from tarry.errors import ExpressionError
 from tarry.language.context import LoadContext
 from tarry.language.durations import parse_duration, parse_instant
-from tarry.language.expressions import is_template
+from tarry.language.expressions import compile_template, is_template
 from tarry.language.model import Template
 from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, YamlSeq, describe
 
@@ -51,8 +52,9 @@ class Fields:
     """A mapping whose keys were checked: unknown keys and missing required keys reported.
 
     ``where`` completes the messages (``"in 'repeat'"``); ``required`` maps each required
-    key to a hint appended when it is missing; ``near_misses`` maps known mistakes to a
-    hint that replaces the usual suggestion.
+    key to a hint appended when it is missing (not reported when an unknown key was already
+    suggested to be it); ``near_misses`` maps known mistakes to a hint that replaces the
+    usual suggestion.
     """
 
     def __init__(self, ctx: LoadContext, node: YamlMap, where: str, *,
@@ -60,12 +62,13 @@ class Fields:
                  near_misses: Mapping[str, str] | None = None) -> None:
         self.ctx = ctx
         self.node = node
+        hints = []
         for entry in node.entries:
             if entry.key not in allowed:
-                hint = (near_misses or {}).get(entry.key) or _suggest(entry.key, allowed)
-                ctx.report(entry.key_pos, f"unknown key '{entry.key}' {where}{hint}")
+                hints.append((near_misses or {}).get(entry.key) or _suggest(entry.key, allowed))
+                ctx.report(entry.key_pos, f"unknown key '{entry.key}' {where}{hints[-1]}")
         for key, why in (required or {}).items():
-            if node.get(key) is None:
+            if node.get(key) is None and did_you_mean(key, [key]) not in hints:
                 ctx.report(node.pos, f"missing '{key}' {where}{why}")
 
     def entry(self, key: str) -> YamlEntry | None:
@@ -274,5 +277,9 @@ def _template_of(ctx: LoadContext, node: YamlNode) -> Template | None:
 
 
 def _is_single_expression(text: str) -> bool:
-    body = text.strip()
-    return body.startswith("{{") and body.endswith("}}") and body.count("{{") == 1
+    """Whether ``text`` is one ``{{ … }}`` and nothing else (a broken one counts: its syntax
+    error is reported when the template is checked)."""
+    try:
+        return compile_template(text).native is not None
+    except ExpressionError:
+        return is_template(text)

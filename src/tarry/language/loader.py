@@ -24,11 +24,12 @@ from tarry.language.fields import (
     read_choice,
     read_mapping,
     read_name,
+    read_optional,
     read_text,
 )
 from tarry.language.holds import read_hold
 from tarry.language.inputs import INPUT_TYPES, type_mismatch
-from tarry.language.model import Flow, InputSpec, InputType, Scope
+from tarry.language.model import Flow, HoldCondition, InputSpec, InputType, Scope
 from tarry.language.steps import read_scope
 from tarry.language.yamlsource import (
     YamlMap,
@@ -97,7 +98,8 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
                     required={"flow": " (the flow's name)", "steps": ""},
                     near_misses=_NEAR_MISSES)
     ctx = replace(ctx, timezone=fields.read("timezone", _read_timezone, None))
-    inputs: dict[str, InputSpec] = fields.read("inputs", _read_inputs, {})
+    inputs: dict[str, InputSpec] = read_optional(ctx, root, "inputs", _read_inputs, {})
+    hold: tuple[HoldCondition, ...] = read_optional(ctx, root, "hold", read_hold, ())
     for name in inputs:
         ctx = ctx.claiming(name, f"the input '{name}'")
     steps = fields.entry("steps")
@@ -112,12 +114,15 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
         description=fields.read("description", read_text, ""),
         timezone=ctx.timezone,
         inputs=inputs,
-        hold=fields.read("hold", read_hold, ()),
+        hold=hold,
     )
 
 
 def _read_timezone(ctx: LoadContext, node: YamlNode, key: str) -> str | None:
-    name = read_text(ctx, node, key)
+    if not (isinstance(node, YamlScalar) and isinstance(node.value, str)):
+        read_text(ctx, node, key)
+        return None
+    name = node.value
     try:
         parse_zone(name)
     except ValueError:
@@ -142,7 +147,7 @@ def _read_inputs(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, InputS
 def _read_input(ctx: LoadContext, name: str, node: YamlNode) -> InputSpec:
     if isinstance(node, YamlScalar) and node.value is None:
         return InputSpec(name)
-    spec = read_mapping(ctx, node, f"input '{name}'", " such as { type: string, required: true }")
+    spec = read_mapping(ctx, node, name, " such as { type: string, required: true }")
     if spec is None:
         return InputSpec(name)
     fields = Fields(ctx, spec, f"in input '{name}'", allowed=("type", "required", "default"))
