@@ -5,13 +5,17 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tarry.config import load_settings
 from tarry.errors import ConfigError
+from tarry.language.loader import parse_flow
+from tarry.language.manifests import parse_manifests
 from tarry.scaffold import project_files, write_project
+from tarry.testing import Harness
 
 PROJECT = ("tarry.toml", "flows/hello.yaml", "events.yaml", ".gitignore")
 
@@ -97,3 +101,34 @@ def test_a_gitignore_that_already_ignores_the_state_folder_is_left_alone(
     (tmp_path / ".gitignore").write_text("*.pyc\n/.tarry\n", encoding="utf-8")
     assert tmp_path / ".gitignore" not in write_project(tmp_path)
     assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == "*.pyc\n/.tarry\n"
+
+
+def scaffolded_flows() -> list[tuple[str, str]]:
+    """Every (path, text) of a flow the scaffold writes."""
+    return [(name, text) for name, text in project_files().items() if name.startswith("flows/")]
+
+
+@pytest.mark.parametrize(("name", "text"), scaffolded_flows())
+def test_every_scaffolded_flow_loads(name: str, text: str) -> None:
+    assert parse_flow(text, name).name == Path(name).stem
+
+
+def test_the_scaffolded_manifest_loads() -> None:
+    manifests = parse_manifests(project_files()["events.yaml"], "events.yaml")
+    reply = manifests["hello.reply"]
+    assert (reply.correlate_on, reply.buffer) == (("name",), timedelta(minutes=5))
+    assert reply.problems({"name": "Ada", "text": "Hi!"}) == []
+
+
+async def test_the_hello_flow_runs_to_its_exit_after_its_wait(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, start=datetime(2026, 1, 1, tzinfo=UTC))
+    try:
+        flow = harness.flow(project_files()["flows/hello.yaml"], "flows/hello.yaml")
+        run_id = harness.start(flow, {"name": "Ada"})
+        await harness.run_until_idle()
+        document = harness.document(run_id)
+    finally:
+        harness.close()
+    assert (document["status"], document["exit"]) == ("succeeded", "greeted")
+    assert document["bindings"]["greeting"] == {"text": "Hello, Ada",
+                                                "waited_until": "2026-01-01T00:00:02.000Z"}
