@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from tarry.engine import loops
+from tarry.engine import events, loops
 from tarry.engine.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
 from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
@@ -42,6 +42,7 @@ from tarry.language.model import (
     Step,
     Template,
     Wait,
+    WaitFor,
 )
 from tarry.store.base import HistoryEntry
 
@@ -62,6 +63,10 @@ class Env:
     actions: ActionRegistry
     checkpoint: Callable[[], Awaitable[None]]
     history: list[HistoryEntry] = field(default_factory=list)
+    inbox: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Events delivered to this run, by the path of the waiting step, oldest first."""
+    consumed: list[str] = field(default_factory=list)
+    """Inbox entries the walk looked at (to delete with the checkpoint)."""
     rng: random.Random = field(default_factory=random.Random)
 
     @property
@@ -167,6 +172,18 @@ class Interpreter:
         raise ExpressionError(f"expected a duration, got {type(computed).__name__}",
                               expression=value.source)
 
+    def deadline(self, value: timedelta | datetime | Template, names: Names) -> datetime:
+        """A timeout: a duration from now or an instant, literal or computed."""
+        if isinstance(value, timedelta):
+            return self.env.now + value
+        if isinstance(value, datetime):
+            return value
+        computed = self.render(value.source, names)
+        if isinstance(computed, timedelta) or (
+                isinstance(computed, str) and not _looks_like_instant(computed)):
+            return self.env.now + self.duration(value, names)
+        return self.instant(value, names)
+
     def instant(self, value: datetime | Template, names: Names) -> datetime:
         """A literal or computed instant (zone-less only with the flow's timezone)."""
         if isinstance(value, datetime):
@@ -181,6 +198,10 @@ class Interpreter:
                 raise ExpressionError(str(exc), expression=value.source) from None
         raise ExpressionError(f"expected an instant, got {type(computed).__name__}",
                               expression=value.source)
+
+
+def _looks_like_instant(text: str) -> bool:
+    return len(text) >= 10 and text[4:5] == "-" and text[:4].isdigit()
 
 
 def _quoted(exc: ExpressionError) -> str:
@@ -277,5 +298,6 @@ _HANDLERS: dict[type[Construct], _Handler] = {
     Exit: _run_exit,
     Fail: _run_fail,
     Repeat: loops.run_repeat,
+    WaitFor: events.run_wait_for,
     ForEach: loops.run_for_each,
 }

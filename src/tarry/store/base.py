@@ -20,6 +20,11 @@ from typing import Any, Protocol
 
 __all__ = [
     "CheckpointOutcome",
+    "EventRecord",
+    "EventState",
+    "EventWait",
+    "InboxEvent",
+    "NewEvent",
     "HistoryEntry",
     "NewRun",
     "RunRecord",
@@ -103,6 +108,73 @@ class RunRecord:
 
 
 @dataclass(frozen=True)
+class EventWait:
+    """One event a suspended branch of a run waits for.
+
+    ``wait_id`` is the path of the waiting step (unique within the run); an ``any:`` wait
+    registers one EventWait per alternative under the same ``wait_id``. ``match_key`` is the
+    canonical text of the correlation values (``tarry.language.manifests.correlation_key``).
+    """
+
+    wait_id: str
+    type: str
+    match_key: str
+    until: datetime
+
+
+@dataclass(frozen=True)
+class InboxEvent:
+    """An event delivered to one waiting branch of a run and not yet consumed by it."""
+
+    inbox_id: str
+    wait_id: str
+    event_id: str
+    type: str
+    data: dict[str, Any]
+    received_at: datetime
+
+
+class EventState(StrEnum):
+    """What became of an event (SPEC 8.1, the event document)."""
+
+    DELIVERED = "delivered"
+    BUFFERED = "buffered"
+    UNMATCHED = "unmatched"
+    INVALID = "invalid"
+    DUPLICATE = "duplicate"
+    DISCARDED = "discarded"
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to record. ``errors`` non-empty means invalid (quarantined, not delivered);
+    otherwise ``match_key`` is its correlation key and ``buffer_until`` how long it may wait
+    for a run (None or a past instant: it is unmatched at once when no run waits)."""
+
+    id: str
+    type: str
+    data: Any
+    received_at: datetime
+    match_key: str | None = None
+    errors: tuple[str, ...] = ()
+    buffer_until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """An event as stored, with the runs it was delivered to."""
+
+    id: str
+    type: str
+    state: EventState
+    data: Any
+    received_at: datetime
+    runs: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    buffer_until: datetime | None = None
+
+
+@dataclass(frozen=True)
 class RunUpdate:
     """What a worker writes for a run it holds the lease on: the new state and history.
 
@@ -121,6 +193,10 @@ class RunUpdate:
     reason: str | None = None
     result: Any = None
     waiting_for: dict[str, Any] | None = None
+    waits: tuple[EventWait, ...] = ()
+    """Every event wait the run has after this update (replaces the previous set)."""
+    consumed: tuple[str, ...] = ()
+    """Inbox entries the run has taken in (deleted with this update)."""
 
 
 class CheckpointOutcome(StrEnum):
@@ -180,7 +256,14 @@ class Store(Protocol):
 
     def checkpoint(self, worker: str, now: datetime,
                    updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
-        """Write updates for runs ``worker`` holds, all in one transaction."""
+        """Write updates for runs ``worker`` holds, all in one transaction.
+
+        Per update, besides the run row and its history: the inbox entries in ``consumed``
+        are deleted; the run's event waits are replaced by ``waits`` — except that a wait
+        whose branch already has an inbox entry is not registered again, and a new wait that
+        matches a buffered event takes that event at once (it becomes delivered to this run);
+        a released run that still has inbox entries is due at ``now``.
+        """
         ...
 
     def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
@@ -204,6 +287,36 @@ class Store(Protocol):
 
     def next_due_at(self) -> datetime | None:
         """The earliest ``due_at`` of any run, or None."""
+        ...
+
+    def record_event(self, event: NewEvent, now: datetime) -> EventRecord:
+        """Record an event and deliver it, in one transaction.
+
+        A known ``(type, id)`` is a duplicate: nothing changes and the stored record comes
+        back with state ``duplicate``. An invalid event is quarantined. A valid one goes into
+        the inbox of every branch waiting on ``(type, match_key)`` (found by index), whose
+        wait registrations are removed and whose run becomes due now; with no such branch it
+        is buffered until ``buffer_until`` (or unmatched at once).
+        """
+        ...
+
+    def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
+        """The undelivered inbox of each run, oldest first (runs with none are absent)."""
+        ...
+
+    def list_events(self, *, state: EventState | None = None, now: datetime,
+                    limit: int = 100) -> list[EventRecord]:
+        """Events, newest first; buffered ones whose buffer lapsed by ``now`` are recorded
+        as unmatched first."""
+        ...
+
+    def redeliver(self, event: NewEvent, now: datetime) -> EventRecord:
+        """Deliver a stored invalid, unmatched or buffered event again, with (possibly
+        corrected) data: like :meth:`record_event` but replacing that record."""
+        ...
+
+    def discard(self, event_id: str, now: datetime) -> EventRecord:
+        """Mark a quarantined, unmatched or buffered event discarded."""
         ...
 
     def change_token(self) -> object:

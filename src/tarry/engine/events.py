@@ -1,0 +1,122 @@
+"""``wait_for``: suspend until a correlated event arrives or the deadline passes.
+
+The step registers one event wait per alternative (its type and rendered match values) and
+one timer for its deadline; a ``remind`` adds a reminder timer. Whichever comes first wins:
+a delivered event that passes ``accept``, then the deadline, then a due reminder, which runs
+the reminder steps and returns to the *same* wait (the deadline never moves).
+
+Delivered events reach the step through ``Env.inbox`` (keyed by the step's path, which is
+the wait's id); the ones it looked at are listed in ``Env.consumed`` so the store removes
+them in the same transaction that records the outcome.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from tarry.engine.frames import new_frame
+from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
+from tarry.engine.values import from_iso, iso, to_json
+from tarry.language.model import Step, WaitFor
+
+if TYPE_CHECKING:
+    from tarry.engine.interpreter import Interpreter, Names
+
+__all__ = ["run_wait_for"]
+
+
+async def run_wait_for(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                       path: str) -> Outcome:
+    """Advance a ``wait_for`` step (see the module docstring for the order of precedence)."""
+    wait = step.construct
+    assert isinstance(wait, WaitFor)
+    env = walker.env
+    if "until" not in cur:
+        _register(walker, wait, cur, names, path)
+    received = _take_event(walker, wait, cur, names, path)
+    if received is not None:
+        return received
+    until = from_iso(cur["until"])
+    if env.now >= until:
+        env.record("wait.timeout", path, until=cur["until"])
+        return Done(_binding(wait, status="timeout", event=None))
+    if "remind_frame" in cur or _reminder_due(wait, cur, env.now):
+        outcome = await _remind(walker, wait, cur, names, path)
+        if outcome is not None:
+            return outcome
+    return Blocked(_waits(cur, path))
+
+
+def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Names,
+              path: str) -> None:
+    env = walker.env
+    until = walker.deadline(wait.timeout, names)
+    alternatives = [{"type": alt.event, "match": to_json(walker.render(alt.match, names))}
+                    for alt in wait.alternatives]
+    cur.update(until=iso(until), alternatives=alternatives, reminders=0)
+    if wait.remind is not None:
+        cur["remind_at"] = iso(env.now + wait.remind.every)
+    env.record("wait.registered", path, kind="event", until=cur["until"],
+               alternatives=alternatives)
+
+
+def _take_event(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Names,
+                path: str) -> Outcome | None:
+    env = walker.env
+    for delivered in env.inbox.pop(path, []):
+        env.consumed.append(delivered["inbox_id"])
+        event = delivered["data"]
+        info = {"event_id": delivered["id"], "type": delivered["type"]}
+        if wait.accept is not None and not walker.truthy(
+                wait.accept, names.new_child({"event": event})):
+            env.record("event.rejected", path, **info)
+            continue
+        env.record("event.received", path, **info)
+        return Done(_binding(wait, status="received", event=event,
+                             received_at=delivered["received_at"], type=delivered["type"]))
+    return None
+
+
+def _binding(wait: WaitFor, *, status: str, event: Any, received_at: str | None = None,
+             type: str | None = None) -> dict[str, Any]:
+    binding: dict[str, Any] = {"status": status, "event": event}
+    if received_at is not None:
+        binding["received_at"] = received_at
+    if wait.is_any:
+        binding["type"] = type
+    return binding
+
+
+def _reminder_due(wait: WaitFor, cur: dict[str, Any], now: datetime) -> bool:
+    return "remind_at" in cur and now >= from_iso(cur["remind_at"])
+
+
+async def _remind(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Names,
+                  path: str) -> Outcome | None:
+    """Run (or go on running) the reminder steps; an outcome only if they block or fail."""
+    remind = wait.remind
+    assert remind is not None
+    env = walker.env
+    frame = cur.setdefault("remind_frame", new_frame())
+    cur.pop("remind_at", None)
+    outcome = await walker.run_scope(frame, remind.steps, names, f"{path}.remind.")
+    if isinstance(outcome, Blocked):
+        return Blocked(outcome.waits + _waits(cur, path))
+    if not isinstance(outcome, Done):
+        return outcome
+    del cur["remind_frame"]
+    cur["reminders"] += 1
+    env.record("reminder.sent", path, count=cur["reminders"])
+    if remind.max is None or cur["reminders"] < remind.max:
+        cur["remind_at"] = iso(env.now + remind.every)
+    return None
+
+
+def _waits(cur: dict[str, Any], path: str) -> tuple[WaitInfo, ...]:
+    until = from_iso(cur["until"])
+    waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"])
+                  for alt in cur["alternatives"])
+    if "remind_at" in cur:
+        waits += (WaitInfo("reminder", path, from_iso(cur["remind_at"])),)
+    return waits

@@ -1,0 +1,182 @@
+"""Event manifests: the declaration of each event type (SPEC 3.1, 3.5).
+
+```yaml
+events:
+  slack.approval:
+    correlate_on: [message]          # required, 1+ top-level payload fields
+    schema: { type: object, required: [message, approved] }   # optional JSON Schema
+    buffer: 10m                      # optional; default 5m, 0 disables
+    secret_env: SLACK_SIGNING_SECRET # optional; HTTP senders must sign with it
+```
+
+Manifests are validated as strictly as flows: unknown keys, a schema that is not a valid JSON
+Schema, a bad duration — each a problem with ``file:line:column``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.protocols import Validator
+
+from tarry.errors import LoadError, Problem
+from tarry.language.context import LoadContext
+from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
+from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar, YamlSeq, read_yaml, to_plain
+
+__all__ = ["DEFAULT_BUFFER", "Manifest", "Manifests", "correlation_key", "load_manifests",
+           "parse_manifests"]
+
+DEFAULT_BUFFER = timedelta(minutes=5)
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_ENV = re.compile(r"[A-Z_][A-Z0-9_]*")
+_MANIFEST_KEYS = ("correlate_on", "schema", "buffer", "secret_env")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The declaration of one event type."""
+
+    type: str
+    correlate_on: tuple[str, ...]
+    schema: Mapping[str, Any] | None = None
+    buffer: timedelta = DEFAULT_BUFFER
+    secret_env: str | None = None
+    _validator: Validator | None = field(default=None, repr=False, compare=False)
+
+    def problems(self, data: Any) -> list[str]:
+        """Why ``data`` is not a valid payload of this type (empty when it is)."""
+        if not isinstance(data, dict):
+            return [f"the payload must be a JSON object, got {type(data).__name__}"]
+        found = [f"missing correlation field '{key}'" for key in self.correlate_on
+                 if key not in data]
+        if self._validator is not None:
+            found += [_schema_message(error) for error in
+                      sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))]
+        return found
+
+    def key_of(self, data: Mapping[str, Any]) -> str:
+        """The correlation key of a valid payload."""
+        return correlation_key({name: data[name] for name in self.correlate_on})
+
+
+Manifests = Mapping[str, Manifest]
+
+
+def correlation_key(values: Mapping[str, Any]) -> str:
+    """The canonical text of correlation values, equal for equal JSON-scalar renderings.
+
+    Strings count as themselves and every other value as its JSON text, so ``5`` and
+    ``"5"`` correlate; keys are sorted.
+    """
+    return json.dumps([[k, v if isinstance(v, str) else json.dumps(v, sort_keys=True)]
+                       for k, v in sorted(values.items())], separators=(",", ":"))
+
+
+def load_manifests(paths: Iterable[Path]) -> dict[str, Manifest]:
+    """The manifests declared in ``paths`` (missing files are skipped); LoadError if invalid."""
+    manifests: dict[str, Manifest] = {}
+    problems: list[Problem] = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            manifests.update(parse_manifests(path.read_text(encoding="utf-8"), str(path)))
+        except LoadError as exc:
+            problems += exc.problems
+    if problems:
+        raise LoadError(problems)
+    return manifests
+
+
+def parse_manifests(text: str, path: str) -> dict[str, Manifest]:
+    """The manifests in one file's text; raises LoadError with every problem."""
+    ctx = LoadContext(file=path, actions=frozenset())
+    root, problems = read_yaml(text, path)
+    ctx.problems.extend(problems)
+    manifests: dict[str, Manifest] = {}
+    if not isinstance(root, YamlMap):
+        ctx.problems.append(Problem(path, 1, 1, "an event manifest file must be a mapping "
+                                                "with an 'events:' key"))
+    else:
+        Fields(ctx, root, "in an event manifest file", allowed=("events",),
+               required={"events": ""})
+        declared = root.get("events")
+        events = read_mapping(ctx, declared.value, "events") if declared else None
+        for entry in events.entries if events else ():
+            read_name(ctx, YamlScalar(entry.key, entry.key_pos), "an event type")
+            manifests[entry.key] = _manifest(ctx, entry.key, entry.value)
+    if ctx.problems:
+        raise LoadError(sorted(ctx.problems, key=lambda p: (p.file, p.line, p.column)))
+    return manifests
+
+
+def _manifest(ctx: LoadContext, name: str, node: YamlNode) -> Manifest:
+    if not isinstance(node, YamlMap):
+        ctx.report(node.pos, f"event type '{name}' must be a mapping with 'correlate_on'")
+        return Manifest(name, ())
+    fields = Fields(ctx, node, f"in event type '{name}'", allowed=_MANIFEST_KEYS,
+                    required={"correlate_on": " (the payload fields that find the waiting run)"})
+    schema = fields.read("schema", _read_schema, None)
+    return Manifest(
+        type=name,
+        correlate_on=fields.read("correlate_on", _read_fields, ()),
+        schema=schema,
+        buffer=fields.read("buffer", _read_buffer, DEFAULT_BUFFER),
+        secret_env=fields.read("secret_env", _read_env_name, None),
+        _validator=_validator(schema),
+    )
+
+
+def _read_fields(ctx: LoadContext, node: YamlNode, key: str) -> tuple[str, ...]:
+    items = node.items if isinstance(node, YamlSeq) else ()
+    names = [item.value for item in items if isinstance(item, YamlScalar)
+             and isinstance(item.value, str) and _FIELD.fullmatch(item.value)]
+    if not items or len(names) != len(items):
+        ctx.report(node.pos, f"'{key}' must be a list of one or more payload field names")
+    elif len(set(names)) != len(names):
+        ctx.report(node.pos, f"'{key}' names a field twice")
+    return tuple(names)
+
+
+def _read_schema(ctx: LoadContext, node: YamlNode, key: str) -> Mapping[str, Any] | None:
+    schema = to_plain(node)
+    if not isinstance(schema, dict):
+        ctx.report(node.pos, f"'{key}' must be a JSON Schema object")
+        return None
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        ctx.report(node.pos, f"'{key}' is not a valid JSON Schema: {exc.message}")
+        return None
+    return schema
+
+
+def _read_buffer(ctx: LoadContext, node: YamlNode, key: str) -> timedelta:
+    if isinstance(node, YamlScalar) and node.value == 0 and type(node.value) is int:
+        return timedelta(0)
+    return read_duration(ctx, node, key)
+
+
+def _read_env_name(ctx: LoadContext, node: YamlNode, key: str) -> str:
+    text = read_text(ctx, node, key)
+    if text and not _ENV.fullmatch(text):
+        ctx.report(node.pos, f"'{key}' must name an environment variable (e.g. "
+                             "SLACK_SIGNING_SECRET)")
+    return text
+
+
+def _validator(schema: Mapping[str, Any] | None) -> Validator | None:
+    return None if schema is None else jsonschema.Draft202012Validator(schema)
+
+
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(part) for part in error.path)
+    return f"{where}: {error.message}" if where else error.message
