@@ -15,10 +15,12 @@ import hashlib
 import importlib
 import inspect
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from tarry._suggest import did_you_mean
@@ -118,9 +120,15 @@ class ActionRegistry:
                               "must return a dict or None")
         return dict(result)
 
-    def load_user_actions(self, spec: Mapping[str, str], *, entry_point_group: str =
-                          "tarry.actions") -> None:
-        """Register ``name = "module:function"`` pairs and the entry points of the group."""
+    def load_user_actions(self, spec: Mapping[str, str], *, root: Path | None = None,
+                          entry_point_group: str = "tarry.actions") -> None:
+        """Register ``name = "module:function"`` pairs and the entry points of the group.
+
+        ``root`` (the project root) is put first on the import path, so that an action's
+        module may live in the project itself, as it would for ``python -m`` run there.
+        """
+        if root is not None and str(root) not in sys.path:
+            sys.path.insert(0, str(root))
         for ep in entry_points(group=entry_point_group):
             self.register(ep.name, ep.load())
         for name, target in spec.items():

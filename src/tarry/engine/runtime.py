@@ -50,7 +50,7 @@ class Engine:
         """The engine a project's configuration describes."""
         actions = ActionRegistry()
         register_builtins(actions)
-        actions.load_user_actions(settings.actions)
+        actions.load_user_actions(settings.actions, root=settings.root)
         store = store or open_store(settings.database)
         return cls(store, FlowCatalog(settings.flows_dir, store, actions.names()), actions,
                    clock)
