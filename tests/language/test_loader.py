@@ -601,7 +601,7 @@ def test_zone_less_wait_until_is_read_in_the_flow_timezone() -> None:
      ["3:38: 'alternative' must be a mapping such as { event: email.reply, match: … }, "
       "got 'y'"]),
     ("- a: {wait_for: {any: [{event: x}, {event: y}]}, timeout: 1h, match: {k: v}}\n",
-     ["3:8: with 'wait_for: { any: … }' each alternative has its own 'match'; remove the "
+     ["3:65: with 'wait_for: { any: … }' each alternative has its own 'match'; remove the "
       "step's 'match'"]),
     ("- a: {wait_for: x, timeout: 1h, remind: 6h}\n",
      ["3:43: 'remind' must be a mapping such as { every: 6h, steps: [...] }, got '6h'"]),
@@ -610,7 +610,7 @@ def test_zone_less_wait_until_is_read_in_the_flow_timezone() -> None:
     ("- a: {wait_for: x, timeout: 1h, remind: {steps: [{n: {exit: done}}]}}\n",
      ["3:43: missing 'every' in 'remind'"]),
     ("- a: {wait_for: x, timeout: 1h, remind: {every: 0s, steps: [{n: {exit: done}}]}}\n",
-     ["3:43: 'every' in 'remind' must be longer than 0s"]),
+     ["3:51: 'every' must be a duration longer than 0s, got '0s'"]),
     ("- a: {wait_for: x, timeout: 1h, remind: {every: 1h, max: 0, steps: [{n: {exit: d}}]}}\n",
      ["3:60: 'max' must be a positive integer, got 0"]),
     ("- a: {wait_for: x, timeout: 1h, remind: {evry: 1h, steps: [{n: {exit: d}}]}}\n",
@@ -869,6 +869,9 @@ def test_exit_and_fail() -> None:
      ["4:24: undefined name 'inner'"]),
     ("- r:\n    repeat: {every: 1s, max: 2, until: '{{ r }}'}\n    steps: [{x: {probe: {}}}]\n",
      ["4:42: undefined name 'r'"]),
+    ("- a: {log: {message: '{{ now }}'}}\n",
+     ["3:24: undefined name 'now' (now is a function: write now())"]),
+    ("- a: {log: {message: '{{ env.HOME }}'}}\n", ["3:24: undefined name 'env'"]),
     ("- ok: {exit: done, if: '{{ a and b }}'}\n",
      ["3:26: undefined name 'a'", "3:26: undefined name 'b'"]),
 ])
@@ -881,7 +884,7 @@ def test_names_visible_where_the_language_binds_them() -> None:
         flow: f
         inputs: { deal: {} }
         steps:
-          - ask: { probe: { text: "{{ deal.name }} {{ run.id }} {{ env.HOME }} {{ now() }}" } }
+          - ask: { probe: { text: "{{ deal.name }} {{ run.id }} {{ now() }}" } }
           - poll:
               repeat: { every: 1s, max: 3, until: "{{ check.ok and loop.index > 0 }}" }
               steps:

@@ -25,6 +25,7 @@ from tarry.language.fields import (
     read_mapping,
     read_name,
     read_non_negative_int,
+    read_positive_duration,
     read_positive_int,
     read_rate,
     read_text,
@@ -137,9 +138,10 @@ def read_wait_for(ctx: LoadContext, body: Body) -> Construct:
 def _any_alternatives(ctx: LoadContext, body: Body,
                       node: YamlMap) -> tuple[EventAlternative, ...]:
     fields = Fields(ctx, node, "in 'wait_for'", allowed=("any",), required={"any": ""})
-    if body.companion("match") is not None:
-        ctx.report(body.node.pos, "with 'wait_for: { any: … }' each alternative has its own "
-                                  "'match'; remove the step's 'match'")
+    step_match = body.node.get("match")
+    if step_match is not None:
+        ctx.report(step_match.key_pos, "with 'wait_for: { any: … }' each alternative has its "
+                                       "own 'match'; remove the step's 'match'")
     entry = fields.entry("any")
     if entry is None:
         return ()
@@ -193,11 +195,8 @@ def _remind(ctx: LoadContext, body: Body, node: YamlNode) -> Remind:
         return Remind(timedelta(0), None, Scope(()))
     fields = Fields(ctx, mapping, "in 'remind'", allowed=("every", "max", "steps"),
                     required={"every": "", "steps": ""})
-    every = fields.read("every", read_duration, timedelta(1))
-    if every <= timedelta(0):
-        ctx.report(mapping.pos, "'every' in 'remind' must be longer than 0s")
     steps = fields.entry("steps")
-    return Remind(every=every,
+    return Remind(every=fields.read("every", read_positive_duration, timedelta(1)),
                   max=fields.read("max", read_positive_int, None),
                   steps=Scope(()) if steps is None else body.read_scope(ctx, steps.value, None))
 

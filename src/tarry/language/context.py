@@ -5,8 +5,8 @@ and tracks the names an expression may use at the current point of the file, so 
 template naming an input or step that can never be bound there (``{{ dael.name }}``) is
 refused at load with a suggestion, rather than failing hours into a run.
 
-Visible names follow the scope rules of the language: the inputs, ``run``, ``now`` and
-``env`` everywhere; the ids of steps written earlier in the current and enclosing scopes;
+Visible names follow the scope rules of the language: the inputs and ``run`` everywhere
+(``now()`` is a function); the ids of steps written earlier in the current and enclosing scopes;
 ``loop`` inside ``repeat`` and ``for_each`` (plus the ``as`` name of a ``for_each``);
 ``event`` in ``accept``; ``error`` and every id of the recovered scope in ``recover`` steps.
 """
@@ -22,24 +22,25 @@ from tarry._suggest import did_you_mean
 from tarry.errors import ExpressionError, Problem
 from tarry.language.expressions import compile_template, is_template
 from tarry.language.model import Position, Template
-from tarry.language.yamlsource import YamlMap, YamlNode, YamlSeq
+from tarry.language.yamlsource import YamlNode, scalars, to_plain
 
 __all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext"]
 
 RESERVED_NAMES = frozenset({"run", "now", "item", "loop", "event", "error", "env"})
 """Names a step id, input or ``as`` name may not take."""
 
-ALWAYS_VISIBLE = frozenset({"run", "now", "env"})
-"""Reserved names every expression may use."""
+ALWAYS_VISIBLE = frozenset({"run"})
+"""Names every expression may use (``now()`` is a function, not a name)."""
 
 IDENTIFIER_PATTERN = "[a-z_][a-z0-9_]*"
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 
-_ONLY_DEFINED = {
-    "item": "inside for_each",
-    "loop": "inside repeat and for_each",
-    "event": "in 'accept'",
-    "error": "in recover steps",
+_WHY_UNDEFINED = {
+    "item": " ('item' is only defined inside for_each)",
+    "loop": " ('loop' is only defined inside repeat and for_each)",
+    "event": " ('event' is only defined in 'accept')",
+    "error": " ('error' is only defined in recover steps)",
+    "now": " (now is a function: write now())",
 }
 
 
@@ -88,13 +89,10 @@ class LoadContext:
 
     def value(self, node: YamlNode) -> Any:
         """The plain value of ``node``, every template string in it checked."""
-        if isinstance(node, YamlMap):
-            return {entry.key: self.value(entry.value) for entry in node.entries}
-        if isinstance(node, YamlSeq):
-            return [self.value(item) for item in node.items]
-        if isinstance(node.value, str) and is_template(node.value):
-            self.check_template(node.value, node.pos)
-        return node.value
+        for scalar in scalars(node):
+            if isinstance(scalar.value, str) and is_template(scalar.value):
+                self.check_template(scalar.value, scalar.pos)
+        return to_plain(node)
 
     def check_new_name(self, name: str, pos: Position, what: str) -> None:
         """Report ``name`` (a step id or ``as`` name, named ``what``) if it may not be bound.
@@ -110,6 +108,4 @@ class LoadContext:
             self.report(pos, f"{what} '{name}' shadows {self.claimed[name]}")
 
     def _hint(self, name: str) -> str:
-        if name in _ONLY_DEFINED:
-            return f" ('{name}' is only defined {_ONLY_DEFINED[name]})"
-        return did_you_mean(name, self.visible)
+        return _WHY_UNDEFINED.get(name) or did_you_mean(name, self.visible)

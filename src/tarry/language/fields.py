@@ -7,10 +7,11 @@ never handed out (the loader raises ``LoadError`` instead), so stand-ins are nev
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ExpressionError
@@ -21,19 +22,26 @@ from tarry.language.model import Template
 from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, YamlSeq, describe
 
 __all__ = [
+    "NAME_PATTERN",
     "Fields",
     "Reader",
+    "holds_template",
     "read_bool",
     "read_choice",
     "read_condition",
     "read_duration",
     "read_duration_or_template",
+    "read_if",
     "read_instant",
     "read_instant_or_template",
+    "read_mapping",
     "read_name",
     "read_non_negative_int",
+    "read_optional",
+    "read_positive_duration",
     "read_positive_int",
     "read_rate",
+    "read_steps_node",
     "read_text",
     "read_timeout",
 ]
@@ -45,6 +53,8 @@ Reader = Callable[[LoadContext, YamlNode, str], T]
 NAME_PATTERN = "[a-z0-9][a-z0-9_.-]*"
 _NAME = re.compile(NAME_PATTERN)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SOME_DURATION = timedelta(seconds=1)
+"""The stand-in for a bad duration: positive, so it causes no further complaint."""
 _DATE_LIKE = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
 
 
@@ -154,7 +164,8 @@ def read_non_negative_int(ctx: LoadContext, node: YamlNode, key: str) -> int:
 def read_rate(ctx: LoadContext, node: YamlNode, key: str) -> float:
     """A growth factor: a number of at least 1."""
     value = node.value if isinstance(node, YamlScalar) else None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            1 <= value < math.inf):
         _bad(ctx, node, key, "a number of at least 1")
         return 1.0
     return float(value)
@@ -176,12 +187,21 @@ def read_duration(ctx: LoadContext, node: YamlNode, key: str) -> timedelta:
     text = _string(node)
     if text is None:
         _bad(ctx, node, key, "a duration such as 30s or 2d")
-        return timedelta(0)
+        return _SOME_DURATION
     try:
         return parse_duration(text)
     except ValueError as exc:
         ctx.report(node.pos, str(exc))
-        return timedelta(0)
+        return _SOME_DURATION
+
+
+def read_positive_duration(ctx: LoadContext, node: YamlNode, key: str) -> timedelta:
+    """A literal duration longer than zero."""
+    delta = read_duration(ctx, node, key)
+    if delta <= timedelta(0):
+        _bad(ctx, node, key, "a duration longer than 0s")
+        return _SOME_DURATION
+    return delta
 
 
 def read_instant(ctx: LoadContext, node: YamlNode, key: str) -> datetime:
@@ -230,21 +250,22 @@ def read_timeout(ctx: LoadContext, node: YamlNode,
 
 def read_condition(ctx: LoadContext, node: YamlNode, key: str) -> Template:
     """A condition: one ``{{ … }}`` expression, nothing around it."""
-    text = _string(node)
-    if text is None or not _is_single_expression(text):
-        _bad(ctx, node, key, "one {{ … }} expression, such as \"{{ check.status == 'done' }}\"")
-        return Template("")
-    return ctx.template(text, node.pos)
+    return _condition(ctx, node, key, "one {{ … }} expression, such as "
+                                      "\"{{ check.status == 'done' }}\"") or Template("")
 
 
 def read_if(ctx: LoadContext, node: YamlNode, key: str) -> Template | bool:
     """The ``if`` modifier: a condition, or a literal ``true``/``false``."""
     if isinstance(node, YamlScalar) and isinstance(node.value, bool):
         return node.value
+    return _condition(ctx, node, key, "one {{ … }} expression or true/false") or False
+
+
+def _condition(ctx: LoadContext, node: YamlNode, key: str, expected: str) -> Template | None:
     text = _string(node)
     if text is None or not _is_single_expression(text):
-        _bad(ctx, node, key, "one {{ … }} expression or true/false")
-        return False
+        _bad(ctx, node, key, expected)
+        return None
     return ctx.template(text, node.pos)
 
 
@@ -264,16 +285,14 @@ def read_mapping(ctx: LoadContext, node: YamlNode, key: str, example: str = "") 
     return None
 
 
-def holds_template(node: YamlNode) -> bool:
+def holds_template(node: YamlNode) -> TypeGuard[YamlScalar]:
     """Whether ``node`` is a string holding ``{{``."""
     return isinstance(node, YamlScalar) and isinstance(node.value, str) and is_template(
         node.value)
 
 
 def _template_of(ctx: LoadContext, node: YamlNode) -> Template | None:
-    if isinstance(node, YamlScalar) and holds_template(node):
-        return ctx.template(str(node.value), node.pos)
-    return None
+    return ctx.template(str(node.value), node.pos) if holds_template(node) else None
 
 
 def _is_single_expression(text: str) -> bool:

@@ -15,7 +15,7 @@ it instead of using constructed Python objects:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -35,6 +35,7 @@ __all__ = [
     "describe",
     "describe_value",
     "read_yaml",
+    "scalars",
     "to_plain",
 ]
 
@@ -115,6 +116,18 @@ def to_plain(node: YamlNode) -> Any:
     if isinstance(node, YamlSeq):
         return [to_plain(item) for item in node.items]
     return node.value
+
+
+def scalars(node: YamlNode) -> Iterator[YamlScalar]:
+    """Every scalar inside ``node`` (``node`` itself when it is one), in file order."""
+    if isinstance(node, YamlMap):
+        for entry in node.entries:
+            yield from scalars(entry.value)
+    elif isinstance(node, YamlSeq):
+        for item in node.items:
+            yield from scalars(item)
+    else:
+        yield node
 
 
 def describe(node: YamlNode) -> str:
