@@ -1,0 +1,63 @@
+"""Reading command-line values: ``-i k=v`` pairs, ``--inputs`` JSON, the OS user name.
+
+Pure functions; a malformed value raises :class:`typer.BadParameter`, which the command line
+reports as a usage error (exit code 2).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+
+__all__ = ["current_user", "parse_inputs", "parse_pair", "parse_value"]
+
+
+def parse_value(text: str) -> Any:
+    """``text`` as JSON when it parses (``3``, ``true``, ``{"a": 1}``), else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_pair(text: str) -> tuple[str, Any]:
+    """One ``-i name=value``: the name and its value (see :func:`parse_value`)."""
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise typer.BadParameter(f"expected name=value, got {text!r}", param_hint="'-i'")
+    return name.strip(), parse_value(value)
+
+
+def parse_inputs(pairs: Sequence[str], inputs_json: str | None) -> dict[str, Any]:
+    """The run's inputs: the ``--inputs`` object, overridden by each ``-i name=value``."""
+    inputs = _json_object(inputs_json) if inputs_json is not None else {}
+    inputs.update(parse_pair(pair) for pair in pairs)
+    return inputs
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise typer.BadParameter(f"not valid JSON ({exc})", param_hint="'--inputs'") from None
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"expected a JSON object such as '{{\"name\": \"Ada\"}}', "
+                                 f"got {_JSON_KINDS.get(type(value), 'a value')}",
+                                 param_hint="'--inputs'")
+    return value
+
+
+_JSON_KINDS: dict[type, str] = {list: "an array", str: "a string", int: "a number",
+                                float: "a number", bool: "a boolean", type(None): "null"}
+
+
+def current_user() -> str:
+    """The OS user name (recorded as who cancelled a run); ``unknown`` when there is none."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

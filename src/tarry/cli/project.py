@@ -1,0 +1,154 @@
+"""The commands about the project itself: ``init``, ``validate`` and ``migrate``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tarry.cli.session import note, print_json
+from tarry.config import Settings, load_settings
+from tarry.engine.actions import ActionRegistry
+from tarry.engine.builtins import register_builtins
+from tarry.errors import LoadError, Problem
+from tarry.language.loader import load_flow
+from tarry.language.yamlsource import YamlMap, read_yaml
+from tarry.scaffold import write_project
+from tarry.store import open_store
+
+__all__ = ["Validation", "init", "migrate", "validate", "validate_files"]
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def init(directory: Annotated[Path, typer.Argument(
+        metavar="DIR", help="Where to create the project (created when missing).")] = Path(".")
+         ) -> None:
+    """Scaffold a project: tarry.toml, flows/, events.yaml and an example flow."""
+    for path in write_project(directory):
+        typer.echo(f"wrote {path}")
+    enter = "" if directory == Path(".") else f"cd {directory} && "
+    note(f"next: {enter}tarry run hello --follow")
+
+
+@dataclass
+class Validation:
+    """What ``tarry validate`` found: the flow files checked, manifests skipped, problems."""
+
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether no file had a problem."""
+        return not self.problems
+
+    def document(self) -> dict[str, Any]:
+        """The ``--json`` document."""
+        return {"ok": self.ok, "files": self.files, "skipped": self.skipped,
+                "problems": [{"file": p.file, "line": p.line, "column": p.column,
+                              "message": p.message} for p in self.problems]}
+
+    def summary(self) -> str:
+        """The final line: how many files, how many problems, what was skipped."""
+        files = _count(len(self.files), "flow file")
+        if self.ok:
+            line = f"{files} valid" if self.files else "no flow files to validate"
+        else:
+            failing = len({p.file for p in self.problems})
+            line = f"{_count(len(self.problems), 'problem')} in {failing} of {files}"
+        if self.skipped:
+            line += f"; skipped {_count(len(self.skipped), 'event manifest')}"
+        return line
+
+
+def validate(
+        paths: Annotated[list[Path] | None, typer.Argument(
+            metavar="PATH", exists=True,
+            help="Flow files or folders (default: the project's flows folder).")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+        = False) -> None:
+    """Validate flow files; print file:line:col: message for each problem."""
+    settings = load_settings()
+    result = validate_files(_yaml_files(paths or [settings.flows_dir]), _action_names(settings))
+    if as_json:
+        print_json(result.document())
+    else:
+        for problem in result.problems:
+            typer.echo(str(problem))
+    note(result.summary())
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def validate_files(files: Iterable[Path], actions: frozenset[str]) -> Validation:
+    """Load every flow file of ``files``, collecting every problem; skip event manifests."""
+    result = Validation()
+    for path in files:
+        shown = _shown(path)
+        if _is_event_manifest(path):
+            result.skipped.append(shown)  # manifests are validated by their own loader
+            continue
+        result.files.append(shown)
+        try:
+            load_flow(Path(shown), actions=actions)
+        except LoadError as exc:
+            result.problems.extend(exc.problems)
+    return result
+
+
+def _is_event_manifest(path: Path) -> bool:
+    """Whether the file's top level is a mapping with an ``events:`` key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    root, _problems = read_yaml(text, str(path))
+    return isinstance(root, YamlMap) and root.get("events") is not None
+
+
+def _yaml_files(paths: Sequence[Path]) -> list[Path]:
+    """Files as given; folders replaced by the YAML files in them (recursively, sorted)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.suffix in _YAML_SUFFIXES))
+        elif path.is_file():
+            found.append(path)
+    return found
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _action_names(settings: Settings) -> frozenset[str]:
+    registry = ActionRegistry()
+    register_builtins(registry)
+    registry.load_user_actions(settings.actions)
+    return registry.names()
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def migrate() -> None:
+    """Apply pending schema migrations to the project's store."""
+    store = open_store(load_settings().database, check_schema=False)
+    try:
+        applied = store.migrate()
+    finally:
+        store.close()
+    for name in applied:
+        typer.echo(f"applied {name}")
+    if not applied:
+        typer.echo("up to date")

@@ -1,0 +1,189 @@
+"""Human output: one-line summaries, the "what it waits for" explanation, tables, timelines.
+
+Everything here works on run documents (the JSON shape every interface prints), so what a
+person reads and what ``--json`` prints cannot drift apart. The functions that return text are
+pure; the ones that take a :class:`~rich.console.Console` only print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+__all__ = [
+    "describe_outcome",
+    "explain_wait",
+    "format_data",
+    "history_table",
+    "progress_line",
+    "runs_table",
+    "short_wait",
+    "show_run",
+    "summary_line",
+]
+
+Document = Mapping[str, Any]
+
+
+def summary_line(doc: Document) -> str:
+    """``run <id> (<flow>): <status and outcome>``."""
+    return f"run {doc['id']} ({doc['flow']}): {describe_outcome(doc)}"
+
+
+def describe_outcome(doc: Document) -> str:
+    """The status with what ended the run: its exit, its error or its refusal token."""
+    status = doc["status"]
+    if status == "succeeded":
+        return f"succeeded with exit '{doc['exit']}'"
+    if status == "failed":
+        return f"failed: {_describe_error(doc.get('error'))}"
+    if status == "refused":
+        return f"refused: {doc['reason']}"
+    return str(status)
+
+
+def _describe_error(error: Mapping[str, Any] | None) -> str:
+    if not error:
+        return "no error recorded"
+    where = f"step '{error['step']}': " if error.get("step") else ""
+    return f"{where}{error.get('type', 'error')}: {error.get('message', '')}"
+
+
+# --- what a waiting run waits for ---------------------------------------------------------------
+
+_WAIT_PHRASES: dict[str, tuple[str, str]] = {
+    "timer": ("waiting for timer", "then resumes at step '{step}'"),
+    "event": ("waiting for event '{event_type}'{match}",
+              "then resumes at step '{step}' with the event, or with status timeout at the "
+              "deadline"),
+    "poll": ("waiting to poll again", "then runs the next iteration of step '{step}'"),
+    "retry": ("waiting to retry", "then runs step '{step}' again"),
+    "hold": ("held before its first step", "then checks its hold again"),
+}
+"""kind → (what it waits for, what happens next); filled in from ``waiting_for``."""
+
+_REGISTRATION_KINDS = frozenset({"wait.registered", "step.retrying"})
+
+
+def explain_wait(doc: Document) -> str | None:
+    """One line: what the run waits for, at which step, since when, until when, what next.
+
+    ``None`` when the run waits for nothing. "Since" is the history entry that registered the
+    wait (the run's last update when the document carries no history).
+    """
+    waiting = doc.get("waiting_for")
+    if not waiting:
+        return None
+    kind = waiting.get("kind", "")
+    what, then = _WAIT_PHRASES.get(kind, (f"waiting for {kind}", "then resumes"))
+    step = waiting.get("step") or ""
+    fields = {"step": step, "event_type": waiting.get("event_type") or "",
+              "match": f" matching {format_data(waiting['match'])}" if waiting.get("match")
+              else ""}
+    at_step = f" at step '{step}'" if step else ""
+    since = _wait_began(doc.get("history"), step) or doc["updated_at"]
+    return (f"{what.format(**fields)}{at_step} since {since} until {waiting['until']}; "
+            f"{then.format(**fields)}")
+
+
+def _wait_began(history: Sequence[Mapping[str, Any]] | None, step: str) -> str | None:
+    """When the wait of ``step`` began: its registration, else the step's latest entry."""
+    entries = [e for e in history or () if _within(e.get("step"), step)]
+    registered = [e for e in entries if e["kind"] in _REGISTRATION_KINDS]
+    latest = registered or entries
+    return str(latest[-1]["at"]) if latest else None
+
+
+def _within(entry_step: str | None, step: str) -> bool:
+    if not entry_step or not step:
+        return entry_step == (step or None)
+    return entry_step == step or entry_step.startswith((step + ".", step + "["))
+
+
+def short_wait(waiting: Mapping[str, Any] | None) -> str:
+    """A table cell: ``timer until …`` or ``event slack.approval until …``; empty if none."""
+    if not waiting:
+        return ""
+    what = waiting["kind"]
+    if waiting.get("event_type"):
+        what = f"{what} {waiting['event_type']}"
+    return f"{what} until {waiting['until']}"
+
+
+# --- history --------------------------------------------------------------------------------------
+
+def format_data(data: Mapping[str, Any]) -> str:
+    """``key=value`` pairs with JSON values: ``kind="timer" until="2026-…Z"``."""
+    return " ".join(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
+                    for key, value in data.items())
+
+
+def progress_line(entry: Mapping[str, Any]) -> str:
+    """One history entry as a line: instant, kind, step, data."""
+    parts = [str(entry["at"]), f"{entry['kind']:<16}", entry.get("step") or "",
+             format_data(entry.get("data") or {})]
+    return "  ".join(part for part in parts if part).rstrip()
+
+
+def history_table(history: Sequence[Mapping[str, Any]]) -> Table:
+    """The run's history as a timeline: at, kind, step, data."""
+    table = Table(title="history", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("at", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("step")
+    table.add_column("data", overflow="fold")
+    for entry in history:
+        table.add_row(str(entry["at"]), entry["kind"], entry.get("step") or "",
+                      format_data(entry.get("data") or {}))
+    return table
+
+
+# --- lists and whole runs ---------------------------------------------------------------------
+
+def runs_table(docs: Sequence[Document]) -> Table:
+    """One row per run: id, flow, status, exit or reason, what it waits for, last update."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("flow", min_width=6)
+    table.add_column("status", no_wrap=True)
+    table.add_column("exit/reason", min_width=6)
+    table.add_column("waiting for", min_width=10)
+    table.add_column("updated", no_wrap=True)
+    for doc in docs:
+        table.add_row(doc["id"], doc["flow"], doc["status"], _ending(doc),
+                      short_wait(doc.get("waiting_for")), doc["updated_at"])
+    return table
+
+
+def _ending(doc: Document) -> str:
+    error = doc.get("error")
+    return str(doc.get("exit") or doc.get("reason") or (error or {}).get("type") or "")
+
+
+def show_run(console: Console, doc: Document) -> None:
+    """Everything ``tarry show`` prints for one run."""
+    console.print(summary_line(doc))
+    if doc.get("target"):
+        console.print(f"target: {doc['target']}")
+    explanation = explain_wait(doc)
+    if explanation:
+        console.print(explanation)
+    console.print(f"created {doc['created_at']}, updated {doc['updated_at']}")
+    _print_json_section(console, "inputs", doc.get("inputs"))
+    _print_json_section(console, "bindings", doc.get("bindings"))
+    if doc.get("result") is not None:
+        _print_json_section(console, "result", doc["result"])
+    console.print()
+    console.print(history_table(doc.get("history") or []))
+
+
+def _print_json_section(console: Console, title: str, value: Any) -> None:
+    console.print()
+    console.print(f"{title}:")
+    console.print(json.dumps(value if value is not None else {}, indent=2, ensure_ascii=False,
+                             default=str))

@@ -1,0 +1,143 @@
+"""The commands about runs: ``run``, ``start``, ``runs``, ``show`` and ``cancel``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from tarry.cli import render
+from tarry.cli.options import current_user, parse_inputs
+from tarry.cli.session import console, note, open_engine, print_json
+from tarry.engine.documents import history_document, run_document
+from tarry.store.base import RunRecord, RunStatus, Store
+
+__all__ = ["cancel", "exit_code", "list_runs", "run", "show", "start"]
+
+FlowArgument = Annotated[str, typer.Argument(
+    metavar="FLOW", help="A flow name (from the flows folder) or the path of a YAML flow file.")]
+InputOption = Annotated[list[str] | None, typer.Option(
+    "-i", "--input", metavar="NAME=VALUE",
+    help="An input; the value is read as JSON when it parses (3, true, {...}), else as text.")]
+InputsOption = Annotated[str | None, typer.Option(
+    "--inputs", metavar="JSON", help="Inputs as one JSON object; each -i overrides its key.")]
+TargetOption = Annotated[str | None, typer.Option(
+    "--target", metavar="T", help="A label for the run, such as acme/web#7.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id.")]
+
+_UNSUCCESSFUL = frozenset({RunStatus.FAILED, RunStatus.REFUSED, RunStatus.CANCELLED})
+
+
+def exit_code(status: str) -> int:
+    """1 when the run failed, was refused or was cancelled; else 0."""
+    return 1 if RunStatus(status) in _UNSUCCESSFUL else 0
+
+
+def run(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOption = None,
+        target: TargetOption = None,
+        follow: Annotated[bool, typer.Option(
+            "--follow", help="Keep executing the run, showing progress, until it ends.")] = False,
+        as_json: JsonOption = False) -> None:
+    """Start a run and execute it in this process until it ends or suspends."""
+    given = parse_inputs(input_pairs or [], inputs)
+    with open_engine() as engine:
+        run_id = engine.start(flow, given, target=target).id
+        progress = _Progress(engine.store, run_id, console()) if follow and not as_json else None
+        asyncio.run(engine.drive(run_id, follow=follow, on_progress=progress))
+        if progress is not None:
+            progress.flush()
+        doc = engine.document(run_id)
+    if as_json:
+        print_json(doc)
+    else:
+        _report(doc)
+    raise typer.Exit(exit_code(doc["status"]))
+
+
+def _report(doc: Mapping[str, Any]) -> None:
+    out = console()
+    out.print(render.summary_line(doc))
+    explanation = render.explain_wait(doc)
+    if explanation:
+        out.print(explanation)
+    if doc["status"] == RunStatus.WAITING:
+        note("the run is saved; a worker (tarry worker) resumes it when it is due")
+
+
+class _Progress:
+    """Prints the run's history entries as they appear (the ``--follow`` progress lines)."""
+
+    def __init__(self, store: Store, run_id: str, out: Console) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.out = out
+        self.printed = 0
+
+    def __call__(self, _record: RunRecord) -> None:
+        self.flush()
+
+    def flush(self) -> None:
+        """Print the entries not printed yet."""
+        entries = history_document(self.store.history(self.run_id))
+        for entry in entries[self.printed:]:
+            self.out.print(render.progress_line(entry))
+        self.printed = len(entries)
+
+
+def start(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOption = None,
+          target: TargetOption = None, as_json: JsonOption = False) -> None:
+    """Create a run only (print its id); a worker executes it."""
+    given = parse_inputs(input_pairs or [], inputs)
+    with open_engine() as engine:
+        run_id = engine.start(flow, given, target=target).id
+        doc = engine.document(run_id) if as_json else None
+    if doc is not None:
+        print_json(doc)
+    else:
+        typer.echo(run_id)
+
+
+def list_runs(
+        status: Annotated[RunStatus | None, typer.Option(
+            "--status", metavar="S", case_sensitive=False,
+            help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
+        flow: Annotated[str | None, typer.Option(
+            "--flow", metavar="F", help="Only runs of this flow.")] = None,
+        limit: Annotated[int, typer.Option(
+            "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
+        as_json: JsonOption = False) -> None:
+    """List runs, newest first."""
+    with open_engine() as engine:
+        docs = [run_document(record)
+                for record in engine.store.list_runs(status=status, flow=flow, limit=limit)]
+    if as_json:
+        print_json(docs)
+    elif docs:
+        console().print(render.runs_table(docs))
+    else:
+        note("no runs")
+
+
+def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
+    """One run: status, exit, what it waits for, bindings and history."""
+    with open_engine() as engine:
+        doc = engine.document(run_id)
+    if as_json:
+        print_json(doc)
+    else:
+        render.show_run(console(), doc)
+
+
+def cancel(run_id: RunArgument) -> None:
+    """Cancel a run: at once unless it is running, then at its next checkpoint."""
+    with open_engine() as engine:
+        record = engine.cancel(run_id, by=current_user())
+        doc = run_document(record)
+    line = render.summary_line(doc)
+    if record.status is RunStatus.RUNNING:
+        line += "; cancel requested, it stops at its next checkpoint"
+    typer.echo(line)

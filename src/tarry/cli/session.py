@@ -1,0 +1,56 @@
+"""What every command shares: the project's engine and the ways to write output.
+
+Standard output carries the answer (a table, a line, or exactly one JSON document with
+``--json``); everything else, errors included, goes to standard error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from tarry.config import Settings, load_settings
+from tarry.engine.runtime import Engine
+
+__all__ = ["console", "note", "open_engine", "print_json"]
+
+_PIPE_WIDTH = 200
+
+
+@contextmanager
+def open_engine(settings: Settings | None = None) -> Iterator[Engine]:
+    """The engine of ``settings`` (default: the project around the working directory),
+    closed afterwards."""
+    engine = Engine.from_settings(settings or load_settings())
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def console() -> Console:
+    """A console on standard output that prints data as it is (no markup, no emoji).
+
+    Output to a pipe or a file is laid out for a wide page rather than folded at 80 columns,
+    unless ``COLUMNS`` says otherwise.
+    """
+    wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    return Console(highlight=False, markup=False, emoji=False, soft_wrap=True,
+                   width=_PIPE_WIDTH if wide else None)
+
+
+def print_json(document: Any) -> None:
+    """Print ``document`` as the one JSON document of standard output."""
+    typer.echo(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+
+
+def note(message: str) -> None:
+    """A line for the person at the terminal, on standard error."""
+    typer.echo(message, err=True)

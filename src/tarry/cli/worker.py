@@ -1,0 +1,90 @@
+"""``tarry worker``: execute due runs until stopped, or once (``--once``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
+
+import typer
+
+from tarry.cli.session import open_engine
+from tarry.config import load_settings
+from tarry.engine.worker import Worker
+
+__all__ = ["redact_url", "worker"]
+
+logger = logging.getLogger("tarry.worker")
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def worker(
+        ctx: typer.Context,
+        concurrency: Annotated[int, typer.Option(
+            "--concurrency", metavar="N", min=1, help="Runs executed at once.")] = 16,
+        once: Annotated[bool, typer.Option(
+            "--once", help="Handle everything due now, then exit.")] = False,
+        lease: Annotated[float, typer.Option(
+            "--lease", metavar="SECONDS", min=0.1,
+            help="How long a claimed run stays this worker's without renewal; another "
+                 "worker takes over a run whose lease lapsed.")] = 30.0) -> None:
+    """Execute due runs until SIGTERM or SIGINT (in-flight runs finish first)."""
+    debug = bool(ctx.find_root().params.get("debug"))
+    settings = load_settings()
+    with _log_to_stderr(logging.DEBUG if debug else logging.INFO), \
+            open_engine(settings) as engine:
+        executor = Worker(engine.store, engine.catalog, engine.actions, engine.clock,
+                          concurrency=concurrency, lease=timedelta(seconds=lease))
+        if once:
+            count = asyncio.run(executor.run_once())
+            typer.echo(f"handled {count} due run{'' if count == 1 else 's'}")
+            return
+        asyncio.run(_run_until_signalled(executor, settings.database))
+
+
+async def _run_until_signalled(executor: Worker, store_url: str) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in _STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop.set)
+    logger.info("worker %s started on %s", executor.name, redact_url(store_url))
+    try:
+        await executor.run(stop)
+    finally:
+        for signum in _STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+    logger.info("worker %s stopped", executor.name)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.netloc.rpartition("@")[0].partition(":")[0]
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+@contextmanager
+def _log_to_stderr(level: int) -> Iterator[None]:
+    """Send tarry's log records to standard error for the duration of the command."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    root = logging.getLogger("tarry")
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(level)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)

@@ -1,0 +1,140 @@
+"""tarry init, tarry validate and tarry migrate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import QUICK_FLOW, Project
+
+BAD_FLOW = """\
+flow: bad
+steps:
+  - a:
+      wiat: { for: 2s }
+  - b:
+      set: { x: 1 }
+      iff: "{{ true }}"
+"""
+
+MANIFEST = """\
+events:
+  slack.approval:
+    correlate_on: [message]
+"""
+
+
+# --- init -------------------------------------------------------------------------------------
+
+def test_init_writes_the_project_and_prints_each_file(project: Project) -> None:
+    result = project.tarry("init", "new")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "wrote new/tarry.toml", "wrote new/flows/hello.yaml", "wrote new/events.yaml",
+        "wrote new/.gitignore"]
+    assert result.stderr == "next: cd new && tarry run hello --follow\n"
+    assert (project.root / "new" / "flows" / "hello.yaml").is_file()
+
+
+def test_init_defaults_to_the_working_directory(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = Project(tmp_path).tarry("init")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == "wrote tarry.toml"
+    assert result.stderr == "next: tarry run hello --follow\n"
+
+
+def test_init_refuses_to_overwrite(project: Project) -> None:
+    result = project.tarry("init")
+    assert result.exit_code == 1
+    assert result.stderr == ("error: . already holds tarry.toml; tarry init never overwrites "
+                             "files: move them away or choose another folder\n")
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+def test_valid_flows_pass(project: Project) -> None:
+    project.flow("quick", QUICK_FLOW)
+    result = project.tarry("validate")
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert result.stderr == "1 flow file valid\n"
+
+
+def test_each_problem_is_a_line_and_the_summary_counts_them(project: Project) -> None:
+    project.flow("quick", QUICK_FLOW)
+    project.flow("bad", BAD_FLOW)
+    result = project.tarry("validate")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "flows/bad.yaml:4:7: unknown action or key 'wiat' (did you mean 'wait'?)",
+        "flows/bad.yaml:7:7: unknown action or key 'iff' (did you mean 'if'?)"]
+    assert result.stderr == "2 problems in 1 of 2 flow files\n"
+
+
+def test_json_lists_files_and_problems(project: Project) -> None:
+    project.flow("bad", BAD_FLOW)
+    result = project.tarry("validate", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "ok": False, "files": ["flows/bad.yaml"], "skipped": [],
+        "problems": [
+            {"file": "flows/bad.yaml", "line": 4, "column": 7,
+             "message": "unknown action or key 'wiat' (did you mean 'wait'?)"},
+            {"file": "flows/bad.yaml", "line": 7, "column": 7,
+             "message": "unknown action or key 'iff' (did you mean 'if'?)"}]}
+
+
+def test_given_files_and_folders_are_validated_instead_of_the_flows_folder(
+        project: Project) -> None:
+    project.flow("bad", BAD_FLOW)
+    other = project.root / "more"
+    other.mkdir()
+    (other / "b.yml").write_text(QUICK_FLOW, encoding="utf-8")
+    (other / "a.yaml").write_text(QUICK_FLOW.replace("quick", "a"), encoding="utf-8")
+    (other / "notes.txt").write_text("not a flow", encoding="utf-8")
+    document = project.json("validate", "more")
+    assert document == {"ok": True, "files": ["more/a.yaml", "more/b.yml"], "skipped": [],
+                        "problems": []}
+
+
+def test_event_manifests_are_skipped_without_error(project: Project) -> None:
+    project.flow("quick", QUICK_FLOW)
+    project.flow("events", MANIFEST)
+    result = project.tarry("validate")
+    assert result.exit_code == 0
+    assert result.stderr == "1 flow file valid; skipped 1 event manifest\n"
+    assert project.json("validate")["skipped"] == ["flows/events.yaml"]
+
+
+def test_a_missing_path_is_a_usage_error(project: Project) -> None:
+    result = project.tarry("validate", "nowhere.yaml")
+    assert result.exit_code == 2
+    assert "'nowhere.yaml' does not exist" in result.stderr
+
+
+def test_no_flows_folder_means_nothing_to_validate(project: Project) -> None:
+    result = project.tarry("validate")
+    assert result.exit_code == 0
+    assert result.stderr == "no flow files to validate\n"
+
+
+def test_user_actions_of_the_config_are_known_to_validation(project: Project) -> None:
+    (project.root / "tarry.toml").write_text(
+        '[actions]\n"note" = "json:dumps"\n', encoding="utf-8")
+    project.flow("noting", "flow: noting\nsteps:\n  - a: { note: { text: hi } }\n")
+    assert project.json("validate")["ok"] is True
+
+
+# --- migrate ----------------------------------------------------------------------------------
+
+def test_migrate_applies_then_is_up_to_date(project: Project) -> None:
+    first = project.tarry("migrate")
+    assert first.exit_code == 0
+    assert first.stdout.startswith("applied 0001_")
+    second = project.tarry("migrate")
+    assert second.stdout == "up to date\n"
+    assert (project.root / "state" / "tarry.db").is_file()
