@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
@@ -11,9 +10,8 @@ pytest_plugins = ["backends"]
 
 
 @pytest.fixture(autouse=True)
-def _scrub_tarry_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _scrub_tarry_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's TARRY_* settings (TARRY_TEST_* stay: they select servers)."""
     for name in list(os.environ):
         if name.startswith("TARRY_") and not name.startswith("TARRY_TEST_"):
             monkeypatch.delenv(name)
-    yield
