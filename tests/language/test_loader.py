@@ -191,6 +191,8 @@ def test_user_actions_are_unknown_unless_declared() -> None:
     ("flow: f\n", ["1:1: missing 'steps' at flow level"]),
     ("flow: Deal_Approval\nsteps: [{a: {exit: done}}]\n",
      ["1:7: 'flow' must be a name matching [a-z0-9][a-z0-9_.-]*, got 'Deal_Approval'"]),
+    ("flow:\nsteps: [{a: {exit: done}}]\n",
+     ["1:1: 'flow' must be a name matching [a-z0-9][a-z0-9_.-]*, got null"]),
     ("flow: 7\nsteps: [{a: {exit: done}}]\n",
      ["1:7: 'flow' must be a name matching [a-z0-9][a-z0-9_.-]*, got 7"]),
     ("flow: f\nstpes: [{a: {exit: done}}]\n",

@@ -212,8 +212,14 @@ class _TreeBuilder:
                 first = entries[key].key_pos.line
                 self._report(key_pos, f"duplicate key '{key}' (first at line {first})")
                 continue
-            entries[key] = YamlEntry(key, key_pos, self.build(value_node))
+            entries[key] = YamlEntry(key, key_pos, self._value(value_node, key_pos))
         return YamlMap(tuple(entries.values()), pos)
+
+    def _value(self, node: Node, key_pos: Position) -> YamlNode:
+        """The value of a key; an empty value (``key:`` and nothing) is placed at its key."""
+        if isinstance(node, ScalarNode) and node.tag == _NULL and node.value == "":
+            return YamlScalar(None, key_pos)
+        return self.build(node)
 
     def _key(self, node: Node, pos: Position) -> str | None:
         if node.tag == _MERGE:
