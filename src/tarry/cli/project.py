@@ -133,7 +133,7 @@ def _shown(path: Path) -> str:
 def _action_names(settings: Settings) -> frozenset[str]:
     registry = ActionRegistry()
     register_builtins(registry)
-    registry.load_user_actions(settings.actions)
+    registry.load_user_actions(settings.actions, root=settings.root)
     return registry.names()
 
 
