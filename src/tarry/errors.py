@@ -11,6 +11,7 @@ The hierarchy::
     │   ├── RunNotFound             no run has that id
     │   └── RunStateError           the run is in a status that forbids the request
     ├── FlowNotFound                no YAML file or registered Python flow has that name
+    ├── EventError                  an event cannot be accepted (unknown type, unknown id)
     ├── ActionError                 an action is unknown or misbehaved (wrong return type)
     └── StoreError                  the store failed; the driver's exception is ``__cause__``
         ├── StoreUnavailable        the database cannot be reached (retry later)
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 __all__ = [
     "ActionError",
     "ConfigError",
+    "EventError",
     "ExpressionError",
     "FlowNotFound",
     "LoadError",
@@ -106,6 +108,10 @@ class RunStateError(RunError):
 
 class FlowNotFound(TarryError):
     """No flow file or registered Python flow answers to the name."""
+
+
+class EventError(TarryError):
+    """An event cannot be accepted: its type is not declared, or no event has that id."""
 
 
 class ActionError(TarryError):

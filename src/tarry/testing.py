@@ -23,9 +23,10 @@ from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
+from tarry.language.manifests import parse_manifests
 from tarry.language.model import Flow
 from tarry.store import open_store
-from tarry.store.base import RunRecord
+from tarry.store.base import EventRecord, RunRecord
 
 __all__ = ["Harness"]
 
@@ -33,11 +34,16 @@ _DEFAULT_HORIZON = timedelta(days=400)
 
 
 class Harness:
-    """An engine on a :class:`VirtualClock` over a store in ``directory``."""
+    """An engine on a :class:`VirtualClock` over a store in ``directory``.
+
+    ``actions`` replaces or adds actions by name (stubs); ``manifests`` is the text of an
+    ``events.yaml`` declaring the event types the flows wait for.
+    """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
                  store_url: str | None = None,
-                 actions: Mapping[str, ActionFunction] | None = None) -> None:
+                 actions: Mapping[str, ActionFunction] | None = None,
+                 manifests: str | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -46,7 +52,8 @@ class Harness:
             registry.register(name, function)
         store = open_store(store_url or f"sqlite:///{directory / 'tarry.db'}")
         catalog = FlowCatalog(directory / "flows", store, registry.names())
-        self.engine = Engine(store, catalog, registry, self.clock)
+        declared = parse_manifests(manifests, "events.yaml") if manifests else {}
+        self.engine = Engine(store, catalog, registry, self.clock, declared)
         self.worker = self.engine.worker(concurrency=64, name="harness")
 
     def close(self) -> None:
@@ -87,6 +94,10 @@ class Harness:
             if due > self.clock.now():
                 self.clock.set(due)
             await self.run_due()
+
+    def send(self, event_type: str, data: Any, *, id: str | None = None) -> EventRecord:
+        """Send an event now (validated against the manifests given to the harness)."""
+        return self.engine.send(event_type, data, id=id)
 
     def record(self, run_id: str) -> RunRecord:
         """The run as stored."""

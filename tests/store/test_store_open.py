@@ -11,6 +11,8 @@ from tarry.errors import ConfigError, MigrationError, StoreUnavailable
 from tarry.store import open_store
 
 
+ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events")]
+
 def _applied(path: Path) -> list[tuple[int, str]]:
     with sqlite3.connect(path) as connection:
         return connection.execute("SELECT version, name FROM schema_migrations").fetchall()
@@ -30,7 +32,7 @@ def test_an_absolute_sqlite_path_takes_four_slashes(tmp_path: Path) -> None:
 
 def test_an_empty_database_is_migrated_on_open(tmp_path: Path) -> None:
     open_store(f"sqlite:///{tmp_path}/tarry.db").close()
-    assert _applied(tmp_path / "tarry.db") == [(1, "0001_initial")]
+    assert _applied(tmp_path / "tarry.db") == ALL_MIGRATIONS
 
 
 def test_opening_a_migrated_database_again_changes_nothing(tmp_path: Path) -> None:
@@ -39,7 +41,7 @@ def test_opening_a_migrated_database_again_changes_nothing(tmp_path: Path) -> No
     store = open_store(url)
     assert store.migrate() == []
     store.close()
-    assert _applied(tmp_path / "tarry.db") == [(1, "0001_initial")]
+    assert _applied(tmp_path / "tarry.db") == ALL_MIGRATIONS
 
 
 def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
@@ -47,7 +49,7 @@ def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "tarry.db") as connection:
         connection.execute("DELETE FROM schema_migrations")
     with pytest.raises(MigrationError, match=(
-            r"^the database schema is at version 0 but this tarry needs version 1: "
+            r"^the database schema is at version 0 but this tarry needs version 2: "
             r"run `tarry migrate`$")):
         open_store(f"sqlite:///{tmp_path}/tarry.db")
 
@@ -55,9 +57,9 @@ def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
 def test_a_database_ahead_of_this_version_is_refused(tmp_path: Path) -> None:
     open_store(f"sqlite:///{tmp_path}/tarry.db").close()
     with sqlite3.connect(tmp_path / "tarry.db") as connection:
-        connection.execute("INSERT INTO schema_migrations (version, name) VALUES (2, 'x')")
+        connection.execute("INSERT INTO schema_migrations (version, name) VALUES (3, 'x')")
     with pytest.raises(MigrationError, match=(
-            r"^the database schema is at version 2, newer than this tarry knows \(version 1\): "
+            r"^the database schema is at version 3, newer than this tarry knows \(version 2\): "
             r"upgrade tarry or use another database$")):
         open_store(f"sqlite:///{tmp_path}/tarry.db")
 
@@ -65,7 +67,7 @@ def test_a_database_ahead_of_this_version_is_refused(tmp_path: Path) -> None:
 def test_without_the_schema_check_migrate_is_left_to_the_caller(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path}/tarry.db", check_schema=False)
     assert _applied_or_none(tmp_path / "tarry.db") is None
-    assert store.migrate() == ["0001_initial"]
+    assert store.migrate() == [name for _, name in ALL_MIGRATIONS]
     assert store.migrate() == []
     store.close()
 

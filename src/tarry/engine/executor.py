@@ -19,7 +19,16 @@ from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
 from tarry.engine.values import iso
 from tarry.errors import TarryError
-from tarry.store.base import CheckpointOutcome, HistoryEntry, RunRecord, RunStatus, RunUpdate
+from tarry.language.manifests import correlation_key
+from tarry.store.base import (
+    CheckpointOutcome,
+    EventWait,
+    HistoryEntry,
+    InboxEvent,
+    RunRecord,
+    RunStatus,
+    RunUpdate,
+)
 
 __all__ = ["Executor", "LeaseLost", "update_for"]
 
@@ -49,27 +58,36 @@ class Executor:
         self.actions = actions
         self._checkpoint = checkpoint
 
-    async def execute(self, record: RunRecord, now: datetime) -> RunUpdate | None:
-        """Advance ``record`` as far as it goes; the update to commit, or None if lost."""
+    async def execute(self, record: RunRecord, now: datetime,
+                      inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
+        """Advance ``record`` as far as it goes; the update to commit, or None if lost.
+
+        ``inbox`` holds the events delivered to the run's waiting branches.
+        """
         state = copy.deepcopy(record.state)
         history: list[HistoryEntry] = []
         history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
         state.setdefault("started_at", iso(now))
         try:
             env = self._env(record, state, now, history)
+        except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
+            failure = Failed({"type": "flow-error", "message": str(exc), "step": None})
+            return update_for(record.id, state, failure, history, now)
+        env.inbox = _by_wait(inbox or [])
+        try:
             outcome = await Interpreter(env).advance(state)
         except LeaseLost:
             return None
         except _CancelRequested:
             history.append(HistoryEntry(now, "cancelled", None, {"by": "request"}))
-            return RunUpdate(record.id, RunStatus.CANCELLED, state, history)
-        except TarryError as exc:
-            outcome = Failed({"type": "flow-error", "message": str(exc), "step": None})
+            return RunUpdate(record.id, RunStatus.CANCELLED, state, history,
+                             consumed=tuple(env.consumed))
         except Exception as exc:
             logger.exception("run %s: internal error", record.id)
             outcome = Failed({"type": "internal-error",
                               "message": f"{type(exc).__name__}: {exc}", "step": None})
-        return update_for(record.id, state, outcome, history, now)
+        return update_for(record.id, state, outcome, history, now,
+                          consumed=tuple(env.consumed))
 
     def _env(self, record: RunRecord, state: dict[str, Any], now: datetime,
              history: list[HistoryEntry]) -> Env:
@@ -77,8 +95,9 @@ class Executor:
 
         async def checkpoint() -> None:
             update = RunUpdate(record.id, RunStatus.RUNNING, copy.deepcopy(state),
-                               list(history), release=False)
+                               list(history), release=False, consumed=tuple(env.consumed))
             history.clear()
+            env.consumed.clear()
             outcome = await self._checkpoint(update)
             if outcome is CheckpointOutcome.LEASE_LOST:
                 raise LeaseLost(record.id)
@@ -87,23 +106,43 @@ class Executor:
 
         run_info = {"id": record.id, "target": record.target,
                     "started_at": state["started_at"]}
-        return Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
-                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                   history=history)
+        env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
+                  run_info=run_info, actions=self.actions, checkpoint=checkpoint,
+                  history=history)
+        return env
 
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
-               history: list[HistoryEntry], now: datetime) -> RunUpdate:
+               history: list[HistoryEntry], now: datetime, *,
+               consumed: tuple[str, ...] = ()) -> RunUpdate:
     """The store update that records ``outcome`` (and releases the lease)."""
     if isinstance(outcome, Blocked):
-        first = min(outcome.waits, key=lambda w: w.until)
+        shown = [w for w in outcome.waits if w.kind != "reminder"] or list(outcome.waits)
+        first = min(shown, key=lambda w: w.until)
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
-                         waiting_for=first.document())
+                         waiting_for=first.document(), consumed=consumed,
+                         waits=_event_waits(outcome))
     if isinstance(outcome, Failed):
         history.append(HistoryEntry(now, "failed", outcome.error.get("step"),
                                     {"error": outcome.error}))
-        return RunUpdate(run_id, RunStatus.FAILED, state, history, error=outcome.error)
+        return RunUpdate(run_id, RunStatus.FAILED, state, history, error=outcome.error,
+                         consumed=consumed)
     exit_name = outcome.name if isinstance(outcome, Exited) else "completed"
     assert isinstance(outcome, Done | Exited)
     history.append(HistoryEntry(now, "succeeded", None, {"exit": exit_name}))
-    return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=exit_name)
+    return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=exit_name,
+                     consumed=consumed)
+
+
+def _event_waits(outcome: Blocked) -> tuple[EventWait, ...]:
+    return tuple(EventWait(w.step, w.event_type, correlation_key(w.match or {}), w.until)
+                 for w in outcome.waits if w.kind == "event" and w.event_type is not None)
+
+
+def _by_wait(inbox: list[InboxEvent]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for item in inbox:
+        grouped.setdefault(item.wait_id, []).append(
+            {"inbox_id": item.inbox_id, "id": item.event_id, "type": item.type,
+             "data": item.data, "received_at": iso(item.received_at)})
+    return grouped

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from tarry._suggest import did_you_mean
 from tarry.clock import Clock, SystemClock
 from tarry.config import Settings
 from tarry.engine.actions import ActionRegistry
@@ -19,14 +20,32 @@ from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.documents import run_document
 from tarry.engine.worker import Worker, worker_name
+from tarry.errors import EventError
 from tarry.language.inputs import bind_inputs
+from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
 from tarry.store import open_store
-from tarry.store.base import HistoryEntry, NewRun, RunRecord, RunStatus, Store
+from tarry.store.base import (
+    EventRecord,
+    EventState,
+    HistoryEntry,
+    NewEvent,
+    NewRun,
+    RunRecord,
+    RunStatus,
+    Store,
+)
 
 __all__ = ["Engine", "new_run_id"]
 
 _INLINE_LEASE = timedelta(seconds=30)
+
+
+def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime) -> NewEvent:
+    problems = tuple(manifest.problems(data))
+    return NewEvent(id=event_id, type=manifest.type, data=data, received_at=now,
+                    match_key=None if problems else manifest.key_of(data), errors=problems,
+                    buffer_until=now + manifest.buffer if manifest.buffer else None)
 
 
 def new_run_id() -> str:
@@ -38,11 +57,13 @@ class Engine:
     """One project's engine. Create it with :meth:`from_settings` or from parts."""
 
     def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None,
+                 manifests: Mapping[str, Manifest] | None = None) -> None:
         self.store = store
         self.catalog = catalog
         self.actions = actions
         self.clock: Clock = clock or SystemClock()
+        self.manifests = dict(manifests or {})
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
@@ -51,9 +72,10 @@ class Engine:
         actions = ActionRegistry()
         register_builtins(actions)
         actions.load_user_actions(settings.actions, root=settings.root)
+        manifests = load_manifests(settings.event_files)
         store = store or open_store(settings.database)
         return cls(store, FlowCatalog(settings.flows_dir, store, actions.names()), actions,
-                   clock)
+                   clock, manifests)
 
     def close(self) -> None:
         """Release the store."""
@@ -81,7 +103,7 @@ class Engine:
             now = self.clock.now()
             claimed = self.store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
             if claimed is not None:
-                await worker.execute(claimed)
+                await worker.execute(claimed, self.store.inbox([run_id]).get(run_id, []))
             record = self.store.get_run(run_id)
             if on_progress is not None and claimed is not None:
                 on_progress(record)
@@ -97,6 +119,37 @@ class Engine:
     def cancel(self, run_id: str, *, by: str) -> RunRecord:
         """Cancel a run (at once unless it is running; then at its next checkpoint)."""
         return self.store.cancel(run_id, by, self.clock.now())
+
+    def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
+        """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised."""
+        manifest = self._manifest(type)
+        now = self.clock.now()
+        return self.store.record_event(_new_event(manifest, id or uuid.uuid4().hex, data, now),
+                                       now)
+
+    def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
+        """Deliver a quarantined, unmatched or buffered event again, optionally corrected."""
+        stored = self.store.get_event(event_id)
+        now = self.clock.now()
+        payload = stored.data if data is None else data
+        return self.store.redeliver(_new_event(self._manifest(stored.type), event_id, payload,
+                                               now), now)
+
+    def discard(self, event_id: str) -> EventRecord:
+        """Discard a quarantined, unmatched or buffered event."""
+        return self.store.discard(event_id, self.clock.now())
+
+    def events(self, *, state: EventState | None = None, limit: int = 100) -> list[EventRecord]:
+        """Events, newest first."""
+        return self.store.list_events(state=state, now=self.clock.now(), limit=limit)
+
+    def _manifest(self, event_type: str) -> Manifest:
+        try:
+            return self.manifests[event_type]
+        except KeyError:
+            raise EventError(f"unknown event type '{event_type}'"
+                             f"{did_you_mean(event_type, self.manifests)}; declare it in "
+                             "events.yaml") from None
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
         """The run document of ``run_id``."""

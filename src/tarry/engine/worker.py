@@ -21,7 +21,7 @@ from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
 from tarry.errors import StoreError
-from tarry.store.base import CheckpointOutcome, RunRecord, Store
+from tarry.store.base import CheckpointOutcome, InboxEvent, RunRecord, Store
 
 __all__ = ["Worker", "worker_name"]
 
@@ -86,15 +86,17 @@ class Worker:
         now = self.clock.now()
         claimed = self.store.claim_due(now, self.name, now + self.lease, self.batch)
         if claimed:
-            await asyncio.gather(*(self.execute(record) for record in claimed))
+            inboxes = self.store.inbox([record.id for record in claimed])
+            await asyncio.gather(*(self.execute(record, inboxes.get(record.id, []))
+                                   for record in claimed))
         return len(claimed)
 
-    async def execute(self, record: RunRecord) -> None:
-        """Execute one claimed run and commit what it came to."""
+    async def execute(self, record: RunRecord, inbox: list[InboxEvent]) -> None:
+        """Execute one claimed run (with its delivered events) and commit what it came to."""
         async with self._slots:
             self._in_flight.add(record.id)
             try:
-                update = await self.executor.execute(record, self.clock.now())
+                update = await self.executor.execute(record, self.clock.now(), inbox)
                 if update is None:
                     return
                 outcome = await self.committer.submit(update)

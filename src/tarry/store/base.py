@@ -23,9 +23,9 @@ __all__ = [
     "EventRecord",
     "EventState",
     "EventWait",
+    "HistoryEntry",
     "InboxEvent",
     "NewEvent",
-    "HistoryEntry",
     "NewRun",
     "RunRecord",
     "RunStatus",
@@ -259,10 +259,11 @@ class Store(Protocol):
         """Write updates for runs ``worker`` holds, all in one transaction.
 
         Per update, besides the run row and its history: the inbox entries in ``consumed``
-        are deleted; the run's event waits are replaced by ``waits`` — except that a wait
-        whose branch already has an inbox entry is not registered again, and a new wait that
-        matches a buffered event takes that event at once (it becomes delivered to this run);
-        a released run that still has inbox entries is due at ``now``.
+        are deleted; on release, the run's event waits are replaced by ``waits`` — except
+        that a wait whose branch already has an inbox entry is not registered again, and a
+        new wait that matches a buffered event takes that event at once (it becomes
+        delivered to this run); a released run that still has inbox entries is due at
+        ``now``.
         """
         ...
 
@@ -308,6 +309,10 @@ class Store(Protocol):
                     limit: int = 100) -> list[EventRecord]:
         """Events, newest first; buffered ones whose buffer lapsed by ``now`` are recorded
         as unmatched first."""
+        ...
+
+    def get_event(self, event_id: str) -> EventRecord:
+        """One event by id; raises ``EventError`` when none (or several types) have it."""
         ...
 
     def redeliver(self, event: NewEvent, now: datetime) -> EventRecord:

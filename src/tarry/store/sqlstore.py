@@ -18,10 +18,14 @@ from typing import Any, Protocol, cast
 
 from tarry.clock import from_millis, to_millis
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
-from tarry.store import rows
+from tarry.store import eventstore, rows
 from tarry.store.base import (
     CheckpointOutcome,
+    EventRecord,
+    EventState,
     HistoryEntry,
+    InboxEvent,
+    NewEvent,
     NewRun,
     RunRecord,
     RunStatus,
@@ -235,6 +239,7 @@ class SqlStore(ABC):
                     outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
                     continue
                 history += rows.history_params(update.run_id, update.history)
+                eventstore.settle_inbox(tx, update, now)
                 outcomes[update.run_id] = rows.checkpoint_outcome(
                     update, bool(row["cancel_requested"]))
             tx.many("insert_history", history)
@@ -290,3 +295,43 @@ class SqlStore(ABC):
         due = row["due_at"] if row else None
         return None if due is None else from_millis(due)
 
+
+    # -- events ---------------------------------------------------------------------------
+
+    def record_event(self, event: NewEvent, now: datetime) -> EventRecord:
+        """Record an event and deliver it, in one transaction (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return eventstore.deliver_new(tx, event, now)
+
+    def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
+        """The undelivered inbox of each run, oldest first."""
+        if not run_ids:
+            return {}
+        with self._transaction(write=False) as tx:
+            return eventstore.inbox_of(tx, run_ids)
+
+    def list_events(self, *, state: EventState | None = None, now: datetime,
+                    limit: int = 100) -> list[EventRecord]:
+        """Events, newest first, after recording lapsed buffers as unmatched."""
+        with self._transaction(write=True) as tx:
+            tx.run("expire_buffered", {"now": to_millis(now)})
+            found = tx.all("list_events_by_state" if state else "list_events",
+                           {"state": state.value if state else None, "limit": limit})
+        return [eventstore.record_from_row(row) for row in found]
+
+    def get_event(self, event_id: str) -> EventRecord:
+        """One event by id."""
+        with self._transaction(write=False) as tx:
+            return eventstore.find_by_id(tx, event_id)
+
+    def redeliver(self, event: NewEvent, now: datetime) -> EventRecord:
+        """Deliver a stored invalid, unmatched or buffered event again."""
+        with self._transaction(write=True) as tx:
+            tx.run("expire_buffered", {"now": to_millis(now)})
+            return eventstore.redeliver(tx, event, now)
+
+    def discard(self, event_id: str, now: datetime) -> EventRecord:
+        """Mark a quarantined, unmatched or buffered event discarded."""
+        with self._transaction(write=True) as tx:
+            tx.run("expire_buffered", {"now": to_millis(now)})
+            return eventstore.discard(tx, event_id, now)

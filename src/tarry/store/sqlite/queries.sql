@@ -97,3 +97,88 @@ ORDER BY created_at DESC, id DESC LIMIT :limit
 
 -- name: next_due_at
 SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
+
+-- Events ---------------------------------------------------------------------------------
+
+-- name: lock_correlation
+-- Serialises delivery and wait registration on one correlation (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: find_event
+SELECT * FROM events WHERE type = :type AND id = :id
+
+-- name: events_with_id
+SELECT * FROM events WHERE id = :id
+
+-- name: insert_event
+INSERT INTO events (id, type, state, data, match_key, errors, runs, received_at, buffer_until,
+                    updated_at)
+VALUES (:id, :type, :state, :data, :match_key, :errors, :runs, :received_at, :buffer_until,
+        :now)
+
+-- name: replace_event
+UPDATE events
+SET state = :state, data = :data, match_key = :match_key, errors = :errors, runs = :runs,
+    buffer_until = :buffer_until, updated_at = :now
+WHERE type = :type AND id = :id
+RETURNING *
+
+-- name: set_event_state
+UPDATE events SET state = :state, runs = :runs, updated_at = :now
+WHERE type = :type AND id = :id
+RETURNING *
+
+-- name: waiting_branches
+-- The branches waiting on one correlation: an index lookup, never a scan of waiting runs.
+SELECT DISTINCT run_id, wait_id FROM event_waits
+WHERE type = :type AND match_key = :match_key
+ORDER BY run_id, wait_id
+
+-- name: delete_branch_waits
+DELETE FROM event_waits WHERE run_id = :run_id AND wait_id = :wait_id
+
+-- name: delete_run_waits
+DELETE FROM event_waits WHERE run_id = :run_id
+
+-- name: insert_wait
+INSERT INTO event_waits (run_id, wait_id, type, match_key, until)
+VALUES (:run_id, :wait_id, :type, :match_key, :until)
+ON CONFLICT DO NOTHING
+
+-- name: insert_inbox
+INSERT INTO inbox (run_id, wait_id, event_type, event_id, data, received_at)
+VALUES (:run_id, :wait_id, :event_type, :event_id, :data, :received_at)
+
+-- name: delete_inbox
+DELETE FROM inbox WHERE seq = :seq
+
+-- name: inbox_of_runs
+-- :ids is a JSON array of run ids.
+SELECT * FROM inbox WHERE run_id IN (SELECT value FROM json_each(:ids)) ORDER BY seq
+
+-- name: branch_has_inbox
+SELECT 1 AS present FROM inbox WHERE run_id = :run_id AND wait_id = :wait_id LIMIT 1
+
+-- name: run_has_inbox
+SELECT 1 AS present FROM inbox WHERE run_id = :run_id LIMIT 1
+
+-- name: oldest_buffered
+SELECT * FROM events
+WHERE state = 'buffered' AND type = :type AND match_key = :match_key AND buffer_until > :now
+ORDER BY received_at LIMIT 1
+
+-- name: wake_waiting_run
+UPDATE runs SET due_at = :now WHERE id = :run_id AND status = 'waiting'
+
+-- name: wake_run_now
+UPDATE runs SET due_at = :now WHERE id = :run_id
+
+-- name: expire_buffered
+UPDATE events SET state = 'unmatched', updated_at = :now
+WHERE state = 'buffered' AND buffer_until <= :now
+
+-- name: list_events
+SELECT * FROM events ORDER BY received_at DESC, id DESC LIMIT :limit
+
+-- name: list_events_by_state
+SELECT * FROM events WHERE state = :state ORDER BY received_at DESC, id DESC LIMIT :limit

@@ -1,0 +1,171 @@
+"""Event delivery over named queries, the same statements on every SQL backend (SPEC 3.5).
+
+Every function runs inside the caller's transaction, so an event's record, its delivery into
+run inboxes and the wake of those runs commit together. Delivery and wait registration take
+the same per-correlation lock first (``lock_correlation``), so an event and a wait that
+arrive at the same moment always meet: one of them sees the other.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from tarry.clock import from_millis, to_millis
+from tarry.errors import EventError
+from tarry.store.base import EventRecord, EventState, EventWait, InboxEvent, NewEvent, RunUpdate
+from tarry.store.rows import Row
+
+if TYPE_CHECKING:
+    from tarry.store.sqlstore import Tx
+
+__all__ = ["deliver_new", "discard", "find_by_id", "inbox_of", "record_from_row", "redeliver",
+           "register_waits", "settle_inbox"]
+
+_REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
+
+
+def deliver_new(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
+    """Record a new event (or recognise a duplicate) and deliver it."""
+    existing = tx.one("find_event", {"type": event.type, "id": event.id})
+    if existing is not None:
+        return record_from_row(existing, state=EventState.DUPLICATE)
+    state, runs = _deliver(tx, event, now)
+    tx.run("insert_event", _event_params(event, state, runs, now))
+    row = tx.one("find_event", {"type": event.type, "id": event.id})
+    assert row is not None
+    return record_from_row(row)
+
+
+def redeliver(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
+    """Deliver a stored invalid, unmatched or buffered event again with ``event``'s data."""
+    stored = find_by_id(tx, event.id)
+    if stored.state not in _REDELIVERABLE:
+        raise EventError(f"event '{event.id}' is {stored.state}; only invalid, unmatched or "
+                         "buffered events can be redelivered")
+    state, runs = _deliver(tx, event, now)
+    row = tx.one("replace_event", _event_params(event, state, runs, now))
+    assert row is not None
+    return record_from_row(row)
+
+
+def discard(tx: Tx, event_id: str, now: datetime) -> EventRecord:
+    """Mark a stored invalid, unmatched or buffered event discarded."""
+    stored = find_by_id(tx, event_id)
+    if stored.state not in _REDELIVERABLE:
+        raise EventError(f"event '{event_id}' is {stored.state}; only invalid, unmatched or "
+                         "buffered events can be discarded")
+    row = tx.one("set_event_state", {"type": stored.type, "id": event_id,
+                                     "state": EventState.DISCARDED.value,
+                                     "runs": json.dumps(list(stored.runs)),
+                                     "now": to_millis(now)})
+    assert row is not None
+    return record_from_row(row)
+
+
+def find_by_id(tx: Tx, event_id: str) -> EventRecord:
+    """The one stored event with ``event_id``."""
+    rows = tx.all("events_with_id", {"id": event_id})
+    if not rows:
+        raise EventError(f"no event with id '{event_id}'")
+    if len(rows) > 1:
+        raise EventError(f"several event types have an event with id '{event_id}'")
+    return record_from_row(rows[0])
+
+
+def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
+    """The inboxes of ``run_ids``, oldest first."""
+    found: dict[str, list[InboxEvent]] = {}
+    for row in tx.all("inbox_of_runs", {"ids": json.dumps(run_ids)}):
+        found.setdefault(row["run_id"], []).append(InboxEvent(
+            inbox_id=str(row["seq"]), wait_id=row["wait_id"], event_id=row["event_id"],
+            type=row["event_type"], data=_json(row["data"]),
+            received_at=from_millis(row["received_at"])))
+    return found
+
+
+def settle_inbox(tx: Tx, update: RunUpdate, now: datetime) -> None:
+    """Apply one checkpoint's event side: consumed entries, wait registrations, wake."""
+    tx.many("delete_inbox", [{"seq": int(seq)} for seq in update.consumed])
+    if not update.release:
+        return
+    tx.run("delete_run_waits", {"run_id": update.run_id})
+    register_waits(tx, update.run_id, update.waits, now)
+    if update.status.value == "waiting" and tx.one("run_has_inbox",
+                                                   {"run_id": update.run_id}):
+        tx.run("wake_run_now", {"run_id": update.run_id, "now": to_millis(now)})
+
+
+def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datetime) -> None:
+    """Register waits; a wait that matches a buffered event takes it instead, at once."""
+    for wait in waits:
+        branch = {"run_id": run_id, "wait_id": wait.wait_id}
+        if tx.one("branch_has_inbox", branch):
+            continue
+        tx.one("lock_correlation", {"type": wait.type, "match_key": wait.match_key})
+        buffered = tx.one("oldest_buffered", {"type": wait.type, "match_key": wait.match_key,
+                                              "now": to_millis(now)})
+        if buffered is None:
+            tx.run("insert_wait", {**branch, "type": wait.type, "match_key": wait.match_key,
+                                   "until": to_millis(wait.until)})
+            continue
+        tx.run("delete_branch_waits", branch)
+        _put_in_inbox(tx, run_id, wait.wait_id, buffered)
+        tx.run("set_event_state", {"type": buffered["type"], "id": buffered["id"],
+                                   "state": EventState.DELIVERED.value,
+                                   "runs": json.dumps([run_id]), "now": to_millis(now)})
+
+
+def _deliver(tx: Tx, event: NewEvent, now: datetime) -> tuple[EventState, list[str]]:
+    if event.errors:
+        return EventState.INVALID, []
+    assert event.match_key is not None
+    tx.one("lock_correlation", {"type": event.type, "match_key": event.match_key})
+    branches = tx.all("waiting_branches", {"type": event.type, "match_key": event.match_key})
+    row = {"type": event.type, "id": event.id, "data": json.dumps(event.data),
+           "received_at": to_millis(event.received_at)}
+    for branch in branches:
+        tx.run("delete_branch_waits", {"run_id": branch["run_id"],
+                                       "wait_id": branch["wait_id"]})
+        _put_in_inbox(tx, branch["run_id"], branch["wait_id"], row)
+        tx.run("wake_waiting_run", {"run_id": branch["run_id"], "now": to_millis(now)})
+    runs = sorted({branch["run_id"] for branch in branches})
+    if runs:
+        return EventState.DELIVERED, runs
+    if event.buffer_until is not None and event.buffer_until > now:
+        return EventState.BUFFERED, []
+    return EventState.UNMATCHED, []
+
+
+def _put_in_inbox(tx: Tx, run_id: str, wait_id: str, event: Row) -> None:
+    tx.run("insert_inbox", {"run_id": run_id, "wait_id": wait_id, "event_type": event["type"],
+                            "event_id": event["id"], "data": _text(event["data"]),
+                            "received_at": event["received_at"]})
+
+
+def _event_params(event: NewEvent, state: EventState, runs: list[str],
+                  now: datetime) -> dict[str, Any]:
+    return {"id": event.id, "type": event.type, "state": state.value,
+            "data": json.dumps(event.data), "match_key": event.match_key,
+            "errors": json.dumps(list(event.errors)), "runs": json.dumps(runs),
+            "received_at": to_millis(event.received_at),
+            "buffer_until": None if event.buffer_until is None else to_millis(event.buffer_until),
+            "now": to_millis(now)}
+
+
+def record_from_row(row: Row, *, state: EventState | None = None) -> EventRecord:
+    """The event record of a stored row (``state`` overrides the stored one)."""
+    buffer_until = row["buffer_until"]
+    return EventRecord(id=row["id"], type=row["type"], state=state or EventState(row["state"]),
+                       data=_json(row["data"]), received_at=from_millis(row["received_at"]),
+                       runs=tuple(_json(row["runs"])), errors=tuple(_json(row["errors"])),
+                       buffer_until=None if buffer_until is None else from_millis(buffer_until))
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
