@@ -1,0 +1,37 @@
+"""The timer benchmark still runs end to end (tiny sizes; the figures themselves are not judged)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "timers.py"
+_TINY = ["--burst", "10", "--steady-rate", "20", "--steady-seconds", "0.25",
+         "--rss-small", "5", "--rss-large", "15", "--idle-seconds", "0.2",
+         "--limit-seconds", "0.05", "--limit-rounds", "1"]
+
+
+@pytest.mark.slow
+def test_timers_benchmark_runs_and_writes_every_figure(tmp_path: Path) -> None:
+    result_file = tmp_path / "timers.json"
+
+    finished = subprocess.run([sys.executable, str(_SCRIPT), *_TINY, "--json", str(result_file)],
+                              capture_output=True, text=True, timeout=50, check=False)
+
+    assert finished.returncode == 0, finished.stderr
+    assert "burst: wakes/s" in finished.stdout
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    assert result["limit"]["per_second"] > 0
+    assert result["burst"]["runs"] == 10
+    assert result["burst"]["ratio_to_limit"] > 0
+    assert result["steady"]["runs"] == 5
+    assert set(result["steady"]["lateness_ms"]) == {"p50", "p99", "max", "min"}
+    assert [point["waiting_runs"] for point in result["rss"]["points"]] == [5, 15]
+    assert result["rss"]["store_bytes_per_waiting_run"] > 0
+    assert [target["name"] for target in result["targets"]] == [
+        "burst wakes/s ÷ limit", "steady lateness p99 (ms)", "idle worker RSS large ÷ small"]
+    assert result["machine"]["store"] == "sqlite"
