@@ -82,20 +82,26 @@ def test_every_example_flow_loads_under_its_file_name(path: Path) -> None:
     assert example_flow(path.stem).name == path.stem
 
 
+@pytest.fixture
+def fresh_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo changes to the import path, and import the example's module anew."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "search_index", raising=False)
+
+
+@pytest.mark.usefixtures("fresh_imports")
 def test_tarry_validate_accepts_the_example(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "waiting"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".tarry", "__pycache__"))
     monkeypatch.chdir(project)
-    monkeypatch.setattr(sys, "path", list(sys.path))
     result = CliRunner().invoke(app, ["validate"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
 
 
-def test_the_engine_imports_the_example_action_from_the_project_root(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "path", list(sys.path))
+@pytest.mark.usefixtures("fresh_imports")
+def test_the_engine_imports_the_example_action_from_the_project_root() -> None:
     engine = Engine.from_settings(load_settings(EXAMPLE), store=open_store("sqlite:///:memory:"))
     try:
         assert "search.status" in engine.actions
