@@ -10,8 +10,8 @@ import pytest
 from tarry.errors import ConfigError, MigrationError, StoreUnavailable
 from tarry.store import open_store
 
-
 ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events")]
+
 
 def _applied(path: Path) -> list[tuple[int, str]]:
     with sqlite3.connect(path) as connection:
@@ -107,3 +107,22 @@ def test_a_sqlite_file_that_cannot_be_opened_is_unavailable(tmp_path: Path) -> N
     (tmp_path / "folder.db").mkdir()
     with pytest.raises(StoreUnavailable, match="unable to open database file"):
         open_store(f"sqlite:///{tmp_path}/folder.db")
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("pool_size=0", "store URL option pool_size must be a positive integer, not '0'"),
+    ("pool_size=two", "store URL option pool_size must be a positive integer, not 'two'"),
+    ("pool_timeout=-1",
+     "store URL option pool_timeout must be a positive number of seconds, not '-1'"),
+    ("pool_timeout=soon",
+     "store URL option pool_timeout must be a positive number of seconds, not 'soon'"),
+])
+def test_bad_postgres_pool_options_are_config_errors(query: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        open_store(f"postgresql://postgres@127.0.0.1:1/tarry?{query}")
+    assert str(caught.value) == message
+
+
+def test_an_unreachable_postgres_server_is_unavailable() -> None:
+    with pytest.raises(StoreUnavailable, match=r"^PostgreSQL store unavailable: "):
+        open_store("postgresql://postgres@127.0.0.1:1/tarry?pool_timeout=0.2")

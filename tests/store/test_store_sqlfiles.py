@@ -43,3 +43,29 @@ def test_malformed_query_files_are_refused(text: str, message: str) -> None:
 
 def test_load_queries_reads_a_file_shipped_in_a_package() -> None:
     assert "get_run" in load_queries("tarry.store.sqlite", "queries.sql")
+
+
+_PARAMETERS = {
+    "sqlite": re.compile(r"(?<![:\w]):([a-z_]+)"),
+    "postgres": re.compile(r"%\(([a-z_]+)\)s"),
+}
+
+
+def _dialect(backend: str) -> dict[str, set[str]]:
+    """Each query of a backend's queries.sql with the names of its parameters."""
+    queries = load_queries(f"tarry.store.{backend}", "queries.sql")
+    return {name: set(_PARAMETERS[backend].findall(sql)) for name, sql in queries.items()}
+
+
+_LOCKS_ONLY_POSTGRES_NEEDS = {"lock_correlation"}
+"""Queries that take a lock on PostgreSQL and are a no-op under SQLite's BEGIN IMMEDIATE."""
+
+
+def test_both_dialects_define_the_same_queries_with_the_same_parameters() -> None:
+    sqlite, postgres = _dialect("sqlite"), _dialect("postgres")
+    assert sorted(sqlite) == sorted(postgres)
+    for name in _LOCKS_ONLY_POSTGRES_NEEDS:
+        assert sqlite.pop(name) == set()
+        postgres.pop(name)
+    assert sqlite == postgres
+    assert sqlite["lease_runs"] == {"ids", "worker", "lease_until", "now"}  # the regexes work

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import unquote
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError, StoreUnavailable
@@ -75,6 +76,43 @@ def _create_parent(path: Path) -> None:
                                f"{error}") from error
 
 
+def _open_postgres(url: str) -> SqlStore:
+    # psycopg takes a tenth of a second to import: only PostgreSQL users pay for it.
+    from tarry.store.postgres.store import PostgresStore  # noqa: PLC0415
+
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    options: dict[str, Any] = {key: _POOL_OPTIONS[key](key, value)
+                               for key, value in query if key in _POOL_OPTIONS}
+    server_query = urlencode([(key, value) for key, value in query if key not in _POOL_OPTIONS])
+    return PostgresStore(urlunsplit(parts._replace(query=server_query)), **options)
+
+
+def _positive_int(key: str, value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"store URL option {key} must be a positive integer, not {value!r}")
+    return int(value)
+
+
+def _positive_seconds(key: str, value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ConfigError(f"store URL option {key} must be a positive number of seconds, "
+                          f"not {value!r}")
+    return seconds
+
+
+_POOL_OPTIONS: dict[str, Callable[[str, str], int | float]] = {
+    "pool_size": _positive_int,
+    "pool_timeout": _positive_seconds,
+}
+"""tarry's own PostgreSQL URL parameters and how each is read."""
+
 _OPENERS: dict[str, Callable[[str], SqlStore]] = {
     "sqlite": _open_sqlite,
+    "postgresql": _open_postgres,
+    "postgres": _open_postgres,
 }

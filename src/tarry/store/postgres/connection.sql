@@ -1,0 +1,9 @@
+-- How the PostgreSQL store drives its connections (not part of the dialect-neutral set).
+
+-- name: lock_migrations
+-- Held until the migration's transaction ends: one migrating process at a time.
+SELECT pg_advisory_xact_lock(hashtext('tarry schema migrations'))
+
+-- name: listen
+-- The channel the runs_notify_change trigger notifies (see the migrations).
+LISTEN tarry_changes

@@ -1,0 +1,68 @@
+-- The first schema: flows, runs, their history, and the migrations ledger.
+-- Instants are BIGINT epoch milliseconds (UTC); payloads are JSONB (the store reads them back
+-- as JSON text, like SQLite's, so both backends share one row mapping).
+
+CREATE TABLE schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at BIGINT  NOT NULL DEFAULT (floor(extract(epoch FROM now()) * 1000))::bigint
+);
+
+CREATE TABLE flows (
+    digest     TEXT   PRIMARY KEY,
+    name       TEXT   NOT NULL,
+    source     TEXT   NOT NULL,
+    created_at BIGINT NOT NULL DEFAULT (floor(extract(epoch FROM now()) * 1000))::bigint
+);
+
+CREATE TABLE runs (
+    id               TEXT    PRIMARY KEY,
+    flow             TEXT    NOT NULL,
+    flow_digest      TEXT    NOT NULL,
+    status           TEXT    NOT NULL,
+    inputs           JSONB   NOT NULL,
+    target           TEXT,
+    state            JSONB   NOT NULL,
+    exit             TEXT,
+    error            JSONB,
+    reason           TEXT,
+    result           JSONB,
+    waiting_for      JSONB,
+    due_at           BIGINT,
+    lease_owner      TEXT,
+    cancel_requested BOOLEAN NOT NULL DEFAULT false,
+    cancelled_by     TEXT,
+    created_at       BIGINT  NOT NULL,
+    updated_at       BIGINT  NOT NULL
+);
+
+-- Claiming and the worker's next wake read only runs that will ever be due.
+CREATE INDEX runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX runs_created ON runs (created_at);
+CREATE INDEX runs_status_created ON runs (status, created_at);
+CREATE INDEX runs_flow_created ON runs (flow, created_at);
+
+CREATE TABLE history (
+    id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id TEXT   NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    at     BIGINT NOT NULL,
+    kind   TEXT   NOT NULL,
+    step   TEXT,
+    data   JSONB  NOT NULL
+);
+
+CREATE INDEX history_run ON history (run_id, id);
+
+-- Wake listening workers whenever a transaction leaves a run unleased (created, suspended,
+-- ended, cancelled) or asks a running run to stop. Claims and lease renewals stay silent.
+-- Notifications are sent at commit, and identical ones within a transaction are sent once.
+CREATE FUNCTION tarry_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('tarry_changes', '');
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER runs_notify_change AFTER INSERT OR UPDATE ON runs
+    FOR EACH ROW WHEN (NEW.lease_owner IS NULL OR NEW.cancel_requested)
+    EXECUTE FUNCTION tarry_notify_change();

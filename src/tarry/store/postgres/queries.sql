@@ -1,0 +1,197 @@
+-- The queries of the PostgreSQL store, by name (SQLite defines the same names).
+-- Parameters are named (%(name)s). Instants are epoch milliseconds; payloads JSONB, read
+-- back as text. Claims lock the rows they take (FOR UPDATE SKIP LOCKED), so concurrent
+-- claimers pass each other by instead of waiting.
+
+-- name: schema_exists
+-- A row when the database holds a tarry schema. (A scan of the catalog sees tables that
+-- other transactions committed meanwhile; to_regclass may not.)
+SELECT 1 AS present FROM pg_catalog.pg_tables
+WHERE schemaname = current_schema() AND tablename = 'schema_migrations'
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations ORDER BY version
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name) VALUES (%(version)s, %(name)s)
+
+-- name: save_flow
+INSERT INTO flows (digest, name, source) VALUES (%(digest)s, %(name)s, %(source)s)
+ON CONFLICT (digest) DO NOTHING
+
+-- name: flow_source
+SELECT source FROM flows WHERE digest = %(digest)s
+
+-- name: insert_run
+INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
+                  due_at, created_at, updated_at)
+VALUES (%(id)s, %(flow)s, %(flow_digest)s, %(status)s, %(inputs)s, %(target)s, %(state)s,
+        %(reason)s, %(waiting_for)s, %(due_at)s, %(created_at)s, %(created_at)s)
+
+-- name: insert_history
+INSERT INTO history (run_id, at, kind, step, data)
+VALUES (%(run_id)s, %(at)s, %(kind)s, %(step)s, %(data)s)
+
+-- name: due_runs
+-- The earliest due runs nobody else is claiming (a claim, step 1: the rows stay locked).
+SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
+ORDER BY due_at LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED
+
+-- name: due_run
+-- One run, if it is due and nobody else is claiming it (a claim of that run, step 1).
+SELECT id, status, due_at FROM runs WHERE id = %(id)s AND due_at <= %(now)s
+FOR UPDATE SKIP LOCKED
+
+-- name: lease_runs
+-- Lease the runs of step 1 (ids, a JSON array); their due_at becomes the lease expiry.
+UPDATE runs
+SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
+    updated_at = %(now)s
+WHERE id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+RETURNING *
+
+-- name: renew_leases
+-- ids is a JSON array of run ids.
+UPDATE runs SET due_at = %(lease_until)s
+WHERE lease_owner = %(worker)s AND id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+RETURNING id
+
+-- name: checkpoint_run
+-- No row back means the worker no longer holds the lease: nothing was written.
+UPDATE runs
+SET status = %(status)s, state = %(state)s, exit = %(exit)s, error = %(error)s,
+    reason = %(reason)s, result = %(result)s, waiting_for = %(waiting_for)s,
+    updated_at = %(now)s,
+    due_at = CASE WHEN %(release)s THEN %(due_at)s ELSE due_at END,
+    lease_owner = CASE WHEN %(release)s THEN NULL ELSE lease_owner END
+WHERE id = %(run_id)s AND lease_owner = %(worker)s
+RETURNING cancel_requested
+
+-- name: get_run_for_update
+SELECT * FROM runs WHERE id = %(id)s FOR UPDATE
+
+-- name: cancel_run
+UPDATE runs
+SET status = 'cancelled', due_at = NULL, lease_owner = NULL, cancelled_by = %(by)s,
+    updated_at = %(now)s
+WHERE id = %(id)s
+RETURNING *
+
+-- name: request_cancel
+-- A running run: its worker ends it at the next checkpoint.
+UPDATE runs SET cancel_requested = true, cancelled_by = %(by)s, updated_at = %(now)s
+WHERE id = %(id)s
+RETURNING *
+
+-- name: get_run
+SELECT * FROM runs WHERE id = %(id)s
+
+-- name: history
+SELECT at, kind, step, data FROM history WHERE run_id = %(run_id)s ORDER BY id
+
+-- name: list_runs
+SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+
+-- name: list_runs_by_status
+SELECT * FROM runs WHERE status = %(status)s
+ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+
+-- name: list_runs_by_flow
+SELECT * FROM runs WHERE flow = %(flow)s
+ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+
+-- name: list_runs_by_status_and_flow
+SELECT * FROM runs WHERE status = %(status)s AND flow = %(flow)s
+ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+
+-- name: next_due_at
+SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
+
+-- Events ---------------------------------------------------------------------------------
+
+-- name: lock_correlation
+-- Serialises delivery and wait registration on one correlation until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtext(%(type)s), hashtext(%(match_key)s)) IS NULL AS locked
+
+-- name: find_event
+SELECT * FROM events WHERE type = %(type)s AND id = %(id)s
+
+-- name: events_with_id
+SELECT * FROM events WHERE id = %(id)s
+
+-- name: insert_event
+INSERT INTO events (id, type, state, data, match_key, errors, runs, received_at, buffer_until,
+                    updated_at)
+VALUES (%(id)s, %(type)s, %(state)s, %(data)s, %(match_key)s, %(errors)s, %(runs)s,
+        %(received_at)s, %(buffer_until)s, %(now)s)
+
+-- name: replace_event
+UPDATE events
+SET state = %(state)s, data = %(data)s, match_key = %(match_key)s, errors = %(errors)s,
+    runs = %(runs)s, buffer_until = %(buffer_until)s, updated_at = %(now)s
+WHERE type = %(type)s AND id = %(id)s
+RETURNING *
+
+-- name: set_event_state
+UPDATE events SET state = %(state)s, runs = %(runs)s, updated_at = %(now)s
+WHERE type = %(type)s AND id = %(id)s
+RETURNING *
+
+-- name: waiting_branches
+-- The branches waiting on one correlation: an index lookup, never a scan of waiting runs.
+SELECT DISTINCT run_id, wait_id FROM event_waits
+WHERE type = %(type)s AND match_key = %(match_key)s
+ORDER BY run_id, wait_id
+
+-- name: delete_branch_waits
+DELETE FROM event_waits WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s
+
+-- name: delete_run_waits
+DELETE FROM event_waits WHERE run_id = %(run_id)s
+
+-- name: insert_wait
+INSERT INTO event_waits (run_id, wait_id, type, match_key, until)
+VALUES (%(run_id)s, %(wait_id)s, %(type)s, %(match_key)s, %(until)s)
+ON CONFLICT DO NOTHING
+
+-- name: insert_inbox
+INSERT INTO inbox (run_id, wait_id, event_type, event_id, data, received_at)
+VALUES (%(run_id)s, %(wait_id)s, %(event_type)s, %(event_id)s, %(data)s, %(received_at)s)
+
+-- name: delete_inbox
+DELETE FROM inbox WHERE seq = %(seq)s
+
+-- name: inbox_of_runs
+-- ids is a JSON array of run ids.
+SELECT * FROM inbox WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+ORDER BY seq
+
+-- name: branch_has_inbox
+SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s LIMIT 1
+
+-- name: run_has_inbox
+SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s LIMIT 1
+
+-- name: oldest_buffered
+SELECT * FROM events
+WHERE state = 'buffered' AND type = %(type)s AND match_key = %(match_key)s
+  AND buffer_until > %(now)s
+ORDER BY received_at LIMIT 1
+
+-- name: wake_waiting_run
+UPDATE runs SET due_at = %(now)s WHERE id = %(run_id)s AND status = 'waiting'
+
+-- name: wake_run_now
+UPDATE runs SET due_at = %(now)s WHERE id = %(run_id)s
+
+-- name: expire_buffered
+UPDATE events SET state = 'unmatched', updated_at = %(now)s
+WHERE state = 'buffered' AND buffer_until <= %(now)s
+
+-- name: list_events
+SELECT * FROM events ORDER BY received_at DESC, id DESC LIMIT %(limit)s
+
+-- name: list_events_by_state
+SELECT * FROM events WHERE state = %(state)s
+ORDER BY received_at DESC, id DESC LIMIT %(limit)s

@@ -1,0 +1,174 @@
+"""The event side of the store contract, run against every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+import pytest
+from store_samples import T0, at, eventually, new_run
+
+from tarry.errors import EventError
+from tarry.store.base import (
+    CheckpointOutcome,
+    EventState,
+    EventWait,
+    NewEvent,
+    RunStatus,
+    RunUpdate,
+    Store,
+)
+
+KEY = '["1700.1"]'
+
+
+def _event(event_id: str, *, key: str = KEY, received: float = 1,
+           buffer_until: datetime | None = None, errors: tuple[str, ...] = (),
+           data: dict[str, object] | None = None) -> NewEvent:
+    return NewEvent(id=event_id, type="slack.approval",
+                    data=data if data is not None else {"approved": True},
+                    received_at=at(received), match_key=None if errors else key,
+                    errors=errors, buffer_until=buffer_until)
+
+
+def _waiting(store: Store, run_id: str, *, key: str = KEY) -> None:
+    """Create ``run_id`` and suspend it on a wait for the test's correlation."""
+    store.create_run(new_run(run_id), [])
+    store.claim_run(run_id, T0, "w1", at(30))
+    wait = EventWait(wait_id="approval", type="slack.approval", match_key=key, until=at(3600))
+    outcome = store.checkpoint("w1", T0, [RunUpdate(
+        run_id=run_id, status=RunStatus.WAITING, state={}, history=[], due_at=at(3600),
+        waits=(wait,))])
+    assert outcome == {run_id: CheckpointOutcome.SAVED}
+
+
+def test_an_event_goes_to_the_inbox_of_the_waiting_run_and_wakes_it(store: Store) -> None:
+    _waiting(store, "r1")
+
+    record = store.record_event(_event("e1"), at(5))
+
+    assert (record.state, record.runs) == (EventState.DELIVERED, ("r1",))
+    assert store.get_run("r1").due_at == at(5)
+    [delivered] = store.inbox(["r1", "r2"])["r1"]
+    assert (delivered.event_id, delivered.wait_id, delivered.type, delivered.data,
+            delivered.received_at) == ("e1", "approval", "slack.approval",
+                                       {"approved": True}, at(1))
+
+
+def test_a_delivered_wait_is_gone_so_the_next_event_finds_no_run(store: Store) -> None:
+    _waiting(store, "r1")
+    store.record_event(_event("e1"), at(5))
+    assert store.record_event(_event("e2"), at(6)).state is EventState.UNMATCHED
+
+
+def test_an_event_reaches_every_run_waiting_on_its_correlation_only(store: Store) -> None:
+    _waiting(store, "a")
+    _waiting(store, "b")
+    _waiting(store, "other", key='["9"]')
+
+    record = store.record_event(_event("e1"), at(5))
+
+    assert record.runs == ("a", "b")
+    assert sorted(store.inbox(["a", "b", "other"])) == ["a", "b"]
+
+
+def test_an_early_event_is_buffered_and_taken_by_the_wait_that_comes_later(
+        store: Store) -> None:
+    early = store.record_event(_event("e1", buffer_until=at(300)), at(1))
+    assert early.state is EventState.BUFFERED
+
+    _waiting(store, "r1")
+
+    assert store.get_event("e1").state is EventState.DELIVERED
+    assert [item.event_id for item in store.inbox(["r1"])["r1"]] == ["e1"]
+    assert store.get_run("r1").due_at == T0
+
+
+def test_an_event_without_buffer_and_without_run_is_unmatched(store: Store) -> None:
+    assert store.record_event(_event("e1"), at(1)).state is EventState.UNMATCHED
+
+
+def test_a_lapsed_buffer_is_listed_as_unmatched(store: Store) -> None:
+    store.record_event(_event("e1", buffer_until=at(60)), at(1))
+    assert [e.state for e in store.list_events(now=at(59))] == [EventState.BUFFERED]
+    assert [e.state for e in store.list_events(now=at(60))] == [EventState.UNMATCHED]
+
+
+def test_an_invalid_event_is_quarantined_with_its_errors(store: Store) -> None:
+    _waiting(store, "r1")
+
+    record = store.record_event(_event("e1", errors=("'approved' is required",)), at(5))
+
+    assert (record.state, record.errors, record.runs) == (
+        EventState.INVALID, ("'approved' is required",), ())
+    assert store.inbox(["r1"]) == {}
+
+
+def test_a_known_event_id_is_a_duplicate_and_changes_nothing(store: Store) -> None:
+    store.record_event(_event("e1", data={"n": 1}), at(1))
+
+    again = store.record_event(_event("e1", data={"n": 2}), at(2))
+
+    assert (again.state, again.data) == (EventState.DUPLICATE, {"n": 1})
+    assert store.get_event("e1").state is EventState.UNMATCHED
+
+
+def test_a_checkpoint_consumes_inbox_entries(store: Store) -> None:
+    _waiting(store, "r1")
+    store.record_event(_event("e1"), at(5))
+    [item] = store.inbox(["r1"])["r1"]
+    store.claim_run("r1", at(5), "w1", at(35))
+
+    store.checkpoint("w1", at(6), [RunUpdate(run_id="r1", status=RunStatus.SUCCEEDED,
+                                             state={}, history=[], consumed=(item.inbox_id,))])
+
+    assert store.inbox(["r1"]) == {}
+
+
+def test_list_events_is_newest_first_and_filters_by_state(store: Store) -> None:
+    store.record_event(_event("old", received=1), at(1))
+    store.record_event(_event("bad", received=2, errors=("no",)), at(2))
+    store.record_event(_event("new", received=3), at(3))
+
+    assert [e.id for e in store.list_events(now=at(9))] == ["new", "bad", "old"]
+    assert [e.id for e in store.list_events(state=EventState.INVALID, now=at(9))] == ["bad"]
+
+
+def test_a_quarantined_event_can_be_redelivered_corrected(store: Store) -> None:
+    _waiting(store, "r1")
+    store.record_event(_event("e1", errors=("no",), data={}), at(5))
+
+    record = store.redeliver(_event("e1"), at(6))
+
+    assert (record.state, record.runs, record.data) == (
+        EventState.DELIVERED, ("r1",), {"approved": True})
+
+
+def test_a_delivered_event_cannot_be_redelivered_or_discarded(store: Store) -> None:
+    _waiting(store, "r1")
+    store.record_event(_event("e1"), at(5))
+    message = "^event 'e1' is delivered; only invalid, unmatched or buffered events can be {}$"
+    with pytest.raises(EventError, match=message.format("redelivered")):
+        store.redeliver(_event("e1"), at(6))
+    with pytest.raises(EventError, match=message.format("discarded")):
+        store.discard("e1", at(6))
+
+
+def test_discard_marks_an_unmatched_event_discarded(store: Store) -> None:
+    store.record_event(_event("e1"), at(1))
+    assert store.discard("e1", at(2)).state is EventState.DISCARDED
+
+
+def test_get_event_of_an_unknown_id_raises(store: Store) -> None:
+    with pytest.raises(EventError, match=r"^no event with id 'nope'$"):
+        store.get_event("nope")
+
+
+def test_a_delivery_from_another_store_moves_the_change_token(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    _waiting(store, "r1")
+    before = store.change_token()
+
+    store_factory().record_event(_event("e1"), at(5))
+
+    assert eventually(lambda: store.change_token() != before)

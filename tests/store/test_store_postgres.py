@@ -1,0 +1,193 @@
+"""What only the PostgreSQL store does: the pool across server trouble, LISTEN, the schema."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from importlib.resources import files
+from typing import Any
+
+import psycopg
+import pytest
+from store_samples import eventually, new_run
+
+from backends import PostgresServer
+from tarry.errors import StoreError, StoreUnavailable
+from tarry.store import open_store
+from tarry.store.base import Store
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg_store(postgres_url: str) -> Iterator[Store]:
+    """A PostgreSQL store on an empty, migrated database."""
+    store = open_store(postgres_url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def own_database(postgres_server: PostgresServer, postgres_template: str) -> Iterator[str]:
+    """A migrated database this test may disturb (connections refused, schema changed)."""
+    with postgres_server.database(postgres_template) as url:
+        yield url
+
+
+def _disconnect_everyone(server: PostgresServer, url: str) -> None:
+    database = url.rsplit("/", 1)[1].split("?", maxsplit=1)[0]
+    server.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                   f"WHERE datname = '{database}' AND pid <> pg_backend_pid()")
+
+
+def _succeeds(call: Callable[[], Any]) -> bool:
+    try:
+        call()
+    except StoreUnavailable:
+        return False
+    return True
+
+
+def test_the_pool_replaces_connections_the_server_closed(
+        postgres_server: PostgresServer, postgres_url: str, pg_store: Store) -> None:
+    pg_store.create_run(new_run("r1"), [])
+    _disconnect_everyone(postgres_server, postgres_url)
+    assert pg_store.get_run("r1").id == "r1"
+
+
+def test_the_listener_reconnects_and_says_it_may_have_missed_changes(
+        postgres_server: PostgresServer, postgres_url: str, pg_store: Store) -> None:
+    before = pg_store.change_token()
+    _disconnect_everyone(postgres_server, postgres_url)
+
+    assert eventually(lambda: pg_store.change_token() != before)
+    settled = pg_store.change_token()
+    other = open_store(postgres_url)
+    other.create_run(new_run("r1"), [])
+    other.close()
+
+    assert eventually(lambda: pg_store.change_token() != settled)
+
+
+@pytest.mark.slow
+def test_a_call_during_an_outage_is_unavailable_and_calls_after_it_succeed(
+        postgres_server: PostgresServer, own_database: str) -> None:
+    store = open_store(f"{own_database}?pool_timeout=0.3")
+    store.create_run(new_run("r1"), [])
+    database = own_database.rsplit("/", 1)[1]
+    postgres_server.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
+    try:
+        _disconnect_everyone(postgres_server, own_database)
+        with pytest.raises(StoreUnavailable) as caught:
+            store.get_run("r1")
+        assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+        with pytest.raises(StoreUnavailable):
+            store.change_token()
+    finally:
+        postgres_server.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
+
+    assert eventually(lambda: _succeeds(lambda: store.get_run("r1")), timeout=20)
+    assert _succeeds(store.change_token)
+    store.close()
+
+
+def test_driver_errors_become_store_errors_with_the_cause(pg_store: Store) -> None:
+    pg_store.create_run(new_run("r1"), [])
+    with pytest.raises(StoreError, match="duplicate key value") as caught:
+        pg_store.create_run(new_run("r1"), [])
+    assert isinstance(caught.value.__cause__, psycopg.errors.UniqueViolation)
+
+
+def test_pool_options_are_taken_from_the_url_and_the_rest_goes_to_the_server(
+        postgres_server: PostgresServer, own_database: str) -> None:
+    store = open_store(f"{own_database}?pool_size=2&application_name=tarry-test")
+    store.create_run(new_run("r1"), [])
+    database = own_database.rsplit("/", 1)[1]
+    names = postgres_server.execute("SELECT DISTINCT application_name FROM pg_stat_activity "
+                                    f"WHERE datname = '{database}'")
+    assert store._pool.max_size == 2  # type: ignore[attr-defined]
+    assert ("tarry-test",) in names
+    store.close()
+
+
+def test_payloads_are_stored_as_jsonb(postgres_server: PostgresServer,
+                                      own_database: str) -> None:
+    store = open_store(own_database)
+    store.create_run(new_run("r1", inputs={"n": 1}), [])
+    store.close()
+    database = own_database.rsplit("/", 1)[1]
+    assert postgres_server.execute("SELECT inputs -> 'n', pg_typeof(state)::text FROM runs",
+                                   database) == [(1, "jsonb")]
+
+
+def test_processes_migrating_an_empty_database_at_once_apply_each_migration_once(
+        postgres_server: PostgresServer) -> None:
+    with postgres_server.database() as url:
+        errors: list[BaseException] = []
+
+        def open_and_close() -> None:
+            try:
+                open_store(url).close()
+            except BaseException as error:  # reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=open_and_close) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert errors == []
+        database = url.rsplit("/", 1)[1]
+        assert postgres_server.execute("SELECT version, name FROM schema_migrations",
+                                       database) == [(1, "0001_initial"), (2, "0002_events")]
+
+
+# -- the PostgreSQL snapshot ------------------------------------------------------------------
+
+_CATALOG = {
+    "columns": "SELECT table_name, ordinal_position, column_name, data_type, is_nullable, "
+               "column_default, is_identity FROM information_schema.columns "
+               "WHERE table_schema = 'public'",
+    "indexes": "SELECT tablename, indexname, indexdef FROM pg_indexes "
+               "WHERE schemaname = 'public'",
+    "constraints": "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                   "FROM pg_constraint WHERE connamespace = 'public'::regnamespace",
+    "triggers": "SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal",
+    "functions": "SELECT proname, pg_get_functiondef(oid) FROM pg_proc "
+                 "WHERE pronamespace = 'public'::regnamespace",
+}
+
+
+def _postgres_schema(server: PostgresServer, database: str) -> dict[str, list[Any]]:
+    return {part: sorted(server.execute(query, database), key=repr)
+            for part, query in _CATALOG.items()}
+
+
+def test_postgres_migrations_build_exactly_the_schema_snapshot(
+        postgres_server: PostgresServer) -> None:
+    snapshot_sql = files("tarry.store.postgres").joinpath("schema.sql").read_text("utf-8")
+    with postgres_server.database() as migrated, postgres_server.database() as snapshot:
+        open_store(migrated).close()
+        postgres_server.execute(snapshot_sql, snapshot.rsplit("/", 1)[1])
+
+        expected = _postgres_schema(postgres_server, snapshot.rsplit("/", 1)[1])
+
+        assert all(expected.values())  # every part of the snapshot is there
+        assert _postgres_schema(postgres_server, migrated.rsplit("/", 1)[1]) == expected
+
+
+def test_a_claim_reads_the_partial_due_index(postgres_server: PostgresServer,
+                                             own_database: str) -> None:
+    database = own_database.rsplit("/", 1)[1]
+    postgres_server.execute(
+        "INSERT INTO runs (id, flow, flow_digest, status, inputs, state, due_at, created_at, "
+        "updated_at) SELECT 'r' || n, 'f', 'd', 'waiting', '{}', '{}', n, 0, 0 "
+        "FROM generate_series(1, 5000) AS n", database)
+    postgres_server.execute("ANALYZE runs", database)
+
+    plan = postgres_server.execute(
+        "EXPLAIN SELECT id FROM runs WHERE due_at <= 10 ORDER BY due_at LIMIT 5 "
+        "FOR UPDATE SKIP LOCKED", database)
+
+    assert "runs_due" in " ".join(str(row[0]) for row in plan)
