@@ -41,8 +41,8 @@ def probe() -> Recorder:
 
 
 @pytest.fixture
-def harness(tmp_path: Path, probe: Recorder) -> Iterator[Harness]:
-    h = Harness(tmp_path, start=START, actions={"probe": probe})
+def harness(tmp_path: Path, probe: Recorder, store_url: str) -> Iterator[Harness]:
+    h = Harness(tmp_path, start=START, actions={"probe": probe}, store_url=store_url)
     yield h
     h.close()
 

@@ -55,9 +55,9 @@ def slack_post(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
+def harness(tmp_path: Path, store_url: str) -> Iterator[Harness]:
     h = Harness(tmp_path, start=START, actions={"slack.post": slack_post},
-                manifests=MANIFESTS)
+                manifests=MANIFESTS, store_url=store_url)
     yield h
     h.close()
 
