@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +70,16 @@ def test_both_dialects_define_the_same_queries_with_the_same_parameters() -> Non
         postgres.pop(name)
     assert sqlite == postgres
     assert sqlite["lease_runs"] == {"ids", "worker", "lease_until", "now"}  # the regexes work
+
+
+def test_load_queries_refuses_a_name_two_files_define(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "twice_defined_queries"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.sql").write_text("-- name: get_run\nSELECT 1")
+    (package / "b.sql").write_text("-- name: get_run\nSELECT 2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=(
+            r"^twice_defined_queries/b\.sql: query 'get_run' is also defined in another file$")):
+        load_queries("twice_defined_queries", "a.sql", "b.sql")

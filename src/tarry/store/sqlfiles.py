@@ -47,10 +47,20 @@ def parse_queries(text: str, *, source: str) -> Mapping[str, str]:
     return MappingProxyType(queries)
 
 
-def load_queries(package: str, filename: str) -> Mapping[str, str]:
-    """Parse the query file ``filename`` shipped inside ``package``."""
-    text = files(package).joinpath(filename).read_text(encoding="utf-8")
-    return parse_queries(text, source=f"{package}/{filename}")
+def load_queries(package: str, *filenames: str) -> Mapping[str, str]:
+    """The queries of the files ``filenames`` shipped inside ``package``, merged.
+
+    Raises ``ValueError`` as :func:`parse_queries` does, and for a name two files define.
+    """
+    merged: dict[str, str] = {}
+    for filename in filenames:
+        source = f"{package}/{filename}"
+        text = files(package).joinpath(filename).read_text(encoding="utf-8")
+        queries = parse_queries(text, source=source)
+        for name in queries.keys() & merged.keys():
+            raise ValueError(f"{source}: query {name!r} is also defined in another file")
+        merged.update(queries)
+    return MappingProxyType(merged)
 
 
 def _check_outside_section(name: str | None, line: str, source: str, number: int) -> None:

@@ -32,7 +32,7 @@ from tarry.store.sqlstore import SqlStore, Tx
 __all__ = ["PostgresStore"]
 
 _PACKAGE = __package__ or "tarry.store.postgres"
-_QUERIES = {**load_queries(_PACKAGE, "queries.sql"), **load_queries(_PACKAGE, "connection.sql")}
+_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql")
 _MIGRATIONS = load_migrations(_PACKAGE)
 
 
@@ -48,7 +48,7 @@ class PostgresStore(SqlStore):
             kwargs={"row_factory": dict_row}, configure=_configure,
             check=ConnectionPool.check_connection, name="tarry")
         self._pool.open()
-        self._listener = ChangeListener(conninfo, _QUERIES["listen"],
+        self._listener = ChangeListener(conninfo, self._queries["listen"],
                                         connect_timeout=pool_timeout)
 
     def change_token(self) -> object:
@@ -65,7 +65,7 @@ class PostgresStore(SqlStore):
         # Reads and writes open the same kind of transaction: rows are locked per statement.
         with translated(), self._pool.connection() as connection, \
                 connection.cursor() as cursor:
-            yield Tx(cursor, _QUERIES)
+            yield Tx(cursor, self._queries)
 
     @contextmanager
     def _migration_transaction(self) -> Iterator[Tx]:

@@ -24,7 +24,7 @@ from tarry.store.sqlstore import SqlStore, Tx
 __all__ = ["SQLiteStore"]
 
 _PACKAGE = __package__ or "tarry.store.sqlite"
-_QUERIES = {**load_queries(_PACKAGE, "queries.sql"), **load_queries(_PACKAGE, "connection.sql")}
+_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql")
 _MIGRATIONS = load_migrations(_PACKAGE)
 
 _UNAVAILABLE = frozenset({
@@ -51,7 +51,7 @@ class SQLiteStore(SqlStore):
             self._connection = sqlite3.connect(self._path, isolation_level=None,
                                                check_same_thread=False, timeout=busy_timeout)
             self._connection.row_factory = _dict_row
-            self._connection.executescript(_QUERIES["configure"])
+            self._connection.executescript(self._queries["configure"])
 
     @property
     def path(self) -> str:
@@ -62,7 +62,7 @@ class SQLiteStore(SqlStore):
         """``PRAGMA data_version`` (moves on other connections' commits) paired with the
         count of this store's own commits (which data_version does not see)."""
         with self._lock, self._translated():
-            version = self._connection.execute(_QUERIES["data_version"]).fetchone()
+            version = self._connection.execute(self._queries["data_version"]).fetchone()
         return (version["data_version"], self._commits)
 
     def close(self) -> None:
@@ -74,9 +74,9 @@ class SQLiteStore(SqlStore):
     def _transaction(self, *, write: bool) -> Iterator[Tx]:
         with self._lock, self._translated():
             connection = self._connection
-            connection.execute(_QUERIES["begin_write" if write else "begin_read"])
+            connection.execute(self._queries["begin_write" if write else "begin_read"])
             try:
-                yield Tx(connection.cursor(), _QUERIES)
+                yield Tx(connection.cursor(), self._queries)
             except BaseException:
                 connection.rollback()
                 raise
