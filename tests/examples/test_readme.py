@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from markdown_blocks import ROOT, block_after, blocks
 from typer.testing import CliRunner
 
 from tarry.cli import app
 
-ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 HELLO = ROOT / "examples" / "waiting" / "flows" / "hello.yaml"
-
-_FENCED = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-
-
-def blocks(language: str) -> list[str]:
-    """The README's fenced blocks of ``language``, in order."""
-    return [body for lang, body in _FENCED.findall(README) if lang == language]
-
-
-def block_after(marker: str, language: str) -> str:
-    """The first fenced block of ``language`` that follows ``marker`` in the README."""
-    rest = README[README.index(marker):]
-    return next(str(body) for lang, body in _FENCED.findall(rest) if lang == language)
 
 
 def test_the_readme_opens_with_the_two_commands() -> None:
@@ -41,12 +27,12 @@ def test_the_readme_opens_with_the_two_commands() -> None:
 
 def test_the_first_flow_is_the_hello_example_without_its_comments() -> None:
     lines = HELLO.read_text(encoding="utf-8").splitlines(keepends=True)
-    assert block_after("This is `examples/waiting/flows/hello.yaml`", "yaml") == "".join(
+    assert block_after(README, "This is `examples/waiting/flows/hello.yaml`", "yaml") == "".join(
         line for line in lines if not line.startswith("#"))
 
 
 def test_the_polling_snippet_is_taken_from_the_example() -> None:
-    snippet = block_after("### Waiting and polling", "yaml")
+    snippet = block_after(README, "### Waiting and polling", "yaml")
     example = (ROOT / "examples" / "waiting" / "flows" / "reindex-ticket.yaml").read_text(
         encoding="utf-8")
     assert snippet in example
@@ -54,8 +40,8 @@ def test_the_polling_snippet_is_taken_from_the_example() -> None:
 
 def test_the_validate_output_is_what_tarry_validate_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    flow = block_after("Given this `flows/reminder.yaml`", "yaml")
-    shown = block_after("Given this `flows/reminder.yaml`", "console").splitlines()
+    flow = block_after(README, "Given this `flows/reminder.yaml`", "yaml")
+    shown = block_after(README, "Given this `flows/reminder.yaml`", "console").splitlines()
     (tmp_path / "flows").mkdir()
     (tmp_path / "flows" / "reminder.yaml").write_text(flow, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -67,7 +53,7 @@ def test_the_validate_output_is_what_tarry_validate_prints(
 
 
 async def test_the_harness_example_passes(tmp_path: Path) -> None:
-    (code,) = blocks("python")
+    (code,) = blocks(README, "python")
     namespace: dict[str, Any] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     await namespace["test_cooling_off_takes_exactly_two_days"](tmp_path)

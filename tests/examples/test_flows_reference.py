@@ -1,0 +1,183 @@
+"""docs/flows.md shows only what works: its flows load and run as it says, its messages are real."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_blocks import ROOT, block_after, blocks
+from typer.testing import CliRunner
+
+from tarry.cli import app
+from tarry.errors import LoadError
+from tarry.language.loader import parse_flow
+from tarry.testing import Harness
+
+REFERENCE = (ROOT / "docs" / "flows.md").read_text(encoding="utf-8")
+FLOWS = {flow.split()[1]: flow for flow in blocks(REFERENCE, "yaml") if flow.startswith("flow: ")}
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def search_status(args: dict[str, Any], _ctx: object) -> dict[str, Any]:
+    """A search service that has always indexed the document already."""
+    return {"id": args["id"], "status": "indexed"}
+
+
+def http_ok(args: dict[str, Any], _ctx: object) -> dict[str, Any]:
+    """``http.request`` answered 200 without a network."""
+    return {"status": 200, "headers": {}, "json": {"url": args["url"]}}
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    h = Harness(tmp_path, start=START,
+                actions={"search.status": search_status, "http.request": http_ok})
+    yield h
+    h.close()
+
+
+async def run(harness: Harness, name: str, inputs: dict[str, Any] | None = None) -> Any:
+    """Run the reference's flow ``name`` to its end; its run document."""
+    run_id = harness.start(harness.flow(FLOWS[name], f"flows/{name}.yaml"), inputs)
+    await harness.run_until_idle()
+    return harness.document(run_id)
+
+
+def test_the_reference_shows_these_complete_flows() -> None:
+    assert sorted(FLOWS) == ["account-deletion", "approval", "modifiers", "onboarding",
+                             "provisioning", "reindex-ticket", "reminder", "vendor-check"]
+
+
+@pytest.mark.parametrize("name", sorted(set(FLOWS) - {"reminder"}))
+def test_each_complete_flow_loads(name: str) -> None:
+    assert parse_flow(FLOWS[name], f"flows/{name}.yaml", actions={"search.status"}).name == name
+
+
+async def test_the_file_shape_example_reminds_the_day_before(harness: Harness) -> None:
+    hire = {"name": "Ada", "start_date": "2026-03-04T09:00:00Z"}
+    document = await run(harness, "onboarding", {"hire": hire})
+    assert document["exit"] == "onboarded"
+    assert document["bindings"]["day_before"] == {"until": "2026-03-03T09:00:00.000Z"}
+
+
+async def test_the_modifiers_example(harness: Harness) -> None:
+    document = await run(harness, "modifiers")
+    assert document["exit"] == "completed"
+    assert document["bindings"]["perk"] == {"skipped": True}
+    assert document["bindings"]["summary"] == {"had_perk": False, "best_effort_failed": True}
+
+
+async def test_the_wait_example_waits_two_days(harness: Harness) -> None:
+    document = await run(harness, "account-deletion", {"account": "acct_42"})
+    assert document["bindings"]["cooling_off"] == {"until": "2026-03-03T09:00:00.000Z"}
+
+
+async def test_the_repeat_example_stops_when_until_holds(harness: Harness) -> None:
+    document = await run(harness, "reindex-ticket", {"ticket": {"id": "T-1"}})
+    assert document["bindings"]["indexed"] == [{"check": {"id": "T-1", "status": "indexed"}}]
+
+
+async def test_the_for_each_example_binds_one_scope_per_item(harness: Harness) -> None:
+    document = await run(harness, "vendor-check", {"vendors": ["acme", "globex"]})
+    assert document["bindings"]["replies"][1] == {
+        "answer": {"message": "Asking globex (item 1)"}}
+    assert document["bindings"]["count"] == {"asked": 2}
+
+
+async def test_the_recover_example_logs_what_the_reference_says(harness: Harness) -> None:
+    document = await run(harness, "provisioning")
+    assert document["bindings"]["after"] == {"message": "attempt.confirm failed: slot 7 is gone"}
+
+
+@pytest.mark.parametrize(("amount", "status", "ending"), [
+    (50, "succeeded", "auto-approved"),
+    (500, "succeeded", "approved"),
+    (20000, "failed", "amount 20000 needs a manual review"),
+])
+async def test_the_exit_and_fail_example(harness: Harness, amount: int, status: str,
+                                         ending: str) -> None:
+    document = await run(harness, "approval", {"amount": amount})
+    assert document["status"] == status
+    assert (document["exit"] or document["error"]["message"]) == ending
+
+
+async def test_backoff_pauses_grow_as_the_reference_says(harness: Harness) -> None:
+    flow = harness.flow("""
+flow: backoff
+steps:
+  - p:
+      repeat: { backoff: { initial: 10s, max_delay: 1m, rate: 3 }, max: 5, until: "{{ false }}" }
+      steps:
+        - c: { set: { n: "{{ loop.index }}" } }
+""")
+    run_id = harness.start(flow)
+    await harness.run_until_idle()
+    resumed = [entry["at"] for entry in harness.document(run_id)["history"]
+               if entry["kind"] == "resumed"]
+    pauses = [timedelta(seconds=s) for s in (10, 10 + 30, 10 + 30 + 60, 10 + 30 + 60 + 60)]
+    assert resumed == [(START + p).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+                       for p in pauses]
+
+
+def test_the_validate_output_is_what_tarry_validate_prints(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = block_after(REFERENCE, "Given this `flows/reminder.yaml`", "console").splitlines()
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "reminder.yaml").write_text(FLOWS["reminder"], encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["validate"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == shown[1:-1]
+    assert result.stderr.splitlines() == shown[-1:]
+
+
+MISTAKES = {
+    "unknown key 'step' at flow level (did you mean 'steps'?)":
+        "flow: x\nstep:\n  - a: { log: hi }\n",
+    "a step is written '- <id>: <body>', got 2 keys ('a', 'log'); indent the body under the id":
+        "flow: x\nsteps:\n  - a:\n    log: hi\n",
+    "step 'a' has 2 constructs ('log', 'wait'); a step holds exactly one":
+        "flow: x\nsteps:\n  - a: { log: hi, wait: { for: 1s } }\n",
+    "duplicate step id 'a' in this scope (first at line 3)":
+        "flow: x\nsteps:\n  - a: { log: hi }\n  - a: { log: hi }\n",
+    "step id 'loop' is a reserved name (env, error, event, item, loop, now, run)":
+        "flow: x\nsteps:\n  - loop: { log: hi }\n",
+    "'retry' is only allowed on action steps":
+        "flow: x\nsteps:\n  - a: { wait: { for: 1s }, retry: { max: 2, every: 1s } }\n",
+    "missing 'max' in 'repeat' (a repeat is always bounded)":
+        "flow: x\nsteps:\n  - a:\n      repeat: { every: 1s, until: '{{ b.ok }}' }\n"
+        "      steps:\n        - b: { set: { ok: true } }\n",
+    "'until' must be one {{ … }} expression, such as \"{{ check.status == 'done' }}\", "
+    "got 'b.ok'":
+        "flow: x\nsteps:\n  - a:\n      repeat: { every: 1s, max: 3, until: 'b.ok' }\n"
+        "      steps:\n        - b: { set: { ok: true } }\n",
+    "undefined name 'b'":
+        "flow: x\nsteps:\n  - a: { log: '{{ b.x }}' }\n  - b: { set: { x: 1 } }\n",
+    "undefined name 'loop' ('loop' is only defined inside repeat and for_each)":
+        "flow: x\nsteps:\n  - a: { log: '{{ loop.index }}' }\n",
+    "'2026-02-31T00:00:00Z' is not a real date and time (day is out of range for month)":
+        "flow: x\nsteps:\n  - a: { wait: { until: '2026-02-31T00:00:00Z' } }\n",
+    "duration 'P1M' uses months or years, whose length is ambiguous; use days or weeks":
+        "flow: x\nsteps:\n  - a: { wait: { for: P1M } }\n",
+    "unknown timezone 'Europe/Berln' (did you mean 'Europe/Berlin'?)":
+        "flow: x\ntimezone: Europe/Berln\nsteps:\n  - a: { log: hi }\n",
+    "'optional' must be true or false, got 'yes'":
+        "flow: x\nsteps:\n  - a: { log: hi, optional: yes }\n",
+}
+
+
+def test_the_message_table_lists_these_mistakes() -> None:
+    table = REFERENCE[REFERENCE.index("| mistake | message |"):]
+    shown = [line.rsplit("| `", 1)[1].removesuffix("` |")
+             for line in table.splitlines()[2:] if line.startswith("|")]
+    assert shown == list(MISTAKES)
+
+
+@pytest.mark.parametrize(("message", "source"), MISTAKES.items(), ids=range(len(MISTAKES)))
+def test_each_mistake_gives_its_message(message: str, source: str) -> None:
+    with pytest.raises(LoadError) as refused:
+        parse_flow(source, "flows/x.yaml")
+    assert [problem.message for problem in refused.value.problems] == [message]
