@@ -77,7 +77,11 @@ class Project:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    """An empty project in ``tmp_path`` (the working directory) with its store in ``state/``."""
+    """An empty project in ``tmp_path`` (the working directory) with its store in ``state/``.
+
+    ``COLUMNS`` (which pytest-xdist sets to 80) is removed: output to a pipe is laid out wide.
+    """
+    monkeypatch.delenv("COLUMNS", raising=False)
     (tmp_path / "tarry.toml").write_text(CONFIG, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     return Project(tmp_path)

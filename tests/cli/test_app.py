@@ -6,8 +6,9 @@ import errno
 
 import pytest
 
-from tarry.cli import runs
+from tarry.cli import render
 from tarry.cli.app import error_lines
+from tarry.cli.session import console
 from tarry.errors import LoadError, Problem, RunNotFound
 
 from .conftest import Project
@@ -63,7 +64,7 @@ def test_a_bug_is_not_disguised_as_an_error_line(project: Project,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_args: object) -> None:
         raise ZeroDivisionError("oops")
-    monkeypatch.setattr(runs.render, "show_run", broken)
+    monkeypatch.setattr(render, "show_run", broken)
     project.flow("cooling", "flow: cooling\nsteps:\n  - a: { set: { x: 1 } }\n")
     run_id = project.tarry("start", "cooling").stdout.strip()
     result = project.tarry("show", run_id)
@@ -80,3 +81,11 @@ def test_other_errors_are_one_line() -> None:
     assert error_lines(RunNotFound("x")) == ["error: no run with id 'x'"]
     assert error_lines(PermissionError(errno.EACCES, "Permission denied", "/srv/p")) == [
         "error: /srv/p: Permission denied"]
+
+
+def test_output_to_a_pipe_is_wide_unless_columns_say_otherwise(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert console().width == 200
+    monkeypatch.setenv("COLUMNS", "72")
+    assert console().width == 72
