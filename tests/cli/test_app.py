@@ -6,6 +6,7 @@ import errno
 
 import pytest
 
+import tarry.cli
 from tarry.cli import render
 from tarry.cli.app import error_lines
 from tarry.cli.session import console
@@ -89,3 +90,7 @@ def test_output_to_a_pipe_is_wide_unless_columns_say_otherwise(
     assert console().width == 200
     monkeypatch.setenv("COLUMNS", "72")
     assert console().width == 72
+
+
+def test_the_package_exports_the_app_and_main() -> None:
+    assert tarry.cli.__all__ == ["app", "main"]

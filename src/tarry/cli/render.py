@@ -27,15 +27,15 @@ __all__ = [
     "summary_line",
 ]
 
-Document = Mapping[str, Any]
+_Document = Mapping[str, Any]
 
 
-def summary_line(doc: Document) -> str:
+def summary_line(doc: _Document) -> str:
     """``run <id> (<flow>): <status and outcome>``."""
     return f"run {doc['id']} ({doc['flow']}): {describe_outcome(doc)}"
 
 
-def describe_outcome(doc: Document) -> str:
+def describe_outcome(doc: _Document) -> str:
     """The status with what ended the run: its exit, its error or its refusal token."""
     status = doc["status"]
     if status == "succeeded":
@@ -70,7 +70,7 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
 _REGISTRATION_KINDS = frozenset({"wait.registered", "step.retrying"})
 
 
-def explain_wait(doc: Document) -> str | None:
+def explain_wait(doc: _Document) -> str | None:
     """One line: what the run waits for, at which step, since when, until when, what next.
 
     ``None`` when the run waits for nothing. "Since" is the history entry that registered the
@@ -145,7 +145,7 @@ def history_table(history: Sequence[Mapping[str, Any]]) -> Table:
 
 # --- lists and whole runs ---------------------------------------------------------------------
 
-def runs_table(docs: Sequence[Document]) -> Table:
+def runs_table(docs: Sequence[_Document]) -> Table:
     """One row per run: id, flow, status, exit or reason, what it waits for, last update."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column("id", no_wrap=True)
@@ -160,12 +160,12 @@ def runs_table(docs: Sequence[Document]) -> Table:
     return table
 
 
-def _ending(doc: Document) -> str:
+def _ending(doc: _Document) -> str:
     error = doc.get("error")
     return str(doc.get("exit") or doc.get("reason") or (error or {}).get("type") or "")
 
 
-def show_run(console: Console, doc: Document) -> None:
+def show_run(console: Console, doc: _Document) -> None:
     """Everything ``tarry show`` prints for one run."""
     console.print(summary_line(doc))
     if doc.get("target"):
