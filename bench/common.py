@@ -135,6 +135,7 @@ def machine(store_url: str) -> dict[str, Any]:
         "sqlite": sqlite3.sqlite_version,
         "store": store_kind(store_url),
         "store_url": redact(store_url),
+        "load_average": list(os.getloadavg()),
     }
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import platform
 import sys
 import tempfile
 import time
@@ -44,9 +43,7 @@ from common import (
     measure_limit,
     percentile,
     print_table,
-    redact,
     scratch_store,
-    store_kind,
     store_size_bytes,
     write_json,
 )
@@ -402,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
         base = args.store or f"sqlite:///{folder}/bench.db"
-        store_kind(base)
+        platform_facts = machine(base)  # before the work: the load average says how busy
         results = measure(base, Path(folder), sizes)
     goals = targets(results)
     document = {
@@ -411,14 +408,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": time.perf_counter() - began,
         "preset": "quick" if args.quick else "full",
         "sizes": dataclasses.asdict(sizes),
-        "machine": machine(base),
+        "machine": platform_facts,
         **results,
         "targets": [goal.document() for goal in goals],
         "passed": all(goal.passed for goal in goals),
     }
-    print_table(f"tarry timers on {store_kind(base)} ({redact(base) if args.store else 'temp'}"
-                f", {document['machine']['nproc']} cores, Python {platform.python_version()})",
-                table_rows(results, goals))
+    print_table(f"tarry timers: {platform_facts['store']}, {platform_facts['nproc']} cores, "
+                f"Python {platform_facts['python']}", table_rows(results, goals))
     write_json(args.json, document)
     say(f"results written to {args.json}")
     return 0
