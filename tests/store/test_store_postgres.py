@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from importlib.resources import files
 from typing import Any
 
 import psycopg
 import pytest
-from store_samples import eventually, new_run
+from store_samples import T0, at, eventually, new_run
 
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
 from tarry.store import open_store
-from tarry.store.base import Store
+from tarry.store.base import EventWait, RunStatus, RunUpdate, Store
 
 pytestmark = pytest.mark.postgres
 
@@ -191,3 +192,39 @@ def test_a_claim_reads_the_partial_due_index(postgres_server: PostgresServer,
         "FOR UPDATE SKIP LOCKED", database)
 
     assert "runs_due" in " ".join(str(row[0]) for row in plan)
+
+
+def test_a_checkpoint_and_a_delivery_on_one_correlation_do_not_deadlock(
+        postgres_url: str, pg_store: Store) -> None:
+    wait = EventWait(wait_id="approval", type="slack.approval", match_key="k", until=at(3600))
+    pg_store.create_run(new_run("r1"), [])
+    pg_store.claim_run("r1", T0, "w1", at(30))
+    suspend = RunUpdate(run_id="r1", status=RunStatus.WAITING, state={}, history=[],
+                        due_at=at(3600), waits=(wait,))
+    pg_store.checkpoint("w1", T0, [suspend])
+    pg_store.claim_run("r1", at(3600), "w1", at(3630))  # a reminder: the run wakes, the wait stays
+    errors: list[BaseException] = []
+
+    def checkpoint_again() -> None:
+        try:
+            pg_store.checkpoint("w1", at(3601), [replace(suspend, due_at=at(7200))])
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    with psycopg.connect(postgres_url) as delivery:  # a delivery on the same correlation
+        delivery.execute("SELECT pg_advisory_xact_lock(hashtext('slack.approval'), hashtext('k'))")
+        checkpointing = threading.Thread(target=checkpoint_again)
+        checkpointing.start()
+        assert eventually(lambda: _waiting_for_a_lock(delivery))
+        delivery.execute("SET LOCAL lock_timeout = '5s'")
+        delivery.execute("DELETE FROM event_waits WHERE run_id = 'r1'")
+        delivery.commit()
+        checkpointing.join()
+
+    assert errors == []
+
+
+def _waiting_for_a_lock(connection: psycopg.Connection[Any]) -> bool:
+    with psycopg.connect(connection.info.dsn) as observer:
+        waiting = observer.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
+    return waiting is not None and waiting[0] > 0

@@ -20,8 +20,8 @@ from tarry.store.rows import Row
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
-__all__ = ["deliver_new", "discard", "find_by_id", "inbox_of", "record_from_row", "redeliver",
-           "register_waits", "settle_inbox"]
+__all__ = ["deliver_new", "discard", "find_by_id", "inbox_of", "lock_correlations",
+           "record_from_row", "redeliver", "register_waits", "settle_inbox"]
 
 _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
 
@@ -83,6 +83,21 @@ def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
             type=row["event_type"], data=_json(row["data"]),
             received_at=from_millis(row["received_at"])))
     return found
+
+
+def lock_correlations(tx: Tx, updates: list[RunUpdate]) -> None:
+    """Lock, in one global order and before a checkpoint writes anything, every correlation
+    its releasing updates drop or register. A delivery holds its correlation's lock while it
+    deletes waits, so a checkpoint that took the lock only after deleting them would
+    deadlock with it (PostgreSQL; under SQLite's one writer the locks are no-ops)."""
+    releasing = [update for update in updates if update.release]
+    if not releasing:
+        return
+    held = tx.all("waits_of_runs", {"ids": json.dumps([u.run_id for u in releasing])})
+    keys = {(row["type"], row["match_key"]) for row in held}
+    keys |= {(wait.type, wait.match_key) for update in releasing for wait in update.waits}
+    for event_type, match_key in sorted(keys):
+        tx.one("lock_correlation", {"type": event_type, "match_key": match_key})
 
 
 def settle_inbox(tx: Tx, update: RunUpdate, now: datetime) -> None:

@@ -233,6 +233,7 @@ class SqlStore(ABC):
         outcomes: dict[str, CheckpointOutcome] = {}
         history: list[dict[str, Any]] = []
         with self._transaction(write=True) as tx:
+            eventstore.lock_correlations(tx, updates)
             for update in updates:
                 row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
                 if row is None:

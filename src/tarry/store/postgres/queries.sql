@@ -167,6 +167,11 @@ DELETE FROM inbox WHERE seq = %(seq)s
 SELECT * FROM inbox WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
 ORDER BY seq
 
+-- name: waits_of_runs
+-- The correlations the runs in ids (a JSON array) wait on.
+SELECT DISTINCT type, match_key FROM event_waits
+WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s LIMIT 1
 

@@ -156,6 +156,11 @@ DELETE FROM inbox WHERE seq = :seq
 -- :ids is a JSON array of run ids.
 SELECT * FROM inbox WHERE run_id IN (SELECT value FROM json_each(:ids)) ORDER BY seq
 
+-- name: waits_of_runs
+-- The correlations the runs in :ids (a JSON array) wait on.
+SELECT DISTINCT type, match_key FROM event_waits
+WHERE run_id IN (SELECT value FROM json_each(:ids))
+
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = :run_id AND wait_id = :wait_id LIMIT 1
 
