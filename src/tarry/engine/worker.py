@@ -86,6 +86,9 @@ class Worker:
         now = self.clock.now()
         claimed = self.store.claim_due(now, self.name, now + self.lease, self.batch)
         if claimed:
+            # Every claimed run counts as in flight from now on, so the lease renewer keeps
+            # the leases of runs still queued behind the concurrency limit.
+            self._in_flight.update(record.id for record in claimed)
             inboxes = self.store.inbox([record.id for record in claimed])
             await asyncio.gather(*(self.execute(record, inboxes.get(record.id, []))
                                    for record in claimed))
@@ -94,7 +97,6 @@ class Worker:
     async def execute(self, record: RunRecord, inbox: list[InboxEvent]) -> None:
         """Execute one claimed run (with its delivered events) and commit what it came to."""
         async with self._slots:
-            self._in_flight.add(record.id)
             try:
                 update = await self.executor.execute(record, self.clock.now(), inbox)
                 if update is None:
