@@ -172,3 +172,13 @@ def test_a_delivery_from_another_store_moves_the_change_token(
     store_factory().record_event(_event("e1"), at(5))
 
     assert eventually(lambda: store.change_token() != before)
+
+
+def test_a_cancelled_run_no_longer_waits_for_events(store: Store) -> None:
+    _waiting(store, "r1")
+    store.cancel("r1", "alice", at(2))
+
+    record = store.record_event(_event("e1"), at(5))
+
+    assert (record.state, record.runs) == (EventState.UNMATCHED, ())
+    assert store.inbox(["r1"]) == {}

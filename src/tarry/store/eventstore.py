@@ -85,17 +85,17 @@ def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
     return found
 
 
-def lock_correlations(tx: Tx, updates: list[RunUpdate]) -> None:
-    """Lock, in one global order and before a checkpoint writes anything, every correlation
-    its releasing updates drop or register. A delivery holds its correlation's lock while it
-    deletes waits, so a checkpoint that took the lock only after deleting them would
-    deadlock with it (PostgreSQL; under SQLite's one writer the locks are no-ops)."""
-    releasing = [update for update in updates if update.release]
-    if not releasing:
-        return
-    held = tx.all("waits_of_runs", {"ids": json.dumps([u.run_id for u in releasing])})
+def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> None:
+    """Lock, in one global order, every correlation the runs wait on and every one in
+    ``waits``: a transaction that changes runs' waits does this before it writes anything.
+
+    A delivery holds its correlation's lock while it deletes waits and wakes runs, so a
+    writer that took the lock only after touching those rows would deadlock with it
+    (PostgreSQL; under SQLite's one writer the locks are no-ops).
+    """
+    held = tx.all("waits_of_runs", {"ids": json.dumps(run_ids)}) if run_ids else []
     keys = {(row["type"], row["match_key"]) for row in held}
-    keys |= {(wait.type, wait.match_key) for update in releasing for wait in update.waits}
+    keys |= {(wait.type, wait.match_key) for wait in waits}
     for event_type, match_key in sorted(keys):
         tx.one("lock_correlation", {"type": event_type, "match_key": match_key})
 

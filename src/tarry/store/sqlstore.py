@@ -232,8 +232,10 @@ class SqlStore(ABC):
         """
         outcomes: dict[str, CheckpointOutcome] = {}
         history: list[dict[str, Any]] = []
+        releasing = [update for update in updates if update.release]
         with self._transaction(write=True) as tx:
-            eventstore.lock_correlations(tx, updates)
+            eventstore.lock_correlations(tx, [update.run_id for update in releasing],
+                                         [wait for update in releasing for wait in update.waits])
             for update in updates:
                 row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
                 if row is None:
@@ -251,15 +253,19 @@ class SqlStore(ABC):
         (``cancel_requested``). Raises ``RunNotFound``, or ``RunStateError`` for a
         finished run."""
         with self._transaction(write=True) as tx:
+            eventstore.lock_correlations(tx, [run_id], [])
             found = tx.one("get_run_for_update", {"id": run_id})
             if found is None:
                 raise RunNotFound(run_id)
             status = RunStatus(found["status"])
             if status.is_terminal:
                 raise RunStateError(f"run {run_id} already {status}")
-            query, kind = (("request_cancel", "cancel_requested") if status is RunStatus.RUNNING
+            running = status is RunStatus.RUNNING
+            query, kind = (("request_cancel", "cancel_requested") if running
                            else ("cancel_run", "cancelled"))
             changed = tx.one(query, {"id": run_id, "by": by, "now": to_millis(now)})
+            if not running:
+                tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
             entry = HistoryEntry(at=now, kind=kind, data={"by": by})
             tx.many("insert_history", rows.history_params(run_id, [entry]))
         return rows.record_from_row(cast(Row, changed))
