@@ -105,10 +105,13 @@ class ActionRegistry:
         return self._lookup(name).pure
 
     async def call(self, name: str, args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
-        """Invoke ``name``; a sync function runs in a thread, off the event loop."""
-        function = self._lookup(name).function
+        """Invoke ``name``; a sync user function runs in a thread, off the event loop."""
+        entry = self._lookup(name)
+        function = entry.function
         if inspect.iscoroutinefunction(function):
             result = await function(args, ctx)
+        elif entry.pure:  # built-in bookkeeping: cheaper inline than a thread hop
+            result = function(args, ctx)
         else:
             result = await asyncio.to_thread(function, args, ctx)
             if inspect.isawaitable(result):

@@ -64,7 +64,7 @@ class Executor:
 
         ``inbox`` holds the events delivered to the run's waiting branches.
         """
-        state = copy.deepcopy(record.state)
+        state = record.state  # freshly decoded for this claim: ours to mutate
         history: list[HistoryEntry] = []
         history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
         state.setdefault("started_at", iso(now))

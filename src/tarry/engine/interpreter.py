@@ -50,6 +50,8 @@ __all__ = ["Env", "Interpreter", "Names"]
 
 Names = ChainMap[str, Any]
 
+_SHARED_RNG = random.Random()
+
 
 @dataclass
 class Env:
@@ -67,7 +69,8 @@ class Env:
     """Events delivered to this run, by the path of the waiting step, oldest first."""
     consumed: list[str] = field(default_factory=list)
     """Inbox entries the walk looked at (to delete with the checkpoint)."""
-    rng: random.Random = field(default_factory=random.Random)
+    rng: random.Random = field(default_factory=lambda: _SHARED_RNG)
+    """Randomness for jitter (shared: seeding a generator per run costs more than a wake)."""
 
     @property
     def eval(self) -> EvalContext:

@@ -21,6 +21,7 @@ from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
 from tarry.errors import StoreError
+from tarry.language.expressions import compile_template
 from tarry.store.base import CheckpointOutcome, InboxEvent, RunRecord, Store
 
 __all__ = ["Worker", "worker_name"]
@@ -56,6 +57,7 @@ class Worker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
+        compile_template("{{ 0 }}")  # build the expression parser now, not on the first wake
         renewer = asyncio.create_task(self._renew_leases(stop))
         failures = 0
         try:
