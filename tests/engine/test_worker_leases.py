@@ -1,4 +1,4 @@
-"""Two workers sharing a store never execute the same run twice, even with runs queued."""
+"""Real-time worker scheduling: leases of queued runs, and wakes not delayed by slow actions."""
 
 from __future__ import annotations
 
@@ -10,13 +10,21 @@ from typing import Any
 import pytest
 
 from tarry.clock import SystemClock
-from tarry.engine.actions import ActionContext, ActionRegistry
+from tarry.engine.actions import ActionContext, ActionFunction, ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
+from tarry.engine.values import from_iso
 from tarry.language.loader import parse_flow
 from tarry.store import open_store
 from tarry.store.base import RunStatus
+
+TIMER = """
+flow: timer
+steps:
+  - pause:
+      wait: { for: 300ms }
+"""
 
 FLOW = """
 flow: slow
@@ -35,15 +43,7 @@ async def test_queued_runs_keep_their_leases(tmp_path: Path) -> None:
         await asyncio.sleep(0.15)
         return {}
 
-    def engine() -> Engine:
-        registry = ActionRegistry()
-        register_builtins(registry)
-        registry.register("slow.action", slow_action)
-        store = open_store(f"sqlite:///{tmp_path / 'tarry.db'}")
-        return Engine(store, FlowCatalog(tmp_path, store, registry.names()), registry,
-                      SystemClock())
-
-    first, second = engine(), engine()
+    first, second = _engine(tmp_path, slow_action), _engine(tmp_path, slow_action)
     flow = parse_flow(FLOW, "slow.yaml", actions={"slow.action"})
     runs = [first.start(flow).id for _ in range(6)]
     workers = [e.worker(concurrency=1) for e in (first, second)]
@@ -60,3 +60,37 @@ async def test_queued_runs_keep_their_leases(tmp_path: Path) -> None:
     assert sorted(calls) == sorted(runs)
     first.close()
     second.close()
+
+
+@pytest.mark.slow
+async def test_a_slow_action_does_not_delay_a_timer_due_meanwhile(tmp_path: Path) -> None:
+    async def slow_action(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        await asyncio.sleep(1.0)
+        return {}
+
+    engine = _engine(tmp_path, slow_action)
+    slow = engine.start(parse_flow(FLOW, "slow.yaml", actions={"slow.action"})).id
+    timer = engine.start(parse_flow(TIMER, "timer.yaml")).id
+    stop = asyncio.Event()
+    task = asyncio.create_task(engine.worker(concurrency=4).run(stop))
+    for _ in range(100):
+        if engine.store.get_run(timer).status is RunStatus.SUCCEEDED:
+            break
+        await asyncio.sleep(0.02)
+    stop.set()
+    await task
+    history = engine.store.history(timer)
+    until = from_iso(next(e for e in history if e.kind == "wait.registered").data["until"])
+    woke = next(e for e in history if e.kind == "step.completed").at
+    # the slow action beside it runs for a full second; the timer must not wait for it
+    assert until <= woke < until + timedelta(milliseconds=300)
+    assert engine.store.get_run(slow).status is RunStatus.SUCCEEDED
+    engine.close()
+
+
+def _engine(tmp_path: Path, slow_action: ActionFunction) -> Engine:
+    registry = ActionRegistry()
+    register_builtins(registry)
+    registry.register("slow.action", slow_action)
+    store = open_store(f"sqlite:///{tmp_path / 'tarry.db'}")
+    return Engine(store, FlowCatalog(tmp_path, store, registry.names()), registry, SystemClock())

@@ -4,6 +4,9 @@ A worker holds nothing for a waiting run. When idle it sleeps until the earliest
 the store, waking early when the store's change token moves (another process started a run or
 sent an event). Leases of runs in flight are renewed in the background; a worker that dies
 simply stops renewing, and its runs become due again when their leases lapse.
+
+A running worker claims only as many runs as it has free slots and claims again as soon as one
+frees, so a slow action (or a hold's check script) never delays the wakes due behind it.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Worker:
         self.lease = lease
         self.committer = Committer(store, self.name, clock)
         self.executor = Executor(catalog, actions, self.committer.submit)
+        self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()
 
@@ -59,11 +63,16 @@ class Worker:
         """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
         compile_template("{{ 0 }}")  # build the expression parser now, not on the first wake
         renewer = asyncio.create_task(self._renew_leases(stop))
+        running: set[asyncio.Task[None]] = set()
         failures = 0
         try:
             while not stop.is_set():
+                free = self.concurrency - len(running)
+                if free <= 0:
+                    await _first_done(running, stop)
+                    continue
                 try:
-                    handled = await self.tick()
+                    started = self._start(self._claim(min(self.batch, free)), running)
                     failures = 0
                 except StoreError as exc:
                     failures += 1
@@ -71,8 +80,12 @@ class Worker:
                     logger.warning("store unavailable (%s); retrying in %.1fs", exc, delay)
                     await _sleep_or_stop(stop, delay)
                     continue
-                if not handled:
+                if started:
+                    await asyncio.sleep(0)  # let them begin; claim again while slots are free
+                else:
                     await self._idle(stop)
+            if running:  # graceful stop: in-flight runs finish (or checkpoint) first
+                await asyncio.gather(*running)
         finally:
             renewer.cancel()
 
@@ -84,16 +97,30 @@ class Worker:
         return total
 
     async def tick(self) -> int:
-        """Claim one batch of due runs and execute it; the number claimed."""
+        """Claim one batch of due runs, execute all of it, and return how many were claimed."""
+        claimed = self._claim(self.batch)
+        await asyncio.gather(*(self.execute(record, inbox) for record, inbox in claimed))
+        return len(claimed)
+
+    def _claim(self, limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """Lease up to ``limit`` due runs, each with the events delivered to it."""
         now = self.clock.now()
-        claimed = self.store.claim_due(now, self.name, now + self.lease, self.batch)
-        if claimed:
-            # Every claimed run counts as in flight from now on, so the lease renewer keeps
-            # the leases of runs still queued behind the concurrency limit.
-            self._in_flight.update(record.id for record in claimed)
-            inboxes = self.store.inbox([record.id for record in claimed])
-            await asyncio.gather(*(self.execute(record, inboxes.get(record.id, []))
-                                   for record in claimed))
+        claimed = self.store.claim_due(now, self.name, now + self.lease, limit)
+        if not claimed:
+            return []
+        # Every claimed run counts as in flight from now on, so the lease renewer keeps the
+        # leases of runs still queued behind the concurrency limit.
+        self._in_flight.update(record.id for record in claimed)
+        inboxes = self.store.inbox([record.id for record in claimed])
+        return [(record, inboxes.get(record.id, [])) for record in claimed]
+
+    def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]],
+               running: set[asyncio.Task[None]]) -> int:
+        """Execute each claimed run in its own task, tracked in ``running``."""
+        for record, inbox in claimed:
+            task = asyncio.create_task(self.execute(record, inbox))
+            running.add(task)
+            task.add_done_callback(running.discard)
         return len(claimed)
 
     async def execute(self, record: RunRecord, inbox: list[InboxEvent]) -> None:
@@ -136,6 +163,13 @@ class Worker:
                                             now + self.lease)
                 except StoreError as exc:
                     logger.warning("could not renew leases: %s", exc)
+
+
+async def _first_done(running: set[asyncio.Task[None]], stop: asyncio.Event) -> None:
+    """Wait until one of ``running`` finishes, or ``stop`` is set."""
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({*running, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float, clock: Clock | None = None) -> None:
