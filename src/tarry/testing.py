@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from tarry.clock import VirtualClock
+from tarry.config import Settings
 from tarry.engine.actions import ActionFunction, ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
-from tarry.language.manifests import parse_manifests
+from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
 from tarry.store import open_store
 from tarry.store.base import EventRecord, RunRecord
@@ -37,22 +38,30 @@ class Harness:
     """An engine on a :class:`VirtualClock` over a store in ``directory``.
 
     ``actions`` replaces or adds actions by name (stubs); ``manifests`` is the text of an
-    ``events.yaml`` declaring the event types the flows wait for.
+    ``events.yaml`` declaring the event types the flows wait for. ``project`` (a project's
+    settings) adds that project's user actions, event manifests and flows folder; the store
+    stays the harness's own.
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
                  store_url: str | None = None,
                  actions: Mapping[str, ActionFunction] | None = None,
-                 manifests: str | None = None) -> None:
+                 manifests: str | None = None, project: Settings | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
         register_builtins(registry)
+        if project is not None:
+            registry.load_user_actions(project.actions, root=project.root)
         for name, function in (actions or {}).items():
             registry.register(name, function)
+        declared = load_manifests(project.event_files) if project is not None else {}
+        if manifests:
+            declared.update(parse_manifests(manifests, "events.yaml"))
         store = open_store(store_url or f"sqlite:///{directory / 'tarry.db'}")
-        catalog = FlowCatalog(directory / "flows", store, registry.names())
-        declared = parse_manifests(manifests, "events.yaml") if manifests else {}
+        flows_dir = project.flows_dir if project is not None else directory / "flows"
+        self._checked = declared if manifests or project is not None else None
+        catalog = FlowCatalog(flows_dir, store, registry.names(), self._checked)
         self.engine = Engine(store, catalog, registry, self.clock, declared)
         self.worker = self.engine.worker(concurrency=64, name="harness")
 
@@ -61,8 +70,10 @@ class Harness:
         self.engine.close()
 
     def flow(self, source: str, path: str = "flow.yaml") -> Flow:
-        """Load a flow from YAML text (validated exactly like a file)."""
-        return parse_flow(source, path, actions=self.engine.actions.names())
+        """Load a flow from YAML text (validated exactly like a file; with manifests given,
+        its event types and ``match`` keys are checked against them too)."""
+        return parse_flow(source, path, actions=self.engine.actions.names(),
+                          manifests=self._checked)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
               target: str | None = None) -> str:
