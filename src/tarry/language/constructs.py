@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Literal
 
 from tarry.language.context import LoadContext
+from tarry.language.eventcheck import check_emit, check_event_match
 from tarry.language.fields import (
     Fields,
     holds_template,
@@ -120,7 +121,8 @@ def read_wait_for(ctx: LoadContext, body: Body) -> Construct:
     value = body.construct.value
     is_any = isinstance(value, YamlMap)
     alternatives = (_any_alternatives(ctx, body, value) if isinstance(value, YamlMap)
-                    else (_alternative(ctx, value, body.companion("match"), "wait_for"),))
+                    else (_alternative(ctx, value, body.companion("match"), "wait_for",
+                                       owner=body.node, where=body.where),))
     timeout = body.required(ctx, "timeout", " (every wait_for is bounded: a duration, "
                                             "an instant or an expression)")
     accept = body.companion("accept")
@@ -168,13 +170,16 @@ def _any_item(ctx: LoadContext, node: YamlNode) -> EventAlternative:
     if event is None:
         return EventAlternative("invalid", {}, item.pos)
     match = fields.entry("match")
-    return _alternative(ctx, event.value, None if match is None else match.value, "event")
+    return _alternative(ctx, event.value, None if match is None else match.value, "event",
+                        owner=item, where="in an 'any' alternative")
 
 
-def _alternative(ctx: LoadContext, event: YamlNode, match: YamlNode | None,
-                 key: str) -> EventAlternative:
-    return EventAlternative(read_name(ctx, event, key),
-                            {} if match is None else _match(ctx, match), event.pos)
+def _alternative(ctx: LoadContext, event: YamlNode, match: YamlNode | None, key: str, *,
+                 owner: YamlMap, where: str) -> EventAlternative:
+    alternative = EventAlternative(read_name(ctx, event, key),
+                                   {} if match is None else _match(ctx, match), event.pos)
+    check_event_match(ctx, event, match, owner=owner.pos, where=where)
+    return alternative
 
 
 def _match(ctx: LoadContext, node: YamlNode) -> dict[str, Value]:
@@ -290,6 +295,8 @@ def read_fail(ctx: LoadContext, body: Body) -> Construct:
 
 def read_action(ctx: LoadContext, body: Body) -> Construct:
     """``<action>: <args>``; the arguments stay as written, their templates checked."""
+    if body.construct.key == "emit":
+        check_emit(ctx, body.construct.value)
     return Action(body.construct.key, ctx.value(body.construct.value))
 
 

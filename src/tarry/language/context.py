@@ -16,13 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ExpressionError, Problem
 from tarry.language.expressions import compile_template, is_template
 from tarry.language.model import Position, Template
 from tarry.language.yamlsource import YamlNode, scalars, to_plain
+
+if TYPE_CHECKING:
+    from tarry.language.manifests import Manifest
 
 __all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext"]
 
@@ -50,6 +53,8 @@ class LoadContext:
 
     ``claimed`` maps names a step id may not take (inputs, ``for_each`` names) to what
     they are, for the message. ``problems`` is shared by every derived context.
+    ``manifests``, when given, are the declared event types that ``wait_for`` and ``emit``
+    are checked against (None: not checked).
     """
 
     file: str
@@ -58,6 +63,7 @@ class LoadContext:
     timezone: str | None = None
     visible: frozenset[str] = ALWAYS_VISIBLE
     claimed: Mapping[str, str] = field(default_factory=dict)
+    manifests: Mapping[str, Manifest] | None = None
 
     def report(self, pos: Position, message: str) -> None:
         """Record one problem at ``pos``."""

@@ -9,7 +9,7 @@ every problem found (not just the first), sorted by position, each as
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from zoneinfo import available_timezones
@@ -29,6 +29,7 @@ from tarry.language.fields import (
 )
 from tarry.language.holds import read_hold
 from tarry.language.inputs import INPUT_TYPES, type_mismatch
+from tarry.language.manifests import Manifest
 from tarry.language.model import Flow, HoldCondition, InputSpec, InputType, Scope
 from tarry.language.steps import read_scope
 from tarry.language.yamlsource import (
@@ -51,11 +52,13 @@ _START_GATE = ": a flow's start gate is 'hold:'"
 _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _START_GATE}
 
 
-def load_flow(path: Path, *, actions: Collection[str] | None = None) -> Flow:
+def load_flow(path: Path, *, actions: Collection[str] | None = None,
+              manifests: Mapping[str, Manifest] | None = None) -> Flow:
     """Read and validate the flow file at ``path``.
 
-    ``actions`` names the user actions the project declares (None: only the built-ins).
-    Raises ``LoadError`` with every problem found.
+    ``actions`` names the user actions the project declares (None: only the built-ins);
+    ``manifests``, when given, are the declared event types the flow's ``wait_for`` and
+    ``emit`` steps must use (None: not checked). Raises ``LoadError`` with every problem found.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -67,16 +70,18 @@ def load_flow(path: Path, *, actions: Collection[str] | None = None) -> Flow:
         raise _file_error(path, "the file is not UTF-8 text") from None
     except OSError as exc:
         raise _file_error(path, f"cannot read the file ({exc.strerror})") from None
-    return parse_flow(text, str(path), actions=actions)
+    return parse_flow(text, str(path), actions=actions, manifests=manifests)
 
 
-def parse_flow(text: str, path: str, *, actions: Collection[str] | None = None) -> Flow:
+def parse_flow(text: str, path: str, *, actions: Collection[str] | None = None,
+               manifests: Mapping[str, Manifest] | None = None) -> Flow:
     """Validate the flow source ``text``; ``path`` is used in positions and kept on the Flow.
 
-    ``actions`` names the user actions the project declares (None: only the built-ins).
-    Raises ``LoadError`` with every problem found.
+    ``actions`` and ``manifests`` as for :func:`load_flow`. Raises ``LoadError`` with every
+    problem found.
     """
-    ctx = LoadContext(file=path, actions=BUILTIN_ACTIONS | frozenset(actions or ()))
+    ctx = LoadContext(file=path, actions=BUILTIN_ACTIONS | frozenset(actions or ()),
+                      manifests=manifests)
     root, problems = read_yaml(text, path)
     ctx.problems.extend(problems)
     flow = None
