@@ -1,14 +1,22 @@
-"""The built-in actions: ``log``, ``set``, ``fail`` and ``http.request``."""
+"""The built-in actions: ``log``, ``set``, ``fail``, ``http.request`` and ``emit``.
+
+``emit`` sends an event into the engine that runs the flow, so it is bound to that engine's
+send path: the engine adds it to its registry (:func:`register_emit`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
-from tarry.engine.actions import ActionContext, ActionRegistry, StepFailure
+from tarry._suggest import did_you_mean
+from tarry.engine.actions import ActionContext, ActionFunction, ActionRegistry, StepFailure
+from tarry.engine.documents import event_document
+from tarry.errors import EventError
+from tarry.store.base import EventRecord
 
-__all__ = ["register_builtins"]
+__all__ = ["EventSender", "emit_action", "register_builtins", "register_emit"]
 
 _HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -58,6 +66,71 @@ async def http_request(args: dict[str, Any], ctx: ActionContext) -> dict[str, An
     except ValueError:
         result["text"] = response.text
     return result
+
+
+class EventSender(Protocol):
+    """The engine's send path (``Engine.send``): validate, record and deliver one event."""
+
+    def __call__(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
+        """Send one event; an invalid one comes back quarantined, an unknown type raises."""
+        ...
+
+
+_EMIT_ARGUMENTS = ("type", "data", "id")
+
+
+def emit_action(send: EventSender) -> ActionFunction:
+    """The ``emit: {type, data, id?}`` action, sending through ``send``; binds the event
+    document.
+
+    The id defaults to one derived from the step's idempotency key, so the re-run of an emit
+    whose checkpoint a crash lost is a harmless duplicate. An unknown type or an invalid
+    payload fails the step (``error.type = event``); the invalid event stays quarantined.
+    """
+    async def emit(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        event_type, data, event_id = _emit_arguments(args)
+        try:
+            record = send(event_type, data, id=event_id or f"emit-{ctx.idempotency_key}")
+        except EventError as exc:
+            raise StepFailure(str(exc), type="event") from None
+        if record.errors:
+            raise StepFailure(f"event '{record.id}' of type '{record.type}' is invalid: "
+                              + "; ".join(record.errors), type="event")
+        return event_document(record)
+    return emit
+
+
+def _emit_arguments(args: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+    for key in args:
+        if key not in _EMIT_ARGUMENTS:
+            raise StepFailure(f"unknown emit argument '{key}'{did_you_mean(key, _EMIT_ARGUMENTS)}"
+                              " (emit takes {type, data, id})", type="event")
+    event_type, data, event_id = args.get("type"), args.get("data"), args.get("id")
+    if not isinstance(event_type, str) or not event_type:
+        raise StepFailure("emit needs 'type', the name of a declared event type", type="event")
+    if not isinstance(data, dict):
+        raise StepFailure(f"emit needs 'data', a JSON object, got {_kind(data)}", type="event")
+    if isinstance(event_id, int) and not isinstance(event_id, bool):
+        event_id = str(event_id)
+    if event_id is not None and not (isinstance(event_id, str) and event_id):
+        raise StepFailure(f"the 'id' of emit must be a non-empty string, got {_kind(event_id)}",
+                          type="event")
+    return event_type, data, event_id
+
+
+_KINDS: dict[type, str] = {list: "a list", str: "a string", int: "a number", float: "a number",
+                           bool: "a boolean", type(None): "nothing", dict: "an object"}
+
+
+def _kind(value: Any) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def register_emit(registry: ActionRegistry, send: EventSender) -> None:
+    """Add ``emit`` bound to ``send``, unless ``registry`` already has one (a stub or a user
+    action of that name wins, as over every built-in)."""
+    if "emit" not in registry:
+        registry.register("emit", emit_action(send))
 
 
 def register_builtins(registry: ActionRegistry) -> None:

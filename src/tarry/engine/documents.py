@@ -1,13 +1,13 @@
-"""The run document: the one JSON shape every interface prints for a run (SPEC 8.1)."""
+"""The run and event documents: the JSON shapes every interface prints (SPEC 8.1)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tarry.engine.values import iso
-from tarry.store.base import HistoryEntry, RunRecord
+from tarry.store.base import EventRecord, EventState, HistoryEntry, RunRecord
 
-__all__ = ["bindings_of", "history_document", "run_document"]
+__all__ = ["bindings_of", "event_document", "history_document", "run_document"]
 
 
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None) -> dict[str, Any]:
@@ -42,3 +42,19 @@ def bindings_of(state: dict[str, Any]) -> dict[str, Any]:
     """The bindings of the run's top-level scope (loops nest their iteration scopes)."""
     root = state.get("root")
     return dict(root["b"]) if root else {}
+
+
+def event_document(record: EventRecord) -> dict[str, Any]:
+    """The event document of ``record``: what ``tarry send --json`` prints and
+    ``tarry events --json`` lists. ``buffer_until`` is null unless the event is buffered."""
+    return {
+        "id": record.id,
+        "type": record.type,
+        "state": record.state.value,
+        "runs": list(record.runs),
+        "errors": list(record.errors),
+        "data": record.data,
+        "received_at": iso(record.received_at),
+        "buffer_until": (iso(record.buffer_until) if record.buffer_until
+                         and record.state is EventState.BUFFERED else None),
+    }

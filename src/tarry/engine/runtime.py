@@ -16,7 +16,7 @@ from tarry._suggest import did_you_mean
 from tarry.clock import Clock, SystemClock
 from tarry.config import Settings
 from tarry.engine.actions import ActionRegistry
-from tarry.engine.builtins import register_builtins
+from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.documents import run_document
 from tarry.engine.worker import Worker, worker_name
@@ -54,7 +54,11 @@ def new_run_id() -> str:
 
 
 class Engine:
-    """One project's engine. Create it with :meth:`from_settings` or from parts."""
+    """One project's engine. Create it with :meth:`from_settings` or from parts.
+
+    The engine adds the ``emit`` action, bound to its own :meth:`send`, to ``actions``
+    (unless they already have one).
+    """
 
     def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
                  clock: Clock | None = None,
@@ -64,6 +68,7 @@ class Engine:
         self.actions = actions
         self.clock: Clock = clock or SystemClock()
         self.manifests = dict(manifests or {})
+        register_emit(actions, self.send)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
@@ -74,8 +79,8 @@ class Engine:
         actions.load_user_actions(settings.actions, root=settings.root)
         manifests = load_manifests(settings.event_files)
         store = store or open_store(settings.database)
-        return cls(store, FlowCatalog(settings.flows_dir, store, actions.names()), actions,
-                   clock, manifests)
+        return cls(store, FlowCatalog(settings.flows_dir, store, actions.names(), manifests),
+                   actions, clock, manifests)
 
     def close(self) -> None:
         """Release the store."""
