@@ -232,3 +232,16 @@ def test_cancelling_an_unknown_run_fails(flows: Project) -> None:
     result = flows.tarry("cancel", "x")
     assert result.exit_code == 1
     assert result.stderr == "error: no run with id 'x'\n"
+
+
+def test_reading_and_cancelling_runs_survive_a_broken_project(flows: Project) -> None:
+    waiting = flows.json("run", "cooling")
+    (flows.root / "events.yaml").write_text("events:\n  bad: [not, a, manifest]\n",
+                                            encoding="utf-8")
+    (flows.root / "flows" / "cooling.yaml").write_text("flow: [broken\n", encoding="utf-8")
+    assert flows.tarry("run", "cooling").exit_code == 1  # starting needs the project…
+    assert [d["id"] for d in flows.json("runs")] == [waiting["id"]]  # …reading does not
+    assert flows.json("show", waiting["id"])["status"] == "waiting"
+    cancelled = flows.tarry("cancel", waiting["id"])
+    assert cancelled.exit_code == 0, cancelled.stderr
+    assert flows.json("show", waiting["id"])["status"] == "cancelled"

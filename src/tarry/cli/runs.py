@@ -11,7 +11,8 @@ from rich.console import Console
 
 from tarry.cli import render
 from tarry.cli.options import current_user, parse_inputs
-from tarry.cli.session import console, note, open_engine, print_json
+from tarry.cli.session import console, note, open_engine, open_run_store, print_json
+from tarry.clock import SystemClock
 from tarry.engine.documents import history_document, run_document
 from tarry.store.base import RunRecord, RunStatus, Store
 
@@ -111,9 +112,9 @@ def list_runs(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
     """List runs, newest first."""
-    with open_engine() as engine:
+    with open_run_store() as store:
         docs = [run_document(record)
-                for record in engine.store.list_runs(status=status, flow=flow, limit=limit)]
+                for record in store.list_runs(status=status, flow=flow, limit=limit)]
     if as_json:
         print_json(docs)
     elif docs:
@@ -124,8 +125,8 @@ def list_runs(
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """One run: status, exit, what it waits for, bindings and history."""
-    with open_engine() as engine:
-        doc = engine.document(run_id)
+    with open_run_store() as store:
+        doc = run_document(store.get_run(run_id), store.history(run_id))
     if as_json:
         print_json(doc)
     else:
@@ -134,8 +135,8 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
 
 def cancel(run_id: RunArgument) -> None:
     """Cancel a run: at once unless it is running, then at its next checkpoint."""
-    with open_engine() as engine:
-        record = engine.cancel(run_id, by=current_user())
+    with open_run_store() as store:
+        record = store.cancel(run_id, current_user(), SystemClock().now())
         doc = run_document(record)
     line = render.summary_line(doc)
     if record.status is RunStatus.RUNNING:

@@ -18,8 +18,10 @@ from rich.console import Console
 
 from tarry.config import Settings, load_settings
 from tarry.engine.runtime import Engine
+from tarry.store import open_store
+from tarry.store.base import Store
 
-__all__ = ["console", "note", "open_engine", "print_json"]
+__all__ = ["console", "note", "open_engine", "open_run_store", "print_json"]
 
 _PIPE_WIDTH = 200
 
@@ -33,6 +35,20 @@ def open_engine(settings: Settings | None = None) -> Iterator[Engine]:
         yield engine
     finally:
         engine.close()
+
+
+@contextmanager
+def open_run_store(settings: Settings | None = None) -> Iterator[Store]:
+    """Only the project's store, closed afterwards.
+
+    Commands that read or cancel runs use it, so that a broken flow file, action module or
+    event manifest never stands between an operator and the runs already in the store.
+    """
+    store = open_store((settings or load_settings()).database)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def console() -> Console:
