@@ -252,7 +252,7 @@ def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: s
     wake = env.now + retry.every * (retry.backoff ** (attempt - 1))
     cur.update(attempt=attempt, retry_at=iso(wake))
     env.record("step.retrying", path, attempt=attempt, error={"type": kind, "message": message},
-               at=iso(wake))
+               until=iso(wake))
     return Blocked((WaitInfo("retry", path, wake),))
 
 

@@ -60,6 +60,7 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
                               f"'until' was still false after {repeat.max} iterations", path)
         pause = _pause(walker, repeat, index + 1, names)
         cur.update(i=index + 1, frame=new_frame(), next_at=iso(env.now + pause))
+        env.record("wait.registered", path, kind="poll", until=cur["next_at"])
 
 
 def _pause(walker: Interpreter, repeat: Repeat, pause: int, names: Names) -> timedelta:
