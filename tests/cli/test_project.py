@@ -80,7 +80,7 @@ def test_json_lists_files_and_problems(project: Project) -> None:
     result = project.tarry("validate", "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
-        "ok": False, "files": ["flows/bad.yaml"], "skipped": [],
+        "ok": False, "files": ["flows/bad.yaml"], "manifests": [],
         "problems": [
             {"file": "flows/bad.yaml", "line": 4, "column": 7,
              "message": "unknown action or key 'wiat' (did you mean 'wait'?)"},
@@ -97,17 +97,17 @@ def test_given_files_and_folders_are_validated_instead_of_the_flows_folder(
     (other / "a.yaml").write_text(QUICK_FLOW.replace("quick", "a"), encoding="utf-8")
     (other / "notes.txt").write_text("not a flow", encoding="utf-8")
     document = project.json("validate", "more")
-    assert document == {"ok": True, "files": ["more/a.yaml", "more/b.yml"], "skipped": [],
+    assert document == {"ok": True, "files": ["more/a.yaml", "more/b.yml"], "manifests": [],
                         "problems": []}
 
 
-def test_event_manifests_are_skipped_without_error(project: Project) -> None:
+def test_event_manifests_among_the_files_are_validated_as_manifests(project: Project) -> None:
     project.flow("quick", QUICK_FLOW)
     project.flow("events", MANIFEST)
     result = project.tarry("validate")
     assert result.exit_code == 0
-    assert result.stderr == "1 flow file valid; skipped 1 event manifest\n"
-    assert project.json("validate")["skipped"] == ["flows/events.yaml"]
+    assert result.stderr == "1 flow file and 1 event manifest valid\n"
+    assert project.json("validate")["manifests"] == ["flows/events.yaml"]
 
 
 def test_a_missing_path_is_a_usage_error(project: Project) -> None:

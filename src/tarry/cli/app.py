@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tarry.cli import project, runs, worker
+from tarry.cli import events, project, runs, worker
 from tarry.errors import LoadError, TarryError
 
 __all__ = ["app", "error_lines", "main"]
@@ -78,11 +78,13 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "runs": runs.list_runs,
     "show": runs.show,
     "cancel": runs.cancel,
+    "send": events.send,
     "migrate": project.migrate,
 }
 
 for _name, _command in _COMMANDS.items():
     app.command(_name)(_command)
+app.add_typer(events.events_app)
 
 
 def main() -> None:

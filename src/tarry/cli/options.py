@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-__all__ = ["current_user", "parse_inputs", "parse_pair", "parse_value"]
+__all__ = ["current_user", "parse_inputs", "parse_json_object", "parse_pair", "parse_value"]
 
 
 def parse_value(text: str) -> Any:
@@ -34,20 +34,21 @@ def parse_pair(text: str) -> tuple[str, Any]:
 
 def parse_inputs(pairs: Sequence[str], inputs_json: str | None) -> dict[str, Any]:
     """The run's inputs: the ``--inputs`` object, overridden by each ``-i name=value``."""
-    inputs = _json_object(inputs_json) if inputs_json is not None else {}
+    inputs = parse_json_object(inputs_json, "--inputs") if inputs_json is not None else {}
     inputs.update(parse_pair(pair) for pair in pairs)
     return inputs
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def parse_json_object(text: str, option: str) -> dict[str, Any]:
+    """``text`` as a JSON object; anything else is a usage error of ``option``."""
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise typer.BadParameter(f"not valid JSON ({exc})", param_hint="'--inputs'") from None
+        raise typer.BadParameter(f"not valid JSON ({exc})", param_hint=f"'{option}'") from None
     if not isinstance(value, dict):
         raise typer.BadParameter(f"expected a JSON object such as '{{\"name\": \"Ada\"}}', "
                                  f"got {_JSON_KINDS.get(type(value), 'a value')}",
-                                 param_hint="'--inputs'")
+                                 param_hint=f"'{option}'")
     return value
 
 

@@ -15,6 +15,7 @@ from tarry.engine.actions import ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.errors import LoadError, Problem
 from tarry.language.loader import load_flow
+from tarry.language.manifests import Manifest, parse_manifests
 from tarry.language.yamlsource import YamlMap, read_yaml
 from tarry.scaffold import write_project
 from tarry.store import open_store
@@ -36,10 +37,10 @@ def init(directory: Annotated[Path, typer.Argument(
 
 @dataclass
 class Validation:
-    """What ``tarry validate`` found: the flow files checked, manifests skipped, problems."""
+    """What ``tarry validate`` found: the flow files and event manifests checked, problems."""
 
     files: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -49,32 +50,33 @@ class Validation:
 
     def document(self) -> dict[str, Any]:
         """The ``--json`` document."""
-        return {"ok": self.ok, "files": self.files, "skipped": self.skipped,
+        return {"ok": self.ok, "files": self.files, "manifests": self.manifests,
                 "problems": [{"file": p.file, "line": p.line, "column": p.column,
                               "message": p.message} for p in self.problems]}
 
     def summary(self) -> str:
-        """The final line: how many files, how many problems, what was skipped."""
-        files = _count(len(self.files), "flow file")
+        """The final line: how many files, how many problems."""
+        if not self.files and not self.manifests:
+            return "no flow files to validate"
+        checked = " and ".join(_count(len(names), noun) for names, noun in (
+            (self.files, "flow file"), (self.manifests, "event manifest")) if names)
         if self.ok:
-            line = f"{files} valid" if self.files else "no flow files to validate"
-        else:
-            failing = len({p.file for p in self.problems})
-            line = f"{_count(len(self.problems), 'problem')} in {failing} of {files}"
-        if self.skipped:
-            line += f"; skipped {_count(len(self.skipped), 'event manifest')}"
-        return line
+            return f"{checked} valid"
+        failing = len({p.file for p in self.problems})
+        return f"{_count(len(self.problems), 'problem')} in {failing} of {checked}"
 
 
 def validate(
         paths: Annotated[list[Path] | None, typer.Argument(
             metavar="PATH", exists=True,
-            help="Flow files or folders (default: the project's flows folder).")] = None,
+            help="Flow files, manifests or folders (default: the project's flows folder).")]
+        = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
         = False) -> None:
-    """Validate flow files; print file:line:col: message for each problem."""
+    """Validate flow files and event manifests; print file:line:col: message per problem."""
     settings = load_settings()
-    result = validate_files(_yaml_files(paths or [settings.flows_dir]), _action_names(settings))
+    result = validate_files(_yaml_files(paths or [settings.flows_dir]), _action_names(settings),
+                            manifest_files=settings.event_files)
     if as_json:
         print_json(result.document())
     else:
@@ -85,20 +87,51 @@ def validate(
         raise typer.Exit(1)
 
 
-def validate_files(files: Iterable[Path], actions: frozenset[str]) -> Validation:
-    """Load every flow file of ``files``, collecting every problem; skip event manifests."""
+def validate_files(files: Iterable[Path], actions: frozenset[str], *,
+                   manifest_files: Iterable[Path] = ()) -> Validation:
+    """Validate every event manifest (the existing ``manifest_files`` and those among
+    ``files``), then load every flow of ``files`` checked against the declared event types,
+    collecting every problem. While a manifest has problems, flows are loaded without the
+    event type checks (which would only echo them)."""
     result = Validation()
-    for path in files:
+    given = list(files)
+    flows = [path for path in given if not _is_event_manifest(path)]
+    manifests = _unique([path for path in manifest_files if path.is_file()]
+                        + [path for path in given if path not in flows])
+    declared = _read_manifests(manifests, result)
+    for path in flows:
         shown = _shown(path)
-        if _is_event_manifest(path):
-            result.skipped.append(shown)  # manifests are validated by their own loader
-            continue
         result.files.append(shown)
         try:
-            load_flow(Path(shown), actions=actions)
+            load_flow(Path(shown), actions=actions, manifests=declared)
         except LoadError as exc:
             result.problems.extend(exc.problems)
     return result
+
+
+def _read_manifests(paths: Iterable[Path], result: Validation) -> dict[str, Manifest] | None:
+    """The event types ``paths`` declare, their problems added to ``result``; None if any."""
+    declared: dict[str, Manifest] = {}
+    problems_before = len(result.problems)
+    for path in paths:
+        shown = _shown(path)
+        result.manifests.append(shown)
+        try:
+            declared.update(parse_manifests(path.read_text(encoding="utf-8"), shown))
+        except LoadError as exc:
+            result.problems.extend(exc.problems)
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            result.problems.append(Problem(shown, 1, 1, f"cannot read the file ({reason})"))
+    return declared if len(result.problems) == problems_before else None
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` without a second mention of the same file."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        seen.setdefault(path.resolve(), path)
+    return list(seen.values())
 
 
 def _is_event_manifest(path: Path) -> bool:

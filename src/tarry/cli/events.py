@@ -1,0 +1,180 @@
+"""The commands about events: ``send``, and the ``events`` inbox with ``redeliver`` and
+``discard`` (SPEC 3.5, 8.1).
+
+Each prints where the event went, one line (an invalid event's errors follow, one a line),
+or with ``--json`` the event document. Exit codes: 0 when the event was delivered, buffered,
+unmatched, a duplicate or discarded; 1 when it is invalid (quarantined) or the type or id is
+unknown; 2 for a malformed ``--data``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from tarry.cli.options import parse_json_object
+from tarry.cli.session import console, note, open_engine, print_json
+from tarry.engine.documents import event_document
+from tarry.store.base import EventRecord, EventState
+
+__all__ = ["describe_event", "events_app", "events_table", "read_data", "send"]
+
+DataOption = Annotated[str | None, typer.Option(
+    "--data", metavar="JSON|@FILE",
+    help="The payload: a JSON object, or @path of a file holding one.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the event document (JSON).")]
+EventArgument = Annotated[str, typer.Argument(metavar="ID", help="An event id.")]
+
+_Document = Mapping[str, Any]
+
+
+def read_data(text: str | None) -> dict[str, Any] | None:
+    """The ``--data`` payload: inline JSON, or ``@path`` of a file holding it (None: none)."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise typer.BadParameter(f"cannot read {path}: {reason}",
+                                     param_hint="'--data'") from None
+    return parse_json_object(text, "--data")
+
+
+def send(event_type: Annotated[str, typer.Argument(
+             metavar="TYPE", help="A declared event type, such as slack.approval.")],
+         data: DataOption = None,
+         event_id: Annotated[str | None, typer.Option(
+             "--id", metavar="ID",
+             help="The event's id; an id already seen for this type is a duplicate, "
+                  "acknowledged and not delivered again (default: a fresh id).")] = None,
+         as_json: JsonOption = False) -> None:
+    """Send an event; print where it went (delivered to runs, buffered, unmatched, invalid)."""
+    payload = read_data(data)
+    with open_engine() as engine:
+        record = engine.send(event_type, {} if payload is None else payload, id=event_id)
+    _answer(record, as_json)
+
+
+events_app = typer.Typer(
+    name="events", no_args_is_help=False, add_completion=False,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="The event inbox: list events; redeliver or discard one.")
+
+
+@events_app.callback(invoke_without_command=True)
+def list_events(
+        ctx: typer.Context,
+        state: Annotated[EventState | None, typer.Option(
+            "--state", metavar="S", case_sensitive=False,
+            help="Only events in this state: " + ", ".join(EventState) + ".")] = None,
+        limit: Annotated[int, typer.Option(
+            "--limit", metavar="N", min=1, help="At most N events, newest first.")] = 50,
+        as_json: Annotated[bool, typer.Option(
+            "--json", help="Print a list of event documents (JSON).")] = False) -> None:
+    """List events, newest first (the inbox: unmatched, invalid and buffered ones)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_engine() as engine:
+        docs = [event_document(record) for record in engine.events(state=state, limit=limit)]
+    if as_json:
+        print_json(docs)
+    elif docs:
+        console().print(events_table(docs))
+    else:
+        note(f"no {state.value} events" if state else "no events")
+
+
+@events_app.command("redeliver")
+def redeliver(event_id: EventArgument, data: Annotated[str | None, typer.Option(
+                  "--data", metavar="JSON|@FILE",
+                  help="Corrected payload (default: the stored one).")] = None,
+              as_json: JsonOption = False) -> None:
+    """Deliver an invalid, unmatched or buffered event again, optionally corrected."""
+    payload = read_data(data)
+    with open_engine() as engine:
+        record = engine.redeliver(event_id, payload)
+    _answer(record, as_json)
+
+
+@events_app.command("discard")
+def discard(event_id: EventArgument, as_json: JsonOption = False) -> None:
+    """Discard an invalid, unmatched or buffered event."""
+    with open_engine() as engine:
+        record = engine.discard(event_id)
+    _answer(record, as_json)
+
+
+def _answer(record: EventRecord, as_json: bool) -> None:
+    doc = event_document(record)
+    if as_json:
+        print_json(doc)
+    else:
+        for line in describe_event(doc):
+            typer.echo(line)
+    if record.state is EventState.INVALID:
+        note(f"the event is kept in the quarantine; correct it with: "
+             f"tarry events redeliver {record.id} --data JSON")
+        raise typer.Exit(1)
+
+
+_OUTCOMES: dict[str, str] = {
+    "delivered": "delivered to {runs}",
+    "buffered": "buffered until {buffer_until}; a matching wait_for that starts by then "
+                "takes it",
+    "unmatched": "unmatched: no run waits for it (kept in the inbox, tarry events)",
+    "invalid": "invalid, not delivered:",
+    "duplicate": "duplicate: an event with this id was received at {received_at}; "
+                 "nothing delivered again",
+    "discarded": "discarded",
+}
+"""state → what became of the event; filled in from the event document."""
+
+
+def describe_event(doc: _Document) -> list[str]:
+    """Where an event went: ``event <id> (<type>): <outcome>``, then each error of an
+    invalid event on a line of its own."""
+    outcome = _OUTCOMES[doc["state"]].format(runs=_runs(doc["runs"]),
+                                             buffer_until=doc["buffer_until"],
+                                             received_at=doc["received_at"])
+    lines = [f"event {doc['id']} ({doc['type']}): {outcome}"]
+    if doc["state"] == "invalid":
+        lines += [f"  - {error}" for error in doc["errors"]]
+    return lines
+
+
+def _runs(runs: Sequence[str]) -> str:
+    return f"run {runs[0]}" if len(runs) == 1 else f"{len(runs)} runs: {', '.join(runs)}"
+
+
+def events_table(docs: Sequence[_Document]) -> Table:
+    """One row per event: id, type, state, when received, detail, data."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("type", min_width=6)
+    table.add_column("state", no_wrap=True)
+    table.add_column("received", no_wrap=True)
+    table.add_column("detail", min_width=10, overflow="fold")
+    table.add_column("data", overflow="fold")
+    for doc in docs:
+        table.add_row(doc["id"], doc["type"], doc["state"], doc["received_at"], _detail(doc),
+                      json.dumps(doc["data"], ensure_ascii=False, separators=(",", ":")))
+    return table
+
+
+def _detail(doc: _Document) -> str:
+    """The runs it reached, how long it is buffered, or why it is invalid."""
+    if doc["runs"]:
+        return f"runs {', '.join(doc['runs'])}"
+    if doc["buffer_until"]:
+        return f"until {doc['buffer_until']}"
+    return "; ".join(doc["errors"])
