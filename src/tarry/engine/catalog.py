@@ -2,23 +2,82 @@
 
 A run keeps the digest of the exact flow source it started with (saved in the store), so it
 resumes against that definition on any worker, even after the file was edited or removed.
+
+Python flows (functions registered on an App, SPEC 6) are *programs*: the catalog knows them
+by name and stores a small descriptor in place of a YAML source (``python:<flow name>``), so
+their runs resume on any worker whose app registers that name; the executor hands such a run
+to the program instead of the interpreter.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tarry._suggest import did_you_mean
-from tarry.errors import FlowNotFound, LoadError
+from tarry.errors import ConfigError, FlowNotFound, LoadError
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
 from tarry.store.base import Store
 
-__all__ = ["FlowCatalog"]
+if TYPE_CHECKING:
+    from tarry.engine.interpreter import Env
+    from tarry.engine.outcome import Outcome
+
+__all__ = ["PROGRAM_PREFIX", "FlowCatalog", "Program", "ProgramSource", "import_program_source",
+           "program_descriptor"]
 
 _SUFFIXES = (".yaml", ".yml")
+
+PROGRAM_PREFIX = "python:"
+"""How the stored source of a Python flow begins (the rest is the flow's name)."""
+
+
+class Program(Protocol):
+    """A flow written as code (a Python flow of an App), advanced by its own runner."""
+
+    @property
+    def definition(self) -> Flow:
+        """The flow as the engine stores and starts it: name, declared inputs, and the
+        descriptor (:func:`program_descriptor`) as source; it has no steps."""
+        ...
+
+    async def advance(self, env: Env, state: dict[str, Any]) -> Outcome:
+        """Advance one run (its ``state`` is the program's to mutate), like the interpreter."""
+        ...
+
+
+class ProgramSource(Protocol):
+    """What ``[tarry] app = "module:attribute"`` names: an App holding Python flows."""
+
+    def programs(self, manifests: Mapping[str, Manifest]) -> Mapping[str, Program]:
+        """The app's flows by name, validating their event waits against ``manifests``."""
+        ...
+
+
+def program_descriptor(name: str) -> str:
+    """The source stored for the Python flow ``name`` (its digest is this text's)."""
+    return PROGRAM_PREFIX + name
+
+
+def import_program_source(reference: str, *, root: Path | None = None) -> ProgramSource:
+    """Import the App named ``"module:attribute"``, with the project ``root`` first on the
+    import path (as for user actions)."""
+    if root is not None and str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    module_name, _, attribute = reference.partition(":")
+    try:
+        found: object = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"[tarry] app = {reference!r}: cannot import it ({exc})") from exc
+    if not callable(getattr(found, "programs", None)):
+        raise ConfigError(f"[tarry] app = {reference!r} is a {type(found).__name__}, not a "
+                          "tarry App")
+    return found  # type: ignore[return-value]
 
 
 class FlowCatalog:
@@ -30,34 +89,63 @@ class FlowCatalog:
     """
 
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
-                 manifests: Mapping[str, Manifest] | None = None) -> None:
+                 manifests: Mapping[str, Manifest] | None = None, *,
+                 programs: Mapping[str, Program] | None = None) -> None:
         self.flows_dir = flows_dir
         self.store = store
         self.actions = frozenset(actions)
         self.manifests = manifests
+        self.programs: Mapping[str, Program] = programs or {}
+        """The Python flows, by name (empty without an app)."""
         self._by_digest: dict[str, Flow] = {}
 
     def resolve(self, name_or_path: str) -> Flow:
-        """The flow named ``name_or_path`` in the flows folder, or the YAML file at that path."""
+        """The flow named ``name_or_path`` in the flows folder or on the app, or the YAML file
+        at that path. A name both folder and app define is refused."""
         path = Path(name_or_path)
         if path.suffix in _SUFFIXES and path.is_file():
             return self._remember(self._load(path))
         candidates = self._named_files()
+        program = self.programs.get(name_or_path)
+        if program is not None and name_or_path in candidates:
+            raise ConfigError(f"flow '{name_or_path}' is defined twice: by "
+                              f"{candidates[name_or_path]} and by a Python flow of the app; "
+                              "rename one")
+        if program is not None:
+            return self._remember(program.definition)
         if name_or_path in candidates:
             return self._remember(self._load(candidates[name_or_path]))
         if path.suffix in _SUFFIXES:
             raise FlowNotFound(f"no flow file at {name_or_path}")
-        raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}"
-                           f"{did_you_mean(name_or_path, candidates)}")
+        where = " or on the app" if self.programs else ""
+        raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}{where}"
+                           f"{did_you_mean(name_or_path, [*candidates, *self.programs])}")
 
     def by_digest(self, digest: str) -> Flow:
         """The flow a run started with, from the store."""
         flow = self._by_digest.get(digest)
         if flow is None:
             source = self.store.flow_source(digest)
+            if source.startswith(PROGRAM_PREFIX):
+                return self._program_named(source.removeprefix(PROGRAM_PREFIX)).definition
             flow = parse_flow(source, f"<stored flow {digest[:12]}>", actions=self.actions)
             self._by_digest[digest] = flow
         return flow
+
+    def program(self, flow: Flow) -> Program | None:
+        """The program that runs ``flow``, or None for a YAML flow."""
+        if not flow.source.startswith(PROGRAM_PREFIX):
+            return None
+        return self._program_named(flow.name)
+
+    def _program_named(self, name: str) -> Program:
+        program = self.programs.get(name)
+        if program is None:
+            registered = ("this worker's app does not register it"
+                          f"{did_you_mean(name, self.programs)}" if self.programs
+                          else 'no app is configured (set [tarry] app = "module:attribute")')
+            raise FlowNotFound(f"the run's flow is the Python flow '{name}', but {registered}")
+        return program
 
     def all_files(self) -> list[Path]:
         """Every YAML file in the flows folder, sorted."""

@@ -70,12 +70,14 @@ class Executor:
         state.setdefault("started_at", iso(now))
         try:
             env = self._env(record, state, now, history)
+            program = self.catalog.program(env.flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
             failure = Failed({"type": "flow-error", "message": str(exc), "step": None})
             return update_for(record.id, state, failure, history, now)
         env.inbox = _by_wait(inbox or [])
         try:
-            outcome = await Interpreter(env).advance(state)
+            outcome = await (Interpreter(env).advance(state) if program is None
+                             else program.advance(env, state))
         except LeaseLost:
             return None
         except _CancelRequested:
@@ -86,8 +88,9 @@ class Executor:
             logger.exception("run %s: internal error", record.id)
             outcome = Failed({"type": "internal-error",
                               "message": f"{type(exc).__name__}: {exc}", "step": None})
+        result = outcome.binding if program is not None and isinstance(outcome, Done) else None
         return update_for(record.id, state, outcome, history, now,
-                          consumed=tuple(env.consumed))
+                          consumed=tuple(env.consumed), result=result)
 
     def _env(self, record: RunRecord, state: dict[str, Any], now: datetime,
              history: list[HistoryEntry]) -> Env:
@@ -114,8 +117,9 @@ class Executor:
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                history: list[HistoryEntry], now: datetime, *,
-               consumed: tuple[str, ...] = ()) -> RunUpdate:
-    """The store update that records ``outcome`` (and releases the lease)."""
+               consumed: tuple[str, ...] = (), result: Any = None) -> RunUpdate:
+    """The store update that records ``outcome`` (and releases the lease); ``result`` is a
+    Python flow's return value, kept when the run succeeds."""
     if isinstance(outcome, Blocked):
         shown = [w for w in outcome.waits if w.kind != "reminder"] or list(outcome.waits)
         first = min(shown, key=lambda w: w.until)
@@ -131,7 +135,7 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
     assert isinstance(outcome, Done | Exited)
     history.append(HistoryEntry(now, "succeeded", None, {"exit": exit_name}))
     return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=exit_name,
-                     consumed=consumed)
+                     result=result, consumed=consumed)
 
 
 def _event_waits(outcome: Blocked) -> tuple[EventWait, ...]:

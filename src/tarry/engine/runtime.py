@@ -17,7 +17,7 @@ from tarry.clock import Clock, SystemClock
 from tarry.config import Settings
 from tarry.engine.actions import ActionRegistry
 from tarry.engine.builtins import register_builtins, register_emit
-from tarry.engine.catalog import FlowCatalog
+from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
 from tarry.engine.worker import Worker, worker_name
 from tarry.errors import EventError
@@ -72,14 +72,19 @@ class Engine:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
-                      store: Store | None = None) -> Engine:
-        """The engine a project's configuration describes."""
+                      store: Store | None = None, app: ProgramSource | None = None) -> Engine:
+        """The engine a project's configuration describes; ``app`` (else the one ``[tarry]
+        app`` names, if any) provides the Python flows."""
         actions = ActionRegistry()
         register_builtins(actions)
         actions.load_user_actions(settings.actions, root=settings.root)
         manifests = load_manifests(settings.event_files)
+        if app is None and settings.app is not None:
+            app = import_program_source(settings.app, root=settings.root)
+        programs = app.programs(manifests) if app is not None else None
         store = store or open_store(settings.database)
-        return cls(store, FlowCatalog(settings.flows_dir, store, actions.names(), manifests),
+        return cls(store, FlowCatalog(settings.flows_dir, store, actions.names(), manifests,
+                                      programs=programs),
                    actions, clock, manifests)
 
     def close(self) -> None:
