@@ -11,8 +11,16 @@ The hierarchy::
     │   ├── RunNotFound             no run has that id
     │   └── RunStateError           the run is in a status that forbids the request
     ├── FlowNotFound                no YAML file or registered Python flow has that name
-    ├── EventError                  an event cannot be accepted (unknown type, unknown id)
+    ├── EventError                  an event cannot be accepted or waited for (unknown type,
+    │                               unknown id, a match that is not the manifest's keys)
     ├── ActionError                 an action is unknown or misbehaved (wrong return type)
+    ├── StepError                   a step of a Python flow raised (recorded: a replay raises
+    │                               the same StepError, never calls the step again)
+    ├── WaitForConditionError       a Python flow's wait_for_condition gave up (attempts,
+    │                               last_state)
+    ├── NondeterminismError         a Python flow's code no longer makes the calls its run
+    │                               recorded (which operation, recorded vs requested)
+    ├── SerializationError          a value a Python flow records cannot be stored as JSON
     └── StoreError                  the store failed; the driver's exception is ``__cause__``
         ├── StoreUnavailable        the database cannot be reached (retry later)
         └── MigrationError          the schema is missing, newer than this code, or broken
@@ -24,6 +32,7 @@ program need not parse the message.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "ActionError",
@@ -33,13 +42,17 @@ __all__ = [
     "FlowNotFound",
     "LoadError",
     "MigrationError",
+    "NondeterminismError",
     "Problem",
     "RunError",
     "RunNotFound",
     "RunStateError",
+    "SerializationError",
+    "StepError",
     "StoreError",
     "StoreUnavailable",
     "TarryError",
+    "WaitForConditionError",
 ]
 
 
@@ -111,11 +124,72 @@ class FlowNotFound(TarryError):
 
 
 class EventError(TarryError):
-    """An event cannot be accepted: its type is not declared, or no event has that id."""
+    """An event cannot be accepted or waited for: its type is not declared, no event has that
+    id, or a wait's match does not give exactly the manifest's correlation keys."""
 
 
 class ActionError(TarryError):
     """An action is not registered, or returned something other than a dict or None."""
+
+
+class StepError(TarryError):
+    """A step of a Python flow raised an exception.
+
+    The failure is recorded like a result: ``step`` is the operation's path, ``type`` the
+    exception's class name and ``message`` its text. The first execution raises it with the
+    original exception as ``__cause__``; a replay raises the same StepError without calling
+    the step again, so a flow that catches it takes the same path every time.
+    """
+
+    def __init__(self, step: str, type: str, message: str) -> None:
+        self.step = step
+        self.type = type
+        self.message = message
+        super().__init__(f"step '{step}' raised {type}: {message}")
+
+
+class WaitForConditionError(TarryError):
+    """A ``wait_for_condition`` gave up: its strategy ran out of attempts before the
+    condition was met. ``attempts`` is how many checks ran, ``last_state`` what the last one
+    returned, ``condition`` the operation's path (empty when raised by a strategy itself)."""
+
+    def __init__(self, attempts: int, last_state: Any, *, condition: str = "") -> None:
+        self.attempts = attempts
+        self.last_state = last_state
+        self.condition = condition
+        named = f"condition '{condition}'" if condition else "the condition"
+        shown = repr(last_state)
+        if len(shown) > 200:
+            shown = shown[:197] + "..."
+        super().__init__(f"{named} was not met after {attempts} attempt"
+                         f"{'' if attempts == 1 else 's'}; last state: {shown}")
+
+
+class NondeterminismError(TarryError):
+    """A Python flow, re-executed to resume its run, asked for a different operation than the
+    one its run recorded at that point: its code changed under a running run.
+
+    ``operation`` is the path of the operation that changed, ``recorded`` and ``requested``
+    describe what the run recorded there and what the code asks for now (``None`` when the
+    code asks for nothing more, or the run recorded nothing).
+    """
+
+    def __init__(self, message: str, *, operation: str, recorded: str | None,
+                 requested: str | None) -> None:
+        self.operation = operation
+        self.recorded = recorded
+        self.requested = requested
+        super().__init__(message)
+
+
+class SerializationError(TarryError):
+    """A value a Python flow records (a step's result, a condition's state, the flow's return
+    value) cannot be stored as JSON by the app's serializer. ``what`` names the value."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        self.what = what
+        self.reason = reason
+        super().__init__(f"{what} cannot be stored: {reason}")
 
 
 class StoreError(TarryError):
