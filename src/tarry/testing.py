@@ -40,7 +40,8 @@ class Harness:
     ``actions`` replaces or adds actions by name (stubs); ``manifests`` is the text of an
     ``events.yaml`` declaring the event types the flows wait for. ``project`` (a project's
     settings) adds that project's user actions, event manifests and flows folder; the store
-    stays the harness's own.
+    stays the harness's own. With either, flows are checked at load against the declared
+    event types (their ``wait_for`` and ``emit`` types and ``match`` keys).
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
@@ -60,7 +61,8 @@ class Harness:
             declared.update(parse_manifests(manifests, "events.yaml"))
         store = open_store(store_url or f"sqlite:///{directory / 'tarry.db'}")
         flows_dir = project.flows_dir if project is not None else directory / "flows"
-        catalog = FlowCatalog(flows_dir, store, registry.names())
+        self._checked = declared if manifests or project is not None else None
+        catalog = FlowCatalog(flows_dir, store, registry.names(), self._checked)
         self.engine = Engine(store, catalog, registry, self.clock, declared)
         self.worker = self.engine.worker(concurrency=64, name="harness")
 
@@ -69,8 +71,10 @@ class Harness:
         self.engine.close()
 
     def flow(self, source: str, path: str = "flow.yaml") -> Flow:
-        """Load a flow from YAML text (validated exactly like a file)."""
-        return parse_flow(source, path, actions=self.engine.actions.names())
+        """Load a flow from YAML text (validated exactly like a file; with manifests given,
+        its event types and ``match`` keys are checked against them too)."""
+        return parse_flow(source, path, actions=self.engine.actions.names(),
+                          manifests=self._checked)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
               target: str | None = None) -> str:
