@@ -10,7 +10,7 @@ import pytest
 from tarry.errors import ConfigError, MigrationError, StoreUnavailable
 from tarry.store import open_store
 
-ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events")]
+ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events"), (3, "0003_holds")]
 
 
 def _applied(path: Path) -> list[tuple[int, str]]:
@@ -49,7 +49,7 @@ def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "tarry.db") as connection:
         connection.execute("DELETE FROM schema_migrations")
     with pytest.raises(MigrationError, match=(
-            r"^the database schema is at version 0 but this tarry needs version 2: "
+            r"^the database schema is at version 0 but this tarry needs version 3: "
             r"run `tarry migrate`$")):
         open_store(f"sqlite:///{tmp_path}/tarry.db")
 
@@ -57,9 +57,9 @@ def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
 def test_a_database_ahead_of_this_version_is_refused(tmp_path: Path) -> None:
     open_store(f"sqlite:///{tmp_path}/tarry.db").close()
     with sqlite3.connect(tmp_path / "tarry.db") as connection:
-        connection.execute("INSERT INTO schema_migrations (version, name) VALUES (3, 'x')")
+        connection.execute("INSERT INTO schema_migrations (version, name) VALUES (4, 'x')")
     with pytest.raises(MigrationError, match=(
-            r"^the database schema is at version 3, newer than this tarry knows \(version 2\): "
+            r"^the database schema is at version 4, newer than this tarry knows \(version 3\): "
             r"upgrade tarry or use another database$")):
         open_store(f"sqlite:///{tmp_path}/tarry.db")
 

@@ -141,7 +141,8 @@ def test_processes_migrating_an_empty_database_at_once_apply_each_migration_once
         assert errors == []
         database = url.rsplit("/", 1)[1]
         assert postgres_server.execute("SELECT version, name FROM schema_migrations",
-                                       database) == [(1, "0001_initial"), (2, "0002_events")]
+                                       database) == [(1, "0001_initial"), (2, "0002_events"),
+                                                     (3, "0003_holds")]
 
 
 # -- the PostgreSQL snapshot ------------------------------------------------------------------

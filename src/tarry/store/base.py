@@ -290,6 +290,37 @@ class Store(Protocol):
         """The earliest ``due_at`` of any run, or None."""
         ...
 
+    def count_runs(self, *, status: RunStatus) -> int:
+        """How many runs have ``status``."""
+        ...
+
+    def create_held_run(self, run: NewRun, history: list[HistoryEntry], *,
+                        recent_since: datetime) -> str | None:
+        """Insert a held run and its first history entries, unless it is superseded.
+
+        A run with a target is superseded by a run of the same flow and target whose hold
+        has not cleared (and that was not refused or cancelled), or cleared after
+        ``recent_since``: then nothing is inserted and that sibling's id comes back. Starts
+        of one flow and target are serialised, so two can never both pass.
+        """
+        ...
+
+    def mark_hold_cleared(self, run_id: str, now: datetime) -> None:
+        """Record that the hold of ``run_id`` cleared at ``now`` (its siblings are refused
+        ``hold-superseded`` for a while longer)."""
+        ...
+
+    def acquire_check_slot(self, holder: str, now: datetime, lease_until: datetime,
+                           slots: int) -> bool:
+        """Take a check slot for ``holder`` until ``lease_until`` if fewer than ``slots`` are
+        taken by others across every worker sharing the store (lapsed leases do not count);
+        whether it did. Taking it again renews it."""
+        ...
+
+    def release_check_slot(self, holder: str) -> None:
+        """Give back the check slot of ``holder`` (nothing if it holds none)."""
+        ...
+
     def record_event(self, event: NewEvent, now: datetime) -> EventRecord:
         """Record an event and deliver it, in one transaction.
 

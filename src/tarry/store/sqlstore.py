@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast
 
 from tarry.clock import from_millis, to_millis
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
-from tarry.store import eventstore, rows
+from tarry.store import eventstore, holdstore, rows
 from tarry.store.base import (
     CheckpointOutcome,
     EventRecord,
@@ -302,6 +302,35 @@ class SqlStore(ABC):
         due = row["due_at"] if row else None
         return None if due is None else from_millis(due)
 
+    def count_runs(self, *, status: RunStatus) -> int:
+        """How many runs have ``status``."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("count_runs_by_status", {"status": status.value})
+        return int(row["total"]) if row else 0
+
+    # -- holds ----------------------------------------------------------------------------
+
+    def create_held_run(self, run: NewRun, history: list[HistoryEntry], *,
+                        recent_since: datetime) -> str | None:
+        """Insert a held run unless a sibling supersedes it (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return holdstore.create_held(tx, run, history, recent_since)
+
+    def mark_hold_cleared(self, run_id: str, now: datetime) -> None:
+        """Record that the hold of ``run_id`` cleared at ``now``."""
+        with self._transaction(write=True) as tx:
+            holdstore.mark_cleared(tx, run_id, now)
+
+    def acquire_check_slot(self, holder: str, now: datetime, lease_until: datetime,
+                           slots: int) -> bool:
+        """Take a fleet-wide check slot for ``holder`` if one of ``slots`` is free."""
+        with self._transaction(write=True) as tx:
+            return holdstore.acquire_slot(tx, holder, now, lease_until, slots)
+
+    def release_check_slot(self, holder: str) -> None:
+        """Give back the check slot of ``holder`` (nothing if it holds none)."""
+        with self._transaction(write=True) as tx:
+            tx.run("release_check_slot", {"holder": holder})
 
     # -- events ---------------------------------------------------------------------------
 

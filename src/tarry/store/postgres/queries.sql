@@ -200,3 +200,52 @@ SELECT * FROM events ORDER BY received_at DESC, id DESC LIMIT %(limit)s
 -- name: list_events_by_state
 SELECT * FROM events WHERE state = %(state)s
 ORDER BY received_at DESC, id DESC LIMIT %(limit)s
+
+-- Holds ------------------------------------------------------------------------------------
+
+-- name: count_runs_by_status
+SELECT count(*) AS total FROM runs WHERE status = %(status)s
+
+-- name: lock_hold_target
+-- Serialises starts of held runs of one flow and target until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended(%(flow)s || ' ' || %(target)s, 5)) IS NULL
+       AS locked
+
+-- name: purge_hold_markers
+-- Forget the markers of one flow and target that refuse nothing any more: cleared before
+-- %(since)s, or never cleared and their run no longer held (refused, cancelled).
+DELETE FROM hold_markers
+WHERE flow = %(flow)s AND target = %(target)s
+  AND (cleared_at <= %(since)s
+       OR (cleared_at IS NULL AND NOT EXISTS (
+           SELECT 1 FROM runs WHERE runs.id = hold_markers.run_id
+                                AND runs.status IN ('held', 'running'))))
+
+-- name: hold_sibling
+-- A run of this flow and target that is held, or cleared after %(since)s (after a purge).
+SELECT run_id FROM hold_markers WHERE flow = %(flow)s AND target = %(target)s
+ORDER BY run_id LIMIT 1
+
+-- name: insert_hold_marker
+INSERT INTO hold_markers (run_id, flow, target, cleared_at)
+VALUES (%(run_id)s, %(flow)s, %(target)s, NULL)
+
+-- name: clear_hold_marker
+UPDATE hold_markers SET cleared_at = %(now)s WHERE run_id = %(run_id)s
+
+-- name: lock_check_slots
+-- Serialises slot leases across the fleet until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended('tarry.check_slots', 5)) IS NULL AS locked
+
+-- name: expire_check_slots
+DELETE FROM check_slots WHERE lease_until <= %(now)s
+
+-- name: other_check_slots
+SELECT count(*) AS taken FROM check_slots WHERE holder <> %(holder)s
+
+-- name: take_check_slot
+INSERT INTO check_slots (holder, lease_until) VALUES (%(holder)s, %(lease_until)s)
+ON CONFLICT (holder) DO UPDATE SET lease_until = excluded.lease_until
+
+-- name: release_check_slot
+DELETE FROM check_slots WHERE holder = %(holder)s

@@ -187,3 +187,50 @@ SELECT * FROM events ORDER BY received_at DESC, id DESC LIMIT :limit
 
 -- name: list_events_by_state
 SELECT * FROM events WHERE state = :state ORDER BY received_at DESC, id DESC LIMIT :limit
+
+-- Holds ------------------------------------------------------------------------------------
+
+-- name: count_runs_by_status
+SELECT count(*) AS total FROM runs WHERE status = :status
+
+-- name: lock_hold_target
+-- Serialises starts of held runs of one flow and target (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: purge_hold_markers
+-- Forget the markers of one flow and target that refuse nothing any more: cleared before
+-- :since, or never cleared and their run no longer held (refused, cancelled).
+DELETE FROM hold_markers
+WHERE flow = :flow AND target = :target
+  AND (cleared_at <= :since
+       OR (cleared_at IS NULL AND NOT EXISTS (
+           SELECT 1 FROM runs WHERE runs.id = hold_markers.run_id
+                                AND runs.status IN ('held', 'running'))))
+
+-- name: hold_sibling
+-- A run of this flow and target that is held, or cleared after :since (after a purge).
+SELECT run_id FROM hold_markers WHERE flow = :flow AND target = :target
+ORDER BY run_id LIMIT 1
+
+-- name: insert_hold_marker
+INSERT INTO hold_markers (run_id, flow, target, cleared_at) VALUES (:run_id, :flow, :target, NULL)
+
+-- name: clear_hold_marker
+UPDATE hold_markers SET cleared_at = :now WHERE run_id = :run_id
+
+-- name: lock_check_slots
+-- Serialises slot leases across the fleet (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: expire_check_slots
+DELETE FROM check_slots WHERE lease_until <= :now
+
+-- name: other_check_slots
+SELECT count(*) AS taken FROM check_slots WHERE holder <> :holder
+
+-- name: take_check_slot
+INSERT INTO check_slots (holder, lease_until) VALUES (:holder, :lease_until)
+ON CONFLICT (holder) DO UPDATE SET lease_until = excluded.lease_until
+
+-- name: release_check_slot
+DELETE FROM check_slots WHERE holder = :holder
