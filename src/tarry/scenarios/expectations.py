@@ -1,0 +1,150 @@
+"""Reading a scenario's ``expect:`` mapping into :class:`~tarry.scenarios.model.Expectation`\\ s.
+
+One reader per key, in a table; each reports its problems at their position and returns the
+expectations it could read, so that every problem of the file is found in one pass.
+
+======================  =============================================================
+key                     expects
+======================  =============================================================
+``status``              the run's status (``succeeded``, ``failed``, ``waiting``, …)
+``exit``                the exit name, or null
+``reason``              the refusal token, or null
+``error``               null, or some of ``{type, message, step}`` of the run's error
+``bindings``            a value per binding path (``approval.status``, ``polls[0].check``)
+``calls``               how many times each stubbed action was called
+``history``             the history kinds, exactly and in order
+``history_contains``    history kinds that occur in this order, others in between
+``events``              the final state of each scripted event, in order
+======================  =============================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tarry.language.context import LoadContext
+from tarry.language.fields import (
+    Fields,
+    read_choice,
+    read_mapping,
+    read_name,
+    read_non_negative_int,
+    read_text,
+)
+from tarry.language.yamlsource import YamlEntry, YamlNode, YamlScalar, YamlSeq, describe, to_plain
+from tarry.scenarios.model import Expectation
+from tarry.store.base import EventState, RunStatus
+
+__all__ = ["BINDING_PATH_PATTERN", "EXPECTATION_KINDS", "read_expect"]
+
+BINDING_PATH_PATTERN = r"[^.\[\]\s]+(?:\.[^.\[\]\s]+|\[\d+\])*"
+"""A path into the bindings: names joined by dots, list indexes in brackets."""
+_BINDING_PATH = re.compile(BINDING_PATH_PATTERN)
+_ERROR_FIELDS = ("type", "message", "step")
+
+_Reader = Callable[[LoadContext, YamlEntry], list[Expectation]]
+
+
+def read_expect(ctx: LoadContext, node: YamlNode, key: str) -> tuple[Expectation, ...]:
+    """The expectations of ``expect:``, in file order."""
+    mapping = read_mapping(ctx, node, key, " such as { status: succeeded, exit: approved }")
+    if mapping is None:
+        return ()
+    Fields(ctx, mapping, "in 'expect'", allowed=EXPECTATION_KINDS)
+    if not mapping.entries:
+        ctx.report(mapping.pos, f"'{key}' must name at least one expectation "
+                                f"({', '.join(EXPECTATION_KINDS)})")
+    return tuple(expectation for entry in mapping.entries if entry.key in _READERS
+                 for expectation in _READERS[entry.key](ctx, entry))
+
+
+def _single(kind: str, read: Callable[[LoadContext, YamlNode, str], Any]) -> _Reader:
+    """A reader of a key expecting one value."""
+    def reader(ctx: LoadContext, entry: YamlEntry) -> list[Expectation]:
+        return [Expectation(kind, read(ctx, entry.value, kind), entry.value.pos)]
+    return reader
+
+
+def _nullable(read: Callable[[LoadContext, YamlNode, str], Any]
+              ) -> Callable[[LoadContext, YamlNode, str], Any]:
+    """``read``, except that null is accepted as itself."""
+    def reader(ctx: LoadContext, node: YamlNode, key: str) -> Any:
+        if isinstance(node, YamlScalar) and node.value is None:
+            return None
+        return read(ctx, node, key)
+    return reader
+
+
+def _read_error(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Any] | None:
+    mapping = read_mapping(ctx, node, key, " of some of type, message, step (or null)")
+    if mapping is None:
+        return None
+    Fields(ctx, mapping, "in 'error'", allowed=_ERROR_FIELDS)
+    if not mapping.entries:
+        ctx.report(mapping.pos, f"'{key}' must give at least one of "
+                                f"{', '.join(_ERROR_FIELDS)} (or be null)")
+    return {entry.key: _nullable(read_text)(ctx, entry.value, entry.key)
+            for entry in mapping.entries if entry.key in _ERROR_FIELDS}
+
+
+def _read_kinds(ctx: LoadContext, node: YamlNode, key: str) -> list[str]:
+    if not isinstance(node, YamlSeq):
+        ctx.report(node.pos, f"'{key}' must be a list of history kinds such as "
+                             f"[started, step.started], got {describe(node)}")
+        return []
+    if not node.items:
+        ctx.report(node.pos, f"'{key}' must list at least one history kind")
+    return [read_text(ctx, item, f"{key}[{index}]") for index, item in enumerate(node.items)]
+
+
+def _read_event_states(ctx: LoadContext, node: YamlNode, key: str) -> list[str] | None:
+    if not isinstance(node, YamlSeq):
+        ctx.report(node.pos, f"'{key}' must be a list of event states, one per scripted "
+                             f"event, got {describe(node)}")
+        return None
+    read_state = read_choice([state.value for state in EventState])
+    return [read_state(ctx, item, f"{key}[{index}]") for index, item in enumerate(node.items)]
+
+
+def _read_bindings(ctx: LoadContext, entry: YamlEntry) -> list[Expectation]:
+    mapping = read_mapping(ctx, entry.value, entry.key,
+                           " of binding path to value, such as { approval.status: received }")
+    if mapping is None:
+        return []
+    if not mapping.entries:
+        ctx.report(mapping.pos, f"'{entry.key}' must give at least one binding path")
+    for path in mapping.entries:
+        if not _BINDING_PATH.fullmatch(path.key):
+            ctx.report(path.key_pos, f"'{path.key}' is not a binding path (write step ids "
+                                     "and keys joined by dots, list indexes as [0])")
+    return [Expectation("bindings", to_plain(path.value), path.key_pos, path.key)
+            for path in mapping.entries]
+
+
+def _read_calls(ctx: LoadContext, entry: YamlEntry) -> list[Expectation]:
+    mapping = read_mapping(ctx, entry.value, entry.key,
+                           " of stubbed action to call count, such as { slack.post: 1 }")
+    if mapping is None:
+        return []
+    if not mapping.entries:
+        ctx.report(mapping.pos, f"'{entry.key}' must count at least one stubbed action")
+    return [Expectation("calls", read_non_negative_int(ctx, action.value, action.key),
+                        action.key_pos, action.key) for action in mapping.entries]
+
+
+_READERS: dict[str, _Reader] = {
+    "status": _single("status", read_choice([status.value for status in RunStatus])),
+    "exit": _single("exit", _nullable(read_name)),
+    "reason": _single("reason", _nullable(read_name)),
+    "error": _single("error", _nullable(_read_error)),
+    "bindings": _read_bindings,
+    "calls": _read_calls,
+    "history": _single("history", _read_kinds),
+    "history_contains": _single("history_contains", _read_kinds),
+    "events": _single("events", _read_event_states),
+}
+
+EXPECTATION_KINDS = tuple(_READERS)
+"""The keys ``expect:`` may hold."""
