@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tarry.cli import events, project, runs, worker
+from tarry.cli import events, project, runs, scenarios, worker
 from tarry.errors import LoadError, TarryError
 
 __all__ = ["app", "error_lines", "main"]
@@ -80,6 +80,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "cancel": runs.cancel,
     "send": events.send,
     "migrate": project.migrate,
+    "test": scenarios.scenario_tests,
 }
 
 for _name, _command in _COMMANDS.items():
