@@ -186,3 +186,64 @@ def test_the_catalog_checks_flows_it_resolves_but_not_flows_runs_started_with(
     started = parse_flow(undeclared, FILE)
     store.save_flow(started.digest, started.name, started.source)
     assert catalog.by_digest(started.digest).name == "f"
+
+
+# --- what docs/events.md and docs/flows.md show -----------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+DOCUMENTED_MISTAKES = {
+    "unknown event type 'slack.aproval' (did you mean 'slack.approval'?)":
+        APPROVAL.replace("wait_for: slack.approval", "wait_for: slack.aproval"),
+    "unknown event type 'deploy.done'; declare it under 'events:' in an event manifest "
+    "(events.yaml)":
+        APPROVAL.replace("wait_for: slack.approval", "wait_for: deploy.done"),
+    "missing 'match' in step 'approval' (event type 'slack.approval' correlates on message)":
+        APPROVAL.replace('      match: { message: "{{ run.id }}" }\n', ""),
+    "missing 'thread' in 'match' (event type 'chat.reply' correlates on message, thread)":
+        APPROVAL.replace("slack.approval", "chat.reply"),
+    "unknown key 'channel' in 'match' (event type 'slack.approval' correlates on message)":
+        APPROVAL.replace('message: "{{ run.id }}"', 'message: m, channel: c'),
+    "unknown key 'mesage' in 'match' (did you mean 'message'?)":
+        APPROVAL.replace("message:", "mesage:"),
+}
+
+
+def test_the_events_page_lists_these_load_time_messages() -> None:
+    text = (DOCS / "events.md").read_text(encoding="utf-8")
+    table = text[text.index("| mistake | message |"):].split("\n\n")[0]
+    shown = [line.rsplit("| `", 1)[1].removesuffix("` |")
+             for line in table.splitlines()[2:]]
+    assert shown == list(DOCUMENTED_MISTAKES)
+
+
+@pytest.mark.parametrize(("message", "source"), DOCUMENTED_MISTAKES.items(),
+                         ids=range(len(DOCUMENTED_MISTAKES)))
+def test_each_documented_mistake_gives_its_message(message: str, source: str) -> None:
+    assert [line.split(": ", 1)[1] for line in problems(source)] == [message]
+
+
+def test_the_events_page_manifest_declares_what_it_says() -> None:
+    text = (DOCS / "events.md").read_text(encoding="utf-8")
+    example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    declared = parse_manifests(example, "events.yaml")
+    assert {name: m.correlate_on for name, m in declared.items()} == {
+        "slack.approval": ("message",), "email.reply": ("ticket",)}
+
+
+def test_the_wait_for_examples_of_the_flow_reference_load() -> None:
+    text = (DOCS / "flows.md").read_text(encoding="utf-8")
+    section = text[text.index("### `wait_for`"):text.index("### `repeat`")]
+    snippets = [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
+    manifests = parse_manifests(dedent("""
+        events:
+          slack.approval: { correlate_on: [message] }
+          email.reply: { correlate_on: [ticket] }
+          portal.reply: { correlate_on: [ticket] }
+        """), "events.yaml")
+    head = "flow: f\ninputs:\n  deal: {}\n  ticket: {}\n"
+    for snippet in snippets:
+        flow = parse_flow(f"{head}steps:\n{indent(snippet, '  ')}", FILE,
+                          actions={"slack.post"}, manifests=manifests)
+        assert flow.body.steps
+    assert len(snippets) == 2
