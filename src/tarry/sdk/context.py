@@ -1,0 +1,165 @@
+"""The :class:`Context` a Python flow receives: its durable operations, one line each.
+
+Every method delegates to the run's :class:`~tarry.sdk.operations.FlowRun`, which records
+what the operation did in the run's journal; user code never touches the engine. The
+context of the flow (or branch) being executed is also reachable through
+:meth:`Context.current`, for helpers that are not handed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal, TypeVar, cast
+
+from tarry.engine.values import from_iso
+from tarry.sdk import branches, conditions
+from tarry.sdk.conditions import CheckContext
+from tarry.sdk.operations import FlowRun
+from tarry.sdk.replay import Scope
+from tarry.sdk.strategies import WaitStrategy
+
+__all__ = ["Context", "EventResult", "enter", "leave"]
+
+T = TypeVar("T")
+S = TypeVar("S")
+I = TypeVar("I")  # noqa: E741 - the item type of ctx.map
+
+_CURRENT: ContextVar[Context] = ContextVar("tarry_context")
+
+
+@dataclass(frozen=True)
+class EventResult:
+    """What ``ctx.wait_for_event`` came to, like the YAML ``wait_for`` binding: ``status``
+    is ``"received"`` (``event`` is the payload, ``received_at`` when it arrived) or
+    ``"timeout"`` (both ``None``). A timeout is a value, not an exception."""
+
+    status: Literal["received", "timeout"]
+    event: dict[str, Any] | None
+    received_at: datetime | None
+
+    @classmethod
+    def of(cls, outcome: Mapping[str, Any]) -> EventResult:
+        """The result recorded as ``outcome`` (``{status, event, received_at}``)."""
+        received_at = outcome.get("received_at")
+        return cls(outcome["status"], outcome["event"],
+                   from_iso(received_at) if received_at else None)
+
+
+class Context:
+    """The durable operations of a flow (or of one branch of it).
+
+    Each operation is named (or, with ``None``, known by its place in the flow); a resumed
+    run re-executes the flow from the top and each operation the run already recorded
+    returns what it recorded, so code between operations must make the same calls each
+    time (SPEC 6.3). Operations of one context are awaited one at a time; run them
+    concurrently with :meth:`parallel` or :meth:`map`.
+    """
+
+    def __init__(self, run: FlowRun, scope: Scope) -> None:
+        self._run = run
+        self._scope = scope
+
+    @staticmethod
+    def current() -> Context:
+        """The context of the flow or branch being executed; RuntimeError outside one."""
+        try:
+            return _CURRENT.get()
+        except LookupError:
+            raise RuntimeError("no tarry flow is being executed here") from None
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: the same on every replay (a base for idempotency keys)."""
+        return self._run.env.run_id
+
+    async def step(self, name: str | None, fn: Callable[..., Awaitable[T]] | Callable[..., T],
+                   /, *args: Any, **kwargs: Any) -> T:
+        """Call ``fn(*args, **kwargs)`` once for the run (``async`` on the loop, plain in a
+        thread) and record its result; a replay returns the recorded result. A step that
+        raises is recorded too: :class:`~tarry.errors.StepError` then and on every replay.
+        Steps are at-least-once across crashes (make their effects idempotent), exactly-once
+        once recorded."""
+        return cast(T, await self._run.step(self._scope, name, fn, args, kwargs))
+
+    async def wait(self, name: str | None, duration: timedelta | str | None = None, /, *,
+                   until: datetime | None = None) -> None:
+        """Suspend for ``duration`` (``"2d"``, a timedelta) or until the aware instant
+        ``until``; nothing is held meanwhile. An instant already past resumes at once."""
+        await self._run.wait(self._scope, name, duration, until)
+
+    async def wait_for_event(self, name: str | None, event_type: str, /, *,
+                             match: Mapping[str, Any],
+                             timeout: timedelta | str | datetime) -> EventResult:
+        """Suspend until an event of ``event_type`` whose correlation values equal ``match``
+        (every ``correlate_on`` key of its manifest) arrives, or until ``timeout`` (a
+        duration from now or an aware instant). An event sent before the wait began is
+        taken from the buffer."""
+        return EventResult.of(await self._run.wait_for_event(self._scope, name, event_type,
+                                                             match, timeout))
+
+    async def wait_for_condition(
+            self, name: str | None, /, *,
+            check: Callable[[S, CheckContext], Awaitable[S]] | Callable[[S, CheckContext], S],
+            initial_state: S, strategy: WaitStrategy[S] | None = None) -> S:
+        """Call ``check(state, check_ctx)`` until ``strategy`` (default:
+        ``WaitStrategy.exponential()``, done when the state is truthy) stops; the run is
+        suspended between checks. Returns the last state; raises
+        :class:`~tarry.errors.WaitForConditionError` when the strategy gives up."""
+        return cast(S, await conditions.wait_for_condition(
+            self._run, self._scope, name, check=check, initial_state=initial_state,
+            strategy=strategy or WaitStrategy.exponential()))
+
+    def now(self, name: str | None = None) -> datetime:
+        """The current instant, recorded: a replay returns the same instant."""
+        return self._run.now(self._scope, name)
+
+    def random(self, name: str | None = None) -> float:
+        """A random float in [0, 1), recorded: a replay returns the same number."""
+        return self._run.random(self._scope, name)
+
+    async def parallel(self, *branches: Callable[[Context], Awaitable[T]],
+                       name: str | None = None) -> list[T]:
+        """Run ``branches`` (each ``async def branch(ctx)``) concurrently, each with a context
+        of its own that may suspend independently; their results, in order."""
+        return await self._branches("parallel", name, [_bound(branch, self._run)
+                                                       for branch in branches])
+
+    async def map(self, fn: Callable[[Context, I], Awaitable[T]], items: Iterable[I], /, *,
+                  name: str | None = None) -> list[T]:
+        """``parallel`` over ``items``: one branch ``fn(ctx, item)`` per item."""
+        return await self._branches("map", name, [_bound(_with_item(fn, item), self._run)
+                                                  for item in items])
+
+    async def _branches(self, kind: str, name: str | None,
+                        bodies: list[branches.Branch]) -> list[T]:
+        return cast(list[T], await branches.run_branches(self._run, self._scope, kind, name,
+                                                         bodies))
+
+
+def enter(context: Context) -> Token[Context]:
+    """Make ``context`` the current one (in the asyncio task executing it); the token
+    restores the previous one."""
+    return _CURRENT.set(context)
+
+
+def leave(token: Token[Context]) -> None:
+    """Restore the context current before :func:`enter` gave ``token``."""
+    _CURRENT.reset(token)
+
+
+def _bound(branch: Callable[[Context], Awaitable[Any]], run: FlowRun) -> branches.Branch:
+    async def body(scope: Scope) -> Any:
+        context = Context(run, scope)
+        enter(context)
+        return await branch(context)
+    return body
+
+
+def _with_item(fn: Callable[[Context, I], Awaitable[T]],
+               item: I) -> Callable[[Context], Awaitable[T]]:
+    def branch(context: Context) -> Awaitable[T]:
+        return fn(context, item)
+    return branch

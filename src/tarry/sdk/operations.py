@@ -1,0 +1,244 @@
+"""The operations of a Python flow, recorded in its journal: steps, timers, events, now, random.
+
+One :class:`FlowRun` serves one advance of one run (see :mod:`tarry.sdk.runner`); the
+:class:`~tarry.sdk.context.Context` a flow receives is a thin facade over it. Each operation
+takes its place in a :class:`~tarry.sdk.replay.Scope`; a recorded one returns what it
+recorded, a new one executes, records and — when it had an effect outside the run (a step, a
+condition check) — checkpoints the run before returning, so a crash re-executes at most the
+operation that was in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from tarry._suggest import did_you_mean
+from tarry.engine.outcome import WaitInfo
+from tarry.engine.values import from_iso, iso
+from tarry.errors import EventError, StepError
+from tarry.language.manifests import Manifest
+from tarry.sdk.replay import Journal, Operation, Scope
+from tarry.sdk.serializers import Codec
+from tarry.sdk.strategies import as_duration
+
+if TYPE_CHECKING:
+    from tarry.engine.interpreter import Env
+
+__all__ = ["FlowRun", "Teardown", "call"]
+
+
+class Teardown(BaseException):
+    """Unwinds the flow because the run must be dropped (its lease was lost, its
+    cancellation requested, or the store failed); the cause is kept on the FlowRun."""
+
+
+async def call(function: Callable[..., Any], args: Sequence[Any],
+               kwargs: Mapping[str, Any]) -> Any:
+    """Call a step or check: ``async`` ones on the loop, plain ones in a thread."""
+    if inspect.iscoroutinefunction(function):
+        return await function(*args, **kwargs)
+    result = await asyncio.to_thread(function, *args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class FlowRun:
+    """Everything the operations of one advance of one run share."""
+
+    def __init__(self, env: Env, journal: Journal, codec: Codec,
+                 manifests: Mapping[str, Manifest]) -> None:
+        self.env = env
+        self.journal = journal
+        self.codec = codec
+        self.manifests = manifests
+        self.teardown: BaseException | None = None
+        """Why the run is being dropped (re-raised to the executor), once it is."""
+        self.cancelled = threading.Event()
+        """Set when the run is being dropped; long checks may watch it."""
+
+    async def checkpoint(self) -> None:
+        """Save the run's state now (the executor's intermediate checkpoint)."""
+        if self.teardown is not None:
+            raise Teardown
+        try:
+            await self.env.checkpoint()
+        except Exception as exc:  # lease lost, cancel requested, store failure
+            self.teardown = exc
+            self.cancelled.set()
+            raise Teardown from exc
+
+    def record(self, kind: str, path: str, /, **data: Any) -> None:
+        """Append a history entry about the operation at ``path``."""
+        self.env.record(kind, path, **data)
+
+    # -- steps ---------------------------------------------------------------------------
+
+    async def step(self, scope: Scope, name: str | None, function: Callable[..., Any],
+                   args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        """Call ``function`` once for the run; later, return (or raise) what it recorded."""
+        if not callable(function):
+            raise TypeError(f"ctx.step needs a callable, got {type(function).__name__}")
+        op = scope.enter("step", name)
+        cause: Exception | None = None
+        if op.entry is None:
+            with scope.running(op):
+                cause = await self._execute(op, function, args, kwargs)
+        assert op.entry is not None
+        if "error" in op.entry:
+            error = op.entry["error"]
+            raise StepError(op.path, error["type"], error["message"]) from cause
+        return self.codec.load(op.entry["result"])
+
+    async def _execute(self, op: Operation, function: Callable[..., Any], args: Sequence[Any],
+                       kwargs: Mapping[str, Any]) -> Exception | None:
+        """Run a new step, record its result or failure, checkpoint; the exception it
+        raised, if any."""
+        self.record("step.started", op.path)
+        try:
+            value = await call(function, args, kwargs)
+        except Exception as exc:
+            error = {"type": type(exc).__name__, "message": str(exc)}
+            op.record({"error": error})
+            self.record("step.failed", op.path, error=error)
+            await self.checkpoint()
+            return exc
+        op.record({"result": self.codec.store(value, f"the result of step '{op.path}'")})
+        self.record("step.completed", op.path)
+        await self.checkpoint()
+        return None
+
+    # -- recorded values -------------------------------------------------------------------
+
+    def now(self, scope: Scope, name: str | None) -> datetime:
+        """The instant of the advance that first asked; the same instant on every replay."""
+        op = scope.enter("now", name)
+        entry = op.entry or op.record({"value": iso(self.env.now)})
+        return from_iso(entry["value"])
+
+    def random(self, scope: Scope, name: str | None) -> float:
+        """A float in [0, 1) drawn once for the run."""
+        op = scope.enter("random", name)
+        entry = op.entry or op.record({"value": self.env.rng.random()})
+        return float(entry["value"])
+
+    # -- waits -----------------------------------------------------------------------------
+
+    async def wait(self, scope: Scope, name: str | None, duration: timedelta | str | None,
+                   until: datetime | None) -> None:
+        """Suspend the scope until ``duration`` from now, or until the instant ``until``."""
+        wake = _wake_instant(duration, until)
+        op = scope.enter("wait", name)
+        entry = op.entry
+        if entry is None:
+            instant = wake if isinstance(wake, datetime) else self.env.now + wake
+            entry = op.record({"until": iso(instant)})
+            self.record("step.started", op.path)
+            self.record("wait.registered", op.path, kind="timer", until=entry["until"])
+        if entry.get("done"):
+            return
+        until_at = from_iso(entry["until"])
+        if self.env.now < until_at:
+            scope.suspend(WaitInfo("timer", op.path, until_at))
+        entry["done"] = True
+        self.record("step.completed", op.path)
+
+    async def wait_for_event(self, scope: Scope, name: str | None, event_type: str,
+                             match: Mapping[str, Any],
+                             timeout: timedelta | str | datetime) -> dict[str, Any]:
+        """Suspend until an event of ``event_type`` matching ``match`` is delivered, or the
+        timeout passes; the outcome as the YAML ``wait_for`` binds it."""
+        deadline = _deadline(timeout)
+        op = scope.enter("wait_for_event", name)
+        entry = op.entry
+        if entry is None:
+            values = self._checked_match(op.path, event_type, match)
+            instant = deadline if isinstance(deadline, datetime) else self.env.now + deadline
+            entry = op.record({"until": iso(instant), "type": event_type, "match": values})
+            self.record("step.started", op.path)
+            self.record("wait.registered", op.path, kind="event", until=entry["until"],
+                        alternatives=[{"type": event_type, "match": values}])
+        if "outcome" not in entry:
+            outcome = self._delivered(op.path) or self._timed_out(op.path, entry)
+            if outcome is None:
+                scope.suspend(WaitInfo("event", op.path, from_iso(entry["until"]),
+                                       entry["type"], entry["match"]))
+            entry["outcome"] = outcome
+            self.record("step.completed", op.path)
+        return dict(Codec.copy(entry["outcome"]))
+
+    def _checked_match(self, path: str, event_type: str,
+                       match: Mapping[str, Any]) -> dict[str, Any]:
+        """``match`` as JSON data, given exactly the correlation keys of ``event_type``."""
+        where = f"wait_for_event '{path}'"
+        manifest = self.manifests.get(event_type)
+        if manifest is None:
+            hint = (did_you_mean(event_type, self.manifests)
+                    or "; declare it under 'events:' in an event manifest (events.yaml)")
+            raise EventError(f"{where}: unknown event type '{event_type}'{hint}")
+        if not isinstance(match, Mapping):
+            raise TypeError(f"{where}: match must be a mapping of correlation keys to values, "
+                            f"got {type(match).__name__}")
+        correlates = (f" (event type '{event_type}' correlates on "
+                      f"{', '.join(manifest.correlate_on)})")
+        for key in match:
+            if key not in manifest.correlate_on:
+                raise EventError(f"{where}: unknown key '{key}' in match"
+                                 f"{did_you_mean(str(key), manifest.correlate_on) or correlates}")
+        for key in manifest.correlate_on:
+            if key not in match:
+                raise EventError(f"{where}: missing '{key}' in match{correlates}")
+        values: dict[str, Any] = Codec.plain(dict(match), f"the match of {where}")
+        return values
+
+    def _delivered(self, path: str) -> dict[str, Any] | None:
+        delivered = self.env.inbox.pop(path, [])
+        self.env.consumed.extend(item["inbox_id"] for item in delivered)
+        if not delivered:
+            return None
+        event = delivered[0]
+        self.record("event.received", path, event_id=event["id"], type=event["type"])
+        return {"status": "received", "event": event["data"],
+                "received_at": event["received_at"]}
+
+    def _timed_out(self, path: str, entry: dict[str, Any]) -> dict[str, Any] | None:
+        if self.env.now < from_iso(entry["until"]):
+            return None
+        self.record("wait.timeout", path, until=entry["until"])
+        return {"status": "timeout", "event": None, "received_at": None}
+
+    def ignore_undelivered(self) -> None:
+        """Consume events delivered for waits the flow no longer reached (a branch that
+        failed first), so they cannot wake the run again and again."""
+        for path, delivered in self.env.inbox.items():
+            for event in delivered:
+                self.env.consumed.append(event["inbox_id"])
+                self.record("event.ignored", path, event_id=event["id"], type=event["type"])
+        self.env.inbox.clear()
+
+
+def _wake_instant(duration: timedelta | str | None, until: datetime | None) -> timedelta | datetime:
+    if (duration is None) == (until is None):
+        raise ValueError("ctx.wait needs either a duration or until=, not both")
+    if until is not None:
+        return _aware(until, "until")
+    assert duration is not None
+    return as_duration(duration, "ctx.wait duration")
+
+
+def _deadline(timeout: timedelta | str | datetime) -> timedelta | datetime:
+    if isinstance(timeout, datetime):
+        return _aware(timeout, "timeout")
+    return as_duration(timeout, "wait_for_event timeout")
+
+
+def _aware(instant: datetime, what: str) -> datetime:
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"{what} must be a timezone-aware datetime, such as "
+                         "datetime(2026, 9, 1, 9, 0, tzinfo=UTC)")
+    return instant

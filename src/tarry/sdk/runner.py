@@ -1,0 +1,87 @@
+"""Executing one advance of a Python flow's run, for the executor.
+
+The flow function is called from the top with a fresh :class:`~tarry.sdk.context.Context`
+over the run's journal; recorded operations return at once, new ones execute, and the call
+ends in one of the outcomes the YAML interpreter gives, so storage, waits, event delivery,
+the worker and history are shared:
+
+- the function returned → ``Done(value)``: the run succeeds (exit ``completed``) and the
+  stored value is the run's ``result``;
+- an operation must wait → ``Blocked(waits)``: every wait of every suspended branch;
+- the function raised → ``Failed({type, message, step})``, where ``type`` is
+  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization`` or, for any
+  other exception, ``exception`` (the message then starts with the exception's class).
+
+A nondeterminism found during the call fails the run even if the flow caught the error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from tarry.engine.outcome import Blocked, Done, Failed, Outcome
+from tarry.errors import (
+    NondeterminismError,
+    SerializationError,
+    StepError,
+    WaitForConditionError,
+)
+from tarry.language.manifests import Manifest
+from tarry.sdk.context import Context, enter, leave
+from tarry.sdk.flows import PythonFlow
+from tarry.sdk.operations import FlowRun, Teardown
+from tarry.sdk.replay import Journal, Scope, Suspend
+from tarry.sdk.serializers import Codec
+
+if TYPE_CHECKING:
+    from tarry.engine.interpreter import Env
+
+__all__ = ["advance_flow", "failure_of"]
+
+logger = logging.getLogger("tarry.flows")
+
+_FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] = (
+    (NondeterminismError, "nondeterminism", lambda exc: exc.operation),
+    (WaitForConditionError, "condition-exhausted", lambda exc: exc.condition or None),
+    (StepError, "step-error", lambda exc: exc.step),
+    (SerializationError, "serialization", lambda _exc: None),
+)
+"""exception class → the run's error type, and how to find the operation it concerns."""
+
+
+async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, codec: Codec,
+                       manifests: Mapping[str, Manifest]) -> Outcome:
+    """Run ``flow`` for one advance of the run whose ``state`` is given (and mutated)."""
+    run = FlowRun(env, Journal(state), codec, manifests)
+    scope = Scope(run.journal, "", "the flow")
+    token = enter(Context(run, scope))
+    try:
+        value = await flow.function(Context.current(), **env.inputs)
+        scope.finish()
+        outcome: Outcome = Done(codec.store(value, f"the value flow '{flow.name}' returned"))
+    except Suspend as suspension:
+        outcome = Blocked(suspension.waits)
+    except Teardown:
+        assert run.teardown is not None
+        raise run.teardown from None
+    except Exception as exc:
+        outcome = failure_of(exc)
+        if outcome.error["type"] == "exception":
+            logger.warning("run %s: flow '%s' raised", env.run_id, flow.name, exc_info=exc)
+    finally:
+        leave(token)
+    if run.journal.broken is not None:
+        outcome = failure_of(run.journal.broken)
+    run.ignore_undelivered()
+    return outcome
+
+
+def failure_of(exc: Exception) -> Failed:
+    """The run's error for an exception that escaped the flow function."""
+    for kind, error_type, operation in _FAILURES:
+        if isinstance(exc, kind):
+            return Failed({"type": error_type, "message": str(exc), "step": operation(exc)})
+    return Failed({"type": "exception", "message": f"{type(exc).__name__}: {exc}",
+                   "step": None})

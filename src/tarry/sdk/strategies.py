@@ -1,0 +1,184 @@
+"""Wait strategies for ``wait_for_condition``: after each check, stop or poll again later.
+
+Pure functions of the state, the attempt number and a random draw — no clock, no I/O::
+
+    WaitStrategy.exponential(is_done=lambda s: s in {"completed", "cancelled"})
+    WaitStrategy.linear(initial_delay="10s", increment="10s", max_delay="2m")
+    WaitStrategy.fixed("30s", max_attempts=20)
+    WaitStrategy.from_function(lambda state, attempt: Decision.stop() if state else
+                               Decision.continue_after("1m"))
+
+A built-in strategy asks ``is_done(state)`` first (default: the state is truthy), so a
+condition met on the last attempt succeeds; then, with attempts left, continues after its
+delay; with none left it raises :class:`~tarry.errors.WaitForConditionError`. Every delay is
+floored at one second.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+from tarry.errors import WaitForConditionError
+from tarry.language.durations import parse_duration
+
+__all__ = ["MIN_DELAY", "Decision", "Jitter", "WaitStrategy", "as_duration"]
+
+S = TypeVar("S")
+
+MIN_DELAY = timedelta(seconds=1)
+"""The shortest pause between two checks; a shorter delay is raised to it."""
+
+
+def as_duration(value: timedelta | str, what: str) -> timedelta:
+    """``value`` as a timedelta: a timedelta as is, or a duration string such as ``"30s"``."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc}") from None
+    raise TypeError(f"{what} must be a timedelta or a duration string such as '30s', "
+                    f"got {type(value).__name__}")
+
+
+class Jitter(StrEnum):
+    """How much randomness a delay gets: FULL = uniform(0, d), HALF = d/2 + uniform(0, d/2),
+    NONE = d exactly."""
+
+    FULL = "full"
+    HALF = "half"
+    NONE = "none"
+
+    def apply(self, delay: timedelta, draw: float) -> timedelta:
+        """``delay`` with this jitter, ``draw`` being uniform in [0, 1)."""
+        if self is Jitter.FULL:
+            return delay * draw
+        if self is Jitter.HALF:
+            return delay / 2 + delay / 2 * draw
+        return delay
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a strategy decided after a check: stop (the condition is met: return the state),
+    or check again after ``delay`` (floored at :data:`MIN_DELAY`)."""
+
+    should_continue: bool
+    delay: timedelta = timedelta(0)
+
+    def __post_init__(self) -> None:
+        if self.should_continue and self.delay < MIN_DELAY:
+            object.__setattr__(self, "delay", MIN_DELAY)
+
+    @classmethod
+    def stop(cls) -> Decision:
+        """The condition is met: ``wait_for_condition`` returns the latest state."""
+        return cls(False)
+
+    @classmethod
+    def continue_after(cls, delay: timedelta | str) -> Decision:
+        """Suspend the run, then check again after ``delay``."""
+        return cls(True, as_duration(delay, "continue_after delay"))
+
+
+@dataclass(frozen=True)
+class WaitStrategy(Generic[S]):
+    """Decides, after each check, whether to stop or to check again later.
+
+    Build one with :meth:`exponential`, :meth:`linear`, :meth:`fixed` or
+    :meth:`from_function`.
+    """
+
+    _decide: Callable[[S, int, random.Random], Decision]
+
+    def decide(self, state: S, attempt: int, rng: random.Random) -> Decision:
+        """The decision after check number ``attempt`` (1-based) returned ``state``; raises
+        :class:`~tarry.errors.WaitForConditionError` when giving up."""
+        decision = self._decide(state, attempt, rng)
+        if not isinstance(decision, Decision):
+            raise TypeError(f"a wait strategy must return a Decision, got "
+                            f"{type(decision).__name__}")
+        return decision
+
+    @classmethod
+    def exponential(cls, *, max_attempts: int = 60, initial_delay: timedelta | str = "5s",
+                    max_delay: timedelta | str = "300s", rate: float = 1.5,
+                    jitter: Jitter = Jitter.FULL,
+                    is_done: Callable[[S], bool] | None = None) -> WaitStrategy[S]:
+        """Delays ``initial_delay · rate^(n-1)`` after attempt n, capped at ``max_delay``,
+        with ``jitter``."""
+        if rate < 1:
+            raise ValueError(f"rate must be at least 1, got {rate}")
+        initial = _positive(initial_delay, "initial_delay")
+        cap = _positive(max_delay, "max_delay")
+        return cls(_polling(lambda n: _grown(initial, rate, n - 1, cap), max_attempts, jitter,
+                            is_done))
+
+    @classmethod
+    def linear(cls, *, max_attempts: int = 60, initial_delay: timedelta | str = "5s",
+               increment: timedelta | str = "5s", max_delay: timedelta | str | None = None,
+               is_done: Callable[[S], bool] | None = None) -> WaitStrategy[S]:
+        """Delays ``initial_delay + increment · (n-1)`` after attempt n, capped at
+        ``max_delay`` when given; no jitter."""
+        initial = _positive(initial_delay, "initial_delay")
+        step = as_duration(increment, "increment")
+        if step < timedelta(0):
+            raise ValueError("increment must not be negative")
+        cap = None if max_delay is None else _positive(max_delay, "max_delay")
+
+        def delay(attempt: int) -> timedelta:
+            grown = initial + step * (attempt - 1)
+            return grown if cap is None else min(grown, cap)
+
+        return cls(_polling(delay, max_attempts, Jitter.NONE, is_done))
+
+    @classmethod
+    def fixed(cls, delay: timedelta | str, *, max_attempts: int = 60,
+              is_done: Callable[[S], bool] | None = None) -> WaitStrategy[S]:
+        """The same ``delay`` after every attempt; no jitter."""
+        pause = _positive(delay, "delay")
+        return cls(_polling(lambda _attempt: pause, max_attempts, Jitter.NONE, is_done))
+
+    @classmethod
+    def from_function(cls, function: Callable[[S, int], Decision]) -> WaitStrategy[S]:
+        """A strategy that is ``function(state, attempt) -> Decision``; it gives up by
+        raising :class:`~tarry.errors.WaitForConditionError`."""
+        return cls(lambda state, attempt, _rng: function(state, attempt))
+
+
+def _polling(delay: Callable[[int], timedelta], max_attempts: int, jitter: Jitter,
+             is_done: Callable[[S], bool] | None) -> Callable[[S, int, random.Random], Decision]:
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
+    done = is_done if is_done is not None else bool
+
+    def decide(state: S, attempt: int, rng: random.Random) -> Decision:
+        if done(state):
+            return Decision.stop()
+        if attempt >= max_attempts:
+            raise WaitForConditionError(attempt, state)
+        return Decision.continue_after(jitter.apply(delay(attempt), rng.random()))
+
+    return decide
+
+
+def _grown(initial: timedelta, rate: float, times: int, cap: timedelta) -> timedelta:
+    """``initial · rate^times``, but at most ``cap`` (without overflowing on the way)."""
+    try:
+        seconds = initial.total_seconds() * rate ** times
+    except OverflowError:
+        return cap
+    return cap if seconds >= cap.total_seconds() else timedelta(seconds=seconds)
+
+
+def _positive(value: timedelta | str, what: str) -> timedelta:
+    duration = as_duration(value, what)
+    if duration <= timedelta(0):
+        raise ValueError(f"{what} must be longer than zero")
+    return duration
