@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from tarry.clock import VirtualClock
-from tarry.config import Settings
+from tarry.config import Limits, Settings
 from tarry.engine.actions import ActionFunction, ActionRegistry
 from tarry.engine.builtins import register_builtins
-from tarry.engine.catalog import FlowCatalog
+from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
@@ -41,13 +41,19 @@ class Harness:
     ``events.yaml`` declaring the event types the flows wait for. ``project`` (a project's
     settings) adds that project's user actions, event manifests and flows folder; the store
     stays the harness's own. With either, flows are checked at load against the declared
-    event types (their ``wait_for`` and ``emit`` types and ``match`` keys).
+    event types (their ``wait_for`` and ``emit`` types and ``match`` keys). ``checks`` and
+    ``limits`` declare hold checks and bounds (default: the project's, else none and the
+    defaults); the checks are real executables, run as a worker would. ``app`` (an App; by
+    default the one the project's ``[tarry] app`` names, if any) adds its Python flows.
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
                  store_url: str | None = None,
                  actions: Mapping[str, ActionFunction] | None = None,
-                 manifests: str | None = None, project: Settings | None = None) -> None:
+                 manifests: str | None = None, project: Settings | None = None,
+                 app: ProgramSource | None = None,
+                 checks: Mapping[str, Path] | None = None, limits: Limits | None = None,
+                 ) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -62,8 +68,14 @@ class Harness:
         store = open_store(store_url or f"sqlite:///{directory / 'tarry.db'}")
         flows_dir = project.flows_dir if project is not None else directory / "flows"
         self._checked = declared if manifests or project is not None else None
-        catalog = FlowCatalog(flows_dir, store, registry.names(), self._checked)
-        self.engine = Engine(store, catalog, registry, self.clock, declared)
+        source = app if app is not None or project is None or project.app is None \
+            else import_program_source(project.app, root=project.root)
+        catalog = FlowCatalog(flows_dir, store, registry.names(), self._checked,
+                              programs=source.programs(declared) if source else None)
+        self.engine = Engine(
+            store, catalog, registry, self.clock, declared,
+            checks=project.checks if checks is None and project is not None else checks,
+            limits=project.limits if limits is None and project is not None else limits)
         self.worker = self.engine.worker(concurrency=64, name="harness")
 
     def close(self) -> None:
@@ -77,9 +89,9 @@ class Harness:
                           manifests=self._checked)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
-              target: str | None = None) -> str:
+              target: str | None = None, hold_after: datetime | None = None) -> str:
         """Start a run; return its id. Nothing executes until the clock is moved."""
-        return self.engine.start(flow, inputs, target=target).id
+        return self.engine.start(flow, inputs, target=target, hold_after=hold_after).id
 
     async def run_due(self) -> int:
         """Execute everything due at the current virtual instant."""

@@ -19,6 +19,8 @@ from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
 from tarry.engine.values import iso
 from tarry.errors import TarryError
+from tarry.holds.gate import HoldGate
+from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
 from tarry.store.base import (
     CheckpointOutcome,
@@ -45,18 +47,19 @@ class _CancelRequested(Exception):
     pass
 
 
-_ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.WAITING: "resumed",
-               RunStatus.RUNNING: "recovered"}
+_ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.HELD: "started",
+               RunStatus.WAITING: "resumed", RunStatus.RUNNING: "recovered"}
 
 
 class Executor:
     """Advances claimed runs. One per worker; stateless between runs but for caches."""
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
-                 checkpoint: Checkpointer) -> None:
+                 checkpoint: Checkpointer, *, gate: HoldGate) -> None:
         self.catalog = catalog
         self.actions = actions
         self._checkpoint = checkpoint
+        self.gate = gate
 
     async def execute(self, record: RunRecord, now: datetime,
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
@@ -66,6 +69,10 @@ class Executor:
         """
         state = record.state  # freshly decoded for this claim: ours to mutate
         history: list[HistoryEntry] = []
+        if is_held(state):  # the hold gate decides first; once clear, the first step runs now
+            held = await self.gate.evaluate(record, state, now, history)
+            if held is not None:
+                return held
         history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
         state.setdefault("started_at", iso(now))
         try:

@@ -10,17 +10,21 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from tarry._suggest import did_you_mean
 from tarry.clock import Clock, SystemClock
-from tarry.config import Settings
+from tarry.config import Limits, Settings
 from tarry.engine.actions import ActionRegistry
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
 from tarry.engine.worker import Worker, worker_name
 from tarry.errors import EventError
+from tarry.holds.action import register_check
+from tarry.holds.admission import admit, hold_of
+from tarry.holds.service import Holds
 from tarry.language.inputs import bind_inputs
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
@@ -62,13 +66,17 @@ class Engine:
 
     def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
                  clock: Clock | None = None,
-                 manifests: Mapping[str, Manifest] | None = None) -> None:
+                 manifests: Mapping[str, Manifest] | None = None, *,
+                 checks: Mapping[str, Path] | None = None,
+                 limits: Limits | None = None) -> None:
         self.store = store
         self.catalog = catalog
         self.actions = actions
         self.clock: Clock = clock or SystemClock()
         self.manifests = dict(manifests or {})
+        self.holds = Holds(store, self.clock, checks=checks, limits=limits)
         register_emit(actions, self.send)
+        register_check(actions, self.holds)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
@@ -85,15 +93,19 @@ class Engine:
         store = store or open_store(settings.database)
         return cls(store, FlowCatalog(settings.flows_dir, store, actions.names(), manifests,
                                       programs=programs),
-                   actions, clock, manifests)
+                   actions, clock, manifests, checks=settings.checks, limits=settings.limits)
 
     def close(self) -> None:
         """Release the store."""
         self.store.close()
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
-              target: str | None = None) -> RunRecord:
-        """Create a run of ``flow`` (a name, a path or a loaded flow); a worker executes it."""
+              target: str | None = None, hold_after: datetime | None = None) -> RunRecord:
+        """Create a run of ``flow`` (a name, a path or a loaded flow); a worker executes it.
+
+        A flow with ``hold:`` (or a start with ``hold_after``, an aware instant) creates a
+        held run — or a refused one, when its hold is refused at start (SPEC section 5).
+        """
         loaded = self.catalog.resolve(flow) if isinstance(flow, str) else flow
         if not isinstance(flow, str):
             self.store.save_flow(loaded.digest, loaded.name, loaded.source)
@@ -101,8 +113,12 @@ class Engine:
         run = NewRun(id=new_run_id(), flow=loaded.name, flow_digest=loaded.digest,
                      status=RunStatus.PENDING, inputs=bind_inputs(loaded, inputs or {}),
                      target=target, created_at=now, due_at=now)
-        self.store.create_run(run, [HistoryEntry(now, "created", None,
-                                                 {"target": target} if target else {})])
+        created = HistoryEntry(now, "created", None, {"target": target} if target else {})
+        hold = hold_of(loaded, hold_after)
+        if hold is None:
+            self.store.create_run(run, [created])
+        else:
+            admit(self.holds, run, hold, created)
         return self.store.get_run(run.id)
 
     async def drive(self, run_id: str, *, follow: bool = False,
@@ -122,9 +138,9 @@ class Engine:
             await self._sleep_until(record.due_at)
 
     def worker(self, *, concurrency: int = 16, name: str | None = None) -> Worker:
-        """A worker over this engine's store, flows and actions."""
+        """A worker over this engine's store, flows, actions and holds."""
         return Worker(self.store, self.catalog, self.actions, self.clock,
-                      concurrency=concurrency, name=name or worker_name())
+                      concurrency=concurrency, name=name or worker_name(), holds=self.holds)
 
     def cancel(self, run_id: str, *, by: str) -> RunRecord:
         """Cancel a run (at once unless it is running; then at its next checkpoint)."""

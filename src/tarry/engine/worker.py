@@ -24,6 +24,8 @@ from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
 from tarry.errors import StoreError
+from tarry.holds.gate import HoldGate
+from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
 from tarry.store.base import CheckpointOutcome, InboxEvent, RunRecord, Store
 
@@ -45,7 +47,8 @@ class Worker:
 
     def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
                  clock: Clock, *, concurrency: int = 16, batch: int = 256,
-                 lease: timedelta = timedelta(seconds=30), name: str | None = None) -> None:
+                 lease: timedelta = timedelta(seconds=30), name: str | None = None,
+                 holds: Holds | None = None) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.store = store
@@ -54,7 +57,8 @@ class Worker:
         self.batch = batch
         self.lease = lease
         self.committer = Committer(store, self.name, clock)
-        self.executor = Executor(catalog, actions, self.committer.submit)
+        self.executor = Executor(catalog, actions, self.committer.submit,
+                                 gate=HoldGate(holds or Holds(store, clock)))
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()

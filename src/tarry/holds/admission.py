@@ -1,0 +1,88 @@
+"""Starting a held run: its conditions, the refusals decided at start, and its creation.
+
+A run is held when its flow declares ``hold:`` or its start gives ``hold_after`` (``tarry
+start --hold-after``); the two together still make at most four conditions and one ``after``.
+Three refusals are decided before anything is held, each recorded as a ``refused`` run with
+its token and a history entry (never retried):
+
+- ``hold-after-beyond-max``: the ``after`` lies further out than ``hold_after_max``;
+- ``check-unknown``: a check the hold names is not declared in this deployment;
+- ``hold-superseded``: a run of the same flow and target is held, or cleared within the last
+  :data:`SUPERSEDE_WINDOW` (decided by the store, fleet-wide, in the creating transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from tarry.clock import utc
+from tarry.config import Limits
+from tarry.engine.values import iso
+from tarry.errors import RunError
+from tarry.holds.service import Holds
+from tarry.holds.state import HoldState, Refusal, Refused, waiting_for
+from tarry.language.durations import format_duration
+from tarry.language.holds import MAX_CONDITIONS
+from tarry.language.model import Flow
+from tarry.store.base import HistoryEntry, NewRun, RunStatus
+
+__all__ = ["SUPERSEDE_WINDOW", "admit", "hold_of", "start_refusal"]
+
+SUPERSEDE_WINDOW = timedelta(minutes=15)
+"""How long after a hold clears a sibling start is still refused ``hold-superseded``."""
+
+
+def hold_of(flow: Flow, hold_after: datetime | None) -> HoldState | None:
+    """The gate of a new run of ``flow`` (None: not held); raises ``RunError`` when
+    ``hold_after`` would make a second ``after`` or a fifth condition."""
+    if not flow.hold and hold_after is None:
+        return None
+    hold = HoldState.of(flow.hold)
+    if hold_after is None:
+        return hold
+    if hold.after is not None:
+        raise RunError(f"flow '{flow.name}' already holds its runs until {iso(hold.after)}; "
+                       "a hold has at most one 'after', so --hold-after cannot add another")
+    if len(flow.hold) >= MAX_CONDITIONS:
+        raise RunError(f"flow '{flow.name}' already has {len(flow.hold)} hold conditions; "
+                       f"a hold has at most {MAX_CONDITIONS}, so --hold-after cannot add one")
+    return replace(hold, after=utc(hold_after))
+
+
+def start_refusal(hold: HoldState, declared: Collection[str], limits: Limits,
+                  now: datetime) -> Refused | None:
+    """The refusal a start decides by itself, if any (``hold-superseded`` is the store's)."""
+    if hold.after is not None and hold.after > now + limits.hold_after_max:
+        return Refused(Refusal.HOLD_AFTER_BEYOND_MAX,
+                       {"after": iso(hold.after),
+                        "max": format_duration(limits.hold_after_max)})
+    unknown = [name for name in hold.checks if name not in declared]
+    if unknown:
+        return Refused(Refusal.CHECK_UNKNOWN, {"check": unknown[0]})
+    return None
+
+
+def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> None:
+    """Create ``run`` (built as pending) held on ``hold`` — or refused, with its reason.
+
+    ``created`` is the run's first history entry; the hold's conditions are added to it.
+    """
+    now = run.created_at
+    created = replace(created, data={**created.data, "hold": hold.conditions()})
+    refusal = start_refusal(hold, holds.checks, holds.limits, now)
+    if refusal is None:
+        due = max(now, hold.after) if hold.after else now
+        held = replace(run, status=RunStatus.HELD, state={"hold": hold.to_json()}, due_at=due,
+                       waiting_for=waiting_for(hold, due, holds.limits))
+        sibling = holds.store.create_held_run(held, [created],
+                                              recent_since=now - SUPERSEDE_WINDOW)
+        if sibling is None:
+            return
+        refusal = Refused(Refusal.HOLD_SUPERSEDED, {"sibling": sibling})
+    refused = replace(run, status=RunStatus.REFUSED, state={"hold": hold.to_json()},
+                      due_at=None, reason=refusal.token.value)
+    entry = HistoryEntry(now, "refused", None, {"reason": refusal.token.value,
+                                                **refusal.detail})
+    holds.store.create_run(refused, [created, entry])
