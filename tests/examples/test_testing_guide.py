@@ -1,0 +1,125 @@
+"""docs/testing.md shows only what works: its scenario files load and pass, its messages and
+its ``tarry test`` output are what tarry prints, its pytest examples run."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from markdown_blocks import ROOT, block_after, blocks
+from typer.testing import CliRunner
+
+from tarry.cli import app
+from tarry.errors import LoadError
+from tarry.scenarios import parse_scenario
+
+GUIDE = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+YAML = blocks(GUIDE, "yaml")
+SCENARIO = next(block for block in YAML if block.startswith("scenario: "))
+FLOW = next(block for block in YAML if block.startswith("flow: deal-approval"))
+MANIFESTS = next(block for block in YAML if block.startswith("events:\n  slack.approval"))
+STUBS = next(block for block in YAML if block.startswith("stub:"))
+EVENTS = next(block for block in YAML if block.startswith("events:\n  - after"))
+EXPECT = next(block for block in YAML if block.startswith("expect:"))
+HEAD = "scenario: s\nflow: deal-approval\n"
+
+NO_ANSWER = """\
+scenario: no-answer
+flow: deal-approval
+inputs: { deal: { name: ACME } }
+stub:
+  slack.post: { ts: "1" }
+events:
+  - { after: 1h, type: slack.approval, data: { message: "1", approved: true } }
+expect:
+  exit: EXIT
+  bindings: { approval.status: STATUS }
+"""
+
+
+def no_answer(exit_name: str, status: str) -> str:
+    """A scenario of the approval flow where the approver answers yes after an hour."""
+    return NO_ANSWER.replace("EXIT", exit_name).replace("STATUS", status)
+
+
+class Project:
+    """A project folder (the working directory) to write files into."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, relative: str, text: str) -> None:
+        """Write ``text`` to ``relative`` under the root."""
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def scenario(self, name: str, text: str) -> None:
+        """Write ``scenarios/<name>.yaml``."""
+        self.write(f"scenarios/{name}.yaml", text)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """A project made of the guide's flow, manifests and scenario."""
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    project.write("tarry.toml", "")
+    project.write("events.yaml", MANIFESTS)
+    project.write("flows/deal-approval.yaml", FLOW)
+    project.scenario("approved", SCENARIO)
+    return project
+
+
+def test_the_guide_scenario_passes(project: Project) -> None:
+    result = CliRunner().invoke(app, ["test"])
+    assert result.exit_code == 0, result.output
+    assert re.fullmatch(r"PASS approved-after-two-hours \(\d+\.\d\ds\)\n", result.stdout)
+
+
+def test_the_stub_events_and_expect_examples_load() -> None:
+    one_event = "events:\n  - { after: 1h, type: slack.approval, data: {} }\n"
+    for text in (HEAD + STUBS + EVENTS + "expect: { status: succeeded }\n",
+                 HEAD + STUBS + one_event + EXPECT):
+        assert parse_scenario(text, "s.yaml").name == "s"
+
+
+def test_the_strict_loading_messages_are_real() -> None:
+    broken = (SCENARIO.replace("target:", "taget:").replace("after: 2h", "after: 1mo")
+              .replace("calls: { slack.post", "calls: { slack.pots"))
+    with pytest.raises(LoadError) as caught:
+        parse_scenario(broken, "scenarios/approved.yaml")
+    shown = block_after(GUIDE, "### Loading is strict", "text")
+    assert str(caught.value) + "\n" == shown
+
+
+def test_the_tarry_test_output_is_real(project: Project) -> None:
+    project.scenario("no-answer", no_answer("no-answer", "timeout"))
+    project.scenario("typo", "scenario: typo\nflow: deal-aproval\nexpect: { status: failed }\n")
+    result = CliRunner().invoke(app, ["test"])
+    assert result.exit_code == 1
+    shown = block_after(GUIDE, "as it finishes, followed by what failed", "text")
+    actual = re.sub(r"\(\d+\.\d\ds\)", "(T)", result.stdout).replace(
+        str(project.root / "flows"), "/srv/sales/flows")
+    assert actual == re.sub(r"\(\d+\.\d\ds\)", "(T)", shown)
+    assert result.stderr == "3 scenarios: 1 passed, 1 failed, 1 could not run\n"
+
+
+def test_the_pytest_examples_run(project: Project, pytester: pytest.Pytester) -> None:
+    project.scenario("no-answer", no_answer("approved", "received"))
+    for path in project.root.rglob("*.yaml"):
+        target = pytester.path / path.relative_to(project.root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    pytester.makefile(".toml", tarry="")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    scenario_tests, harness_test = blocks(GUIDE, "python")[:2]
+    pytester.makepyfile(test_guide="\n\n".join(textwrap.dedent(block)
+                                               for block in (harness_test, scenario_tests)))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+pytest_plugins = ["pytester"]
