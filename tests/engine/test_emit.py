@@ -173,3 +173,27 @@ async def test_an_engine_from_settings_emits_through_its_own_send(tmp_path: Path
         assert [event.type for event in engine.events()] == ["slack.approval"]
     finally:
         engine.close()
+
+
+async def test_a_run_can_emit_the_event_its_other_branch_waits_for(harness: Harness) -> None:
+    run_id = await run_flow(harness, """
+flow: self-signal
+steps:
+  - branches:
+      for_each: ["wait", "tell"]
+      concurrency: 2
+      steps:
+        - approval:
+            if: "{{ item == 'wait' }}"
+            wait_for: slack.approval
+            match: { message: "self" }
+            timeout: 1h
+        - tell:
+            if: "{{ item == 'tell' }}"
+            emit: { type: slack.approval, data: { message: "self", approved: true } }
+""")
+    await harness.run_until_idle()
+    document = harness.document(run_id)
+    assert document["status"] == "succeeded"
+    assert document["bindings"]["branches"][0]["approval"]["status"] == "received"
+    assert harness.clock.now() == START
