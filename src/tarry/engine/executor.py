@@ -18,7 +18,7 @@ from tarry.engine.catalog import FlowCatalog
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
 from tarry.engine.values import iso
-from tarry.errors import TarryError
+from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
@@ -87,6 +87,8 @@ class Executor:
                              else program.advance(env, state))
         except LeaseLost:
             return None
+        except StoreError:  # the store's trouble, not the run's: it resumes after its lease
+            raise
         except _CancelRequested:
             history.append(HistoryEntry(now, "cancelled", None, {"by": "request"}))
             return RunUpdate(record.id, RunStatus.CANCELLED, state, history,

@@ -112,10 +112,15 @@ class Worker:
         claimed = self.store.claim_due(now, self.name, now + self.lease, limit)
         if not claimed:
             return []
+        ids = [record.id for record in claimed]
         # Every claimed run counts as in flight from now on, so the lease renewer keeps the
         # leases of runs still queued behind the concurrency limit.
-        self._in_flight.update(record.id for record in claimed)
-        inboxes = self.store.inbox([record.id for record in claimed])
+        self._in_flight.update(ids)
+        try:
+            inboxes = self.store.inbox(ids)
+        except StoreError:
+            self._in_flight.difference_update(ids)  # never executed: let their leases lapse
+            raise
         return [(record, inboxes.get(record.id, [])) for record in claimed]
 
     def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]],
