@@ -36,12 +36,15 @@ SUPERSEDE_WINDOW = timedelta(minutes=15)
 
 def hold_of(flow: Flow, hold_after: datetime | None) -> HoldState | None:
     """The gate of a new run of ``flow`` (None: not held); raises ``RunError`` when
-    ``hold_after`` would make a second ``after`` or a fifth condition."""
+    ``hold_after`` has no zone, or would make a second ``after`` or a fifth condition."""
     if not flow.hold and hold_after is None:
         return None
     hold = HoldState.of(flow.hold)
     if hold_after is None:
         return hold
+    if hold_after.tzinfo is None:
+        raise RunError(f"--hold-after needs an instant with a zone (such as "
+                       f"{hold_after.isoformat()}Z), got {hold_after.isoformat()}")
     if hold.after is not None:
         raise RunError(f"flow '{flow.name}' already holds its runs until {iso(hold.after)}; "
                        "a hold has at most one 'after', so --hold-after cannot add another")

@@ -39,7 +39,6 @@ logger = logging.getLogger("tarry.holds")
 DEFAULT_GRACE = timedelta(seconds=2)
 """How long a check has between SIGTERM and SIGKILL."""
 
-_CHUNK = 65536
 
 
 class Answer(StrEnum):
@@ -101,27 +100,28 @@ class CheckRunner:
         """Run the check ``name`` (the executable ``path``) once with ``argument``."""
         loop = asyncio.get_running_loop()
         began = loop.time()
+        stdout, stderr = _Sink(), _Sink()
         try:
             process = await asyncio.create_subprocess_exec(
                 str(path), argument, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                stdout=stdout.write_fd, stderr=stderr.write_fd)
         except OSError as exc:
+            stdout.close()
+            stderr.close()
             reason = exc.strerror or type(exc).__name__
             logger.warning("check %s could not be started: %s", name, reason)
             return CheckResult(name, Answer.UNKNOWN, None, 0, spawn_error=reason)
         self.spawned += 1
-        assert process.stdout is not None
-        assert process.stderr is not None
-        counters = [asyncio.create_task(_count(process.stdout)),
-                    asyncio.create_task(_count(process.stderr))]
+        await stdout.listen()
+        await stderr.listen()
         timed_out = await self._wait(process)
-        stdout_bytes, stderr_bytes = await self._drain(counters)
+        await self._drain(stdout, stderr)
         code = process.returncode
         result = CheckResult(
             name, answer_for(None if timed_out else code),
             exit=code if code is not None and code >= 0 and not timed_out else None,
             duration_ms=round((loop.time() - began) * 1000),
-            stdout_bytes=stdout_bytes, stderr_bytes=stderr_bytes,
+            stdout_bytes=stdout.bytes, stderr_bytes=stderr.bytes,
             signal=-code if code is not None and code < 0 else None, timed_out=timed_out)
         _log(result)
         return result
@@ -142,23 +142,67 @@ class CheckRunner:
             await process.wait()
         return True
 
-    async def _drain(self, counters: list[asyncio.Task[int]]) -> tuple[int, int]:
-        """The byte counts, once both pipes closed — or, when a process the check left behind
-        keeps them open, what was counted within the grace period."""
-        done, pending = await asyncio.wait(counters, timeout=self.grace.total_seconds())
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        stdout, stderr = (task.result() if task in done else 0 for task in counters)
-        return stdout, stderr
+    async def _drain(self, *sinks: _Sink) -> None:
+        """Count until every output closed — or, when a process the check left behind keeps
+        one open, until the grace period is over — then stop listening."""
+        await asyncio.wait([sink.closed for sink in sinks], timeout=self.grace.total_seconds())
+        for sink in sinks:
+            sink.close()
 
 
-async def _count(stream: asyncio.StreamReader) -> int:
-    """Read ``stream`` to its end, keeping nothing but the number of bytes."""
-    total = 0
-    while chunk := await stream.read(_CHUNK):
-        total += len(chunk)
-    return total
+class _Counter(asyncio.Protocol):
+    """Receives a check's output and keeps nothing of it but its length."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        """Count ``data`` and let it go."""
+        self.bytes += len(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The pipe closed: every writer is gone (or the runner stopped listening)."""
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _Sink:
+    """One output of a check: a pipe the check writes into and the runner only counts.
+
+    The process's exit and the pipe's end are awaited separately, so a grandchild that
+    inherited the pipe cannot keep the answer waiting.
+    """
+
+    def __init__(self) -> None:
+        self._read_fd, self.write_fd = os.pipe()
+        self._counter = _Counter()
+        self._transport: asyncio.ReadTransport | None = None
+
+    @property
+    def bytes(self) -> int:
+        """How many bytes arrived so far."""
+        return self._counter.bytes
+
+    @property
+    def closed(self) -> asyncio.Future[None]:
+        """Done once the pipe has closed."""
+        return self._counter.closed
+
+    async def listen(self) -> None:
+        """Give up this process's write end (the check has its own) and start counting."""
+        os.close(self.write_fd)
+        pipe = os.fdopen(self._read_fd, "rb", buffering=0)
+        self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: self._counter, pipe)
+
+    def close(self) -> None:
+        """Stop listening (before :meth:`listen`: close both ends)."""
+        if self._transport is not None:
+            self._transport.close()
+        else:
+            os.close(self._read_fd)
+            os.close(self.write_fd)
 
 
 def _signal(process: asyncio.subprocess.Process, *, terminate: bool) -> None:
