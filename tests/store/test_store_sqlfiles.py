@@ -58,7 +58,7 @@ def _dialect(backend: str) -> dict[str, set[str]]:
     return {name: set(_PARAMETERS[backend].findall(sql)) for name, sql in queries.items()}
 
 
-_LOCKS_ONLY_POSTGRES_NEEDS = {"lock_correlation", "lock_hold_target"}
+_LOCKS_ONLY_POSTGRES_NEEDS = {"lock_correlation", "lock_event_id", "lock_hold_target"}
 """Queries that take a lock on PostgreSQL and are a no-op under SQLite's BEGIN IMMEDIATE."""
 
 

@@ -28,6 +28,7 @@ _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState
 
 def deliver_new(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
     """Record a new event (or recognise a duplicate) and deliver it."""
+    tx.one("lock_event_id", {"type": event.type, "id": event.id})  # a concurrent resend waits
     existing = tx.one("find_event", {"type": event.type, "id": event.id})
     if existing is not None:
         return record_from_row(existing, state=EventState.DUPLICATE)

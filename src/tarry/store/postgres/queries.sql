@@ -114,6 +114,12 @@ SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
 -- Serialises delivery and wait registration on one correlation until the transaction ends.
 SELECT pg_advisory_xact_lock(hashtext(%(type)s), hashtext(%(match_key)s)) IS NULL AS locked
 
+-- name: lock_event_id
+-- Serialises the sends of one event id until the transaction ends, so that a second send
+-- of an id sees the first as a duplicate. One bigint key: a lock space apart from the
+-- integer pairs of lock_correlation.
+SELECT pg_advisory_xact_lock(hashtextextended(%(type)s || ' ' || %(id)s, 0)) IS NULL AS locked
+
 -- name: find_event
 SELECT * FROM events WHERE type = %(type)s AND id = %(id)s
 

@@ -104,6 +104,10 @@ SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
 -- Serialises delivery and wait registration on one correlation (BEGIN IMMEDIATE already does).
 SELECT 1 AS locked
 
+-- name: lock_event_id
+-- Serialises the sends of one event id (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
 -- name: find_event
 SELECT * FROM events WHERE type = :type AND id = :id
 
