@@ -28,6 +28,7 @@ from tarry.config import load_settings
 from tarry.engine.actions import ActionFunction
 from tarry.engine.runtime import Engine
 from tarry.language.loader import load_flow
+from tarry.language.manifests import load_manifests
 from tarry.language.model import Flow
 from tarry.store import open_store
 from tarry.store.base import EventState, RunStatus
@@ -41,9 +42,11 @@ ORDER = {"number": "PO-1042", "supplier": "acme", "buyer": "dana", "amount": 120
 
 
 def example_flow(name: str) -> Flow:
-    """The example flow ``flows/<name>.yaml``, loaded with the example's declared actions."""
-    actions = frozenset(load_settings(EXAMPLE).actions) | {"log", "set", "fail"}
-    return load_flow(EXAMPLE / "flows" / f"{name}.yaml", actions=actions)
+    """The example flow ``flows/<name>.yaml``, loaded (and checked against the example's
+    event manifests) with the example's declared actions."""
+    settings = load_settings(EXAMPLE)
+    return load_flow(EXAMPLE / "flows" / f"{name}.yaml", actions=settings.actions,
+                     manifests=load_manifests(settings.event_files))
 
 
 def stamp(delta: timedelta) -> str:
