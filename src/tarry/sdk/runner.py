@@ -9,8 +9,9 @@ the worker and history are shared:
   stored value is the run's ``result``;
 - an operation must wait → ``Blocked(waits)``: every wait of every suspended branch;
 - the function raised → ``Failed({type, message, step})``, where ``type`` is
-  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization`` or, for any
-  other exception, ``exception`` (the message then starts with the exception's class).
+  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization``, ``event``
+  (a wait for an undeclared event type or with the wrong match keys) or, for any other
+  exception, ``exception`` (the message then starts with the exception's class).
 
 A nondeterminism found during the call fails the run even if the flow caught the error.
 """
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome
 from tarry.errors import (
+    EventError,
     NondeterminismError,
     SerializationError,
     StepError,
@@ -47,6 +49,7 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
     (WaitForConditionError, "condition-exhausted", lambda exc: exc.condition or None),
     (StepError, "step-error", lambda exc: exc.step),
     (SerializationError, "serialization", lambda _exc: None),
+    (EventError, "event", lambda _exc: None),
 )
 """exception class → the run's error type, and how to find the operation it concerns."""
 

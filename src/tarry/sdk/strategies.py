@@ -109,15 +109,16 @@ class WaitStrategy(Generic[S]):
     @classmethod
     def exponential(cls, *, max_attempts: int = 60, initial_delay: timedelta | str = "5s",
                     max_delay: timedelta | str = "300s", rate: float = 1.5,
-                    jitter: Jitter = Jitter.FULL,
+                    jitter: Jitter | str = Jitter.FULL,
                     is_done: Callable[[S], bool] | None = None) -> WaitStrategy[S]:
         """Delays ``initial_delay · rate^(n-1)`` after attempt n, capped at ``max_delay``,
-        with ``jitter``."""
+        with ``jitter`` (a :class:`Jitter` or its name: ``full``, ``half``, ``none``)."""
+        spread = _jitter(jitter)
         if rate < 1:
             raise ValueError(f"rate must be at least 1, got {rate}")
         initial = _positive(initial_delay, "initial_delay")
         cap = _positive(max_delay, "max_delay")
-        return cls(_polling(lambda n: _grown(initial, rate, n - 1, cap), max_attempts, jitter,
+        return cls(_polling(lambda n: _grown(initial, rate, n - 1, cap), max_attempts, spread,
                             is_done))
 
     @classmethod
@@ -163,9 +164,17 @@ def _polling(delay: Callable[[int], timedelta], max_attempts: int, jitter: Jitte
             return Decision.stop()
         if attempt >= max_attempts:
             raise WaitForConditionError(attempt, state)
-        return Decision.continue_after(jitter.apply(delay(attempt), rng.random()))
+        draw = 0.0 if jitter is Jitter.NONE else rng.random()
+        return Decision.continue_after(jitter.apply(delay(attempt), draw))
 
     return decide
+
+
+def _jitter(value: Jitter | str) -> Jitter:
+    try:
+        return Jitter(value)
+    except ValueError:
+        raise ValueError(f"jitter must be one of {', '.join(Jitter)}, got {value!r}") from None
 
 
 def _grown(initial: timedelta, rate: float, times: int, cap: timedelta) -> timedelta:
