@@ -75,8 +75,8 @@ def import_program_source(reference: str, *, root: Path | None = None) -> Progra
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"[tarry] app = {reference!r}: cannot import it ({exc})") from exc
     if not callable(getattr(found, "programs", None)):
-        raise ConfigError(f"[tarry] app = {reference!r} is a {type(found).__name__}, not a "
-                          "tarry App")
+        raise ConfigError(f"[tarry] app = {reference!r} is not a tarry App (found "
+                          f"{type(found).__name__})")
     return found  # type: ignore[return-value]
 
 
