@@ -1,0 +1,124 @@
+"""Finding the runs an event is for is an index lookup, never a scan (SPEC 3.5.5).
+
+The store is filled with 50,000 event waits (5,000 waiting runs, 20 event types), or with
+20,000 recorded events, its statistics are refreshed (``ANALYZE``), and the database is asked
+how it would run the store's own delivery queries — the text the store loaded from its
+``queries.sql``, not a copy: SQLite's ``EXPLAIN QUERY PLAN`` and PostgreSQL's ``EXPLAIN``.
+Nothing forces the planner's hand (no ``enable_seqscan = off``): with realistic numbers of
+rows it must choose the index by itself.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tarry.clock import to_millis
+from tarry.language.manifests import correlation_key
+from tarry.store import rows
+from tarry.store.base import NewRun, RunStatus, Store
+from tarry.store.sqlstore import SqlStore
+
+NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+RUNS = 5_000
+WAITS_PER_RUN = 10
+TYPES = 20
+EVENTS = 20_000
+BUFFERED_EVERY = 20
+"""One event in this many is still buffered; the others were delivered."""
+
+
+def event_type(number: int) -> str:
+    return f"type.{number % TYPES}"
+
+
+def key(number: int) -> str:
+    return correlation_key({"ticket": f"T-{number}"})
+
+
+def run_params(number: int) -> dict[str, Any]:
+    run = NewRun(id=f"run-{number:05}", flow="f", flow_digest="d", status=RunStatus.WAITING,
+                 inputs={}, target=None, created_at=NOW, due_at=NOW)
+    return rows.new_run_params(run)
+
+
+def wait_params(number: int) -> dict[str, Any]:
+    return {"run_id": f"run-{number // WAITS_PER_RUN:05}", "wait_id": f"step[{number}]",
+            "type": event_type(number), "match_key": key(number), "until": to_millis(NOW)}
+
+
+def event_params(number: int) -> dict[str, Any]:
+    buffered = number % BUFFERED_EVERY == 0
+    return {"id": f"event-{number}", "type": event_type(number),
+            "state": "buffered" if buffered else "delivered",
+            "data": json.dumps({"ticket": f"T-{number}"}), "match_key": key(number),
+            "errors": "[]", "runs": "[]", "received_at": to_millis(NOW) + number,
+            "buffer_until": to_millis(NOW) + 600_000 if buffered else None,
+            "now": to_millis(NOW)}
+
+
+def analysed(store: Store, **rows_by_query: list[dict[str, Any]]) -> SqlStore:
+    """``store`` with the rows inserted by the store's own queries, its statistics refreshed."""
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=True) as tx:
+        for query, param_sets in rows_by_query.items():
+            tx.many(query, param_sets)
+    with store._transaction(write=True) as tx:
+        tx.cursor.execute("ANALYZE")
+    return store
+
+
+@pytest.fixture
+def waiting(store: Store) -> SqlStore:
+    """RUNS waiting runs with WAITS_PER_RUN event waits each."""
+    return analysed(store, insert_run=[run_params(number) for number in range(RUNS)],
+                    insert_wait=[wait_params(number) for number in range(RUNS * WAITS_PER_RUN)])
+
+
+@pytest.fixture
+def recorded(store: Store) -> SqlStore:
+    """EVENTS recorded events, one in BUFFERED_EVERY of them still buffered."""
+    return analysed(store, insert_event=[event_params(number) for number in range(EVENTS)])
+
+
+def plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
+    """How the database would run the store's query ``query``, as one text.
+
+    SQLite: the ``detail`` lines of EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN's text.
+    """
+    sql = store._queries[query]
+    sqlite = store._queries["lock_correlation"].strip() == "SELECT 1 AS locked"
+    with store._transaction(write=False) as tx:
+        tx.cursor.execute(("EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN ") + sql, params)
+        found = tx.cursor.fetchall()
+    return "\n".join(str(row["detail"] if sqlite else row["QUERY PLAN"]) for row in found)
+
+
+def test_waiting_branches_is_one_lookup_of_the_correlation_index(waiting: SqlStore) -> None:
+    target = 12_345
+    params = {"type": event_type(target), "match_key": key(target)}
+    shown = plan(waiting, "waiting_branches", params)
+    assert "event_waits_lookup" in shown, shown
+    assert "SCAN event_waits" not in shown, shown          # SQLite: a full scan
+    assert "Seq Scan on event_waits" not in shown, shown   # PostgreSQL: a full scan
+    assert any(access in shown for access in (
+        "SEARCH event_waits USING INDEX event_waits_lookup (type=? AND match_key=?)",
+        "SEARCH event_waits USING COVERING INDEX event_waits_lookup",
+        "Index Scan using event_waits_lookup", "Index Only Scan using event_waits_lookup",
+        "Bitmap Index Scan on event_waits_lookup")), shown
+    with waiting._transaction(write=False) as tx:
+        assert tx.all("waiting_branches", params) == [{"run_id": "run-01234",
+                                                       "wait_id": "step[12345]"}]
+
+
+def test_a_registering_wait_finds_a_buffered_event_by_the_buffered_index(
+        recorded: SqlStore) -> None:
+    target = 4 * BUFFERED_EVERY
+    shown = plan(recorded, "oldest_buffered", {"type": event_type(target),
+                                               "match_key": key(target), "now": to_millis(NOW)})
+    assert "events_buffered" in shown, shown
+    assert "SCAN events" not in shown, shown
+    assert "Seq Scan on events" not in shown, shown
