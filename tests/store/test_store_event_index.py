@@ -20,6 +20,7 @@ from tarry.clock import to_millis
 from tarry.language.manifests import correlation_key
 from tarry.store import rows
 from tarry.store.base import NewRun, RunStatus, Store
+from tarry.store.sqlite import SQLiteStore
 from tarry.store.sqlstore import SqlStore
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -90,7 +91,7 @@ def plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
     SQLite: the ``detail`` lines of EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN's text.
     """
     sql = store._queries[query]
-    sqlite = store._queries["lock_correlation"].strip() == "SELECT 1 AS locked"
+    sqlite = isinstance(store, SQLiteStore)
     with store._transaction(write=False) as tx:
         tx.cursor.execute(("EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN ") + sql, params)
         found = tx.cursor.fetchall()
