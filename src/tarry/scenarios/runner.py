@@ -33,7 +33,7 @@ from tarry.errors import LoadError, Problem
 from tarry.scenarios.compare import Mismatch, Observed, compare
 from tarry.scenarios.model import Answer, Scenario, ScriptedEvent, Stub, StubFailure
 from tarry.scenarios.resolve import resolve_flow
-from tarry.store.base import EventState, HistoryEntry
+from tarry.store.base import EventState
 from tarry.testing import Harness
 
 __all__ = ["ScenarioResult", "project_settings", "run_scenario"]
@@ -75,7 +75,9 @@ async def run_scenario(scenario: Scenario, project: Settings, *, directory: Path
                        stopwatch: Callable[[], float] = time.perf_counter) -> ScenarioResult:
     """Run ``scenario`` against ``project`` with a store in ``directory`` (or ``store_url``).
 
-    ``stopwatch`` measures the wall time it took (seconds, any origin).
+    The store must be empty: the scenario's run is the only thing in it (the run has ended
+    when nothing in the store is due any more). ``stopwatch`` measures the wall time it took
+    (seconds, any origin).
     """
     began = stopwatch()
     stubs = {stub.action: _StubbedAction(stub) for stub in scenario.stubs}
@@ -145,14 +147,13 @@ class _Drive:
             self._note_completions()
             if self._send_due():
                 continue
-            if self.harness.record(self.run_id).status.is_terminal:
+            wake = self.harness.engine.store.next_due_at()
+            if wake is None:  # the store holds this run only: nothing due, it has ended
                 return
-            following = [instant for instant in (self.harness.engine.store.next_due_at(),
-                                                 self._next_event_instant())
-                         if instant is not None]
-            if not following or min(following) > self.limit:
+            following = min(wake, self._next_event_instant() or wake)
+            if following > self.limit:
                 return
-            self.harness.clock.set(max(min(following), self.harness.clock.now()))
+            self.harness.clock.set(max(following, self.harness.clock.now()))
 
     def _instant(self, event: ScriptedEvent) -> datetime | None:
         if event.after_step is None:
@@ -180,12 +181,9 @@ class _Drive:
         """Remember when each step a pending event is anchored on first completed."""
         if not any(event.after_step for event in self.pending.values()):
             return
-        for entry in self._history():
+        for entry in self.harness.engine.store.history(self.run_id):
             if entry.kind == "step.completed" and entry.step is not None:
                 self.completed.setdefault(entry.step, entry.at)
-
-    def _history(self) -> list[HistoryEntry]:
-        return self.harness.engine.store.history(self.run_id)
 
     def _final_state(self, index: int, states: Mapping[str, str]) -> str | None:
         if index not in self.sent:
