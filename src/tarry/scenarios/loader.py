@@ -112,7 +112,6 @@ def _read_scenario(ctx: LoadContext, root: YamlMap) -> Scenario:
     return Scenario(
         name=fields.read("scenario", read_name, ""),
         path=ctx.file,
-        pos=root.pos,
         flow=fields.read("flow", _read_flow_ref, ""),
         flow_pos=flow.value.pos if flow else root.pos,
         expectations=expectations,
@@ -143,8 +142,8 @@ def _read_stubs(ctx: LoadContext, node: YamlNode, key: str) -> tuple[Stub, ...]:
     mapping = read_mapping(ctx, node, key, " of action name to its result")
     if mapping is None:
         return ()
-    return tuple(Stub(entry.key, _read_answers(ctx, entry.value, f"stub '{entry.key}'"),
-                      entry.key_pos) for entry in mapping.entries)
+    return tuple(Stub(entry.key, _read_answers(ctx, entry.value, f"stub '{entry.key}'"))
+                 for entry in mapping.entries)
 
 
 def _read_answers(ctx: LoadContext, node: YamlNode, where: str) -> tuple[Answer, ...]:

@@ -46,7 +46,6 @@ class Stub:
 
     action: str
     answers: tuple[Answer, ...]
-    pos: Position
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,6 @@ class Scenario:
 
     name: str
     path: str
-    pos: Position
     flow: str
     flow_pos: Position
     expectations: tuple[Expectation, ...]
