@@ -98,7 +98,7 @@ expect:
 
 @dataclass
 class ScenarioProject:
-    """A project folder with helpers to write files and run scenarios."""
+    """A project folder, with ways to write files into it and run scenarios in it."""
 
     root: Path
 
