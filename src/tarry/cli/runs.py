@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -19,7 +20,8 @@ from tarry.store.base import RunRecord, RunStatus, Store
 __all__ = ["cancel", "exit_code", "list_runs", "run", "show", "start"]
 
 FlowArgument = Annotated[str, typer.Argument(
-    metavar="FLOW", help="A flow name (from the flows folder) or the path of a YAML flow file.")]
+    metavar="FLOW", help="A flow name (a YAML flow of the flows folder, or a Python flow of the "
+                         "app that [tarry] app names) or the path of a YAML flow file.")]
 InputOption = Annotated[list[str] | None, typer.Option(
     "-i", "--input", metavar="NAME=VALUE",
     help="An input; the value is read as JSON when it parses (3, true, {...}), else as text.")]
@@ -62,6 +64,8 @@ def run(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOp
 def _report(doc: Mapping[str, Any]) -> None:
     out = console()
     out.print(render.summary_line(doc))
+    if doc.get("result") is not None:  # a Python flow's return value
+        out.print(f"result: {json.dumps(doc['result'], ensure_ascii=False)}")
     explanation = render.explain_wait(doc)
     if explanation:
         out.print(explanation)
