@@ -28,7 +28,7 @@ from tarry.language.holds import MAX_CONDITIONS
 from tarry.language.model import Flow
 from tarry.store.base import HistoryEntry, NewRun, RunStatus
 
-__all__ = ["SUPERSEDE_WINDOW", "admit", "hold_of", "start_refusal"]
+__all__ = ["SUPERSEDE_WINDOW", "admit", "held_run", "hold_of", "start_refusal"]
 
 SUPERSEDE_WINDOW = timedelta(minutes=15)
 """How long after a hold clears a sibling start is still refused ``hold-superseded``."""
@@ -67,6 +67,14 @@ def start_refusal(hold: HoldState, declared: Collection[str], limits: Limits,
     return None
 
 
+def held_run(run: NewRun, hold: HoldState, limits: Limits) -> NewRun:
+    """``run`` (built as pending) held on ``hold``: due when its ``after`` passes (at once
+    when it has none or it passed), its gate in its state."""
+    due = max(run.created_at, hold.after) if hold.after else run.created_at
+    return replace(run, status=RunStatus.HELD, state={"hold": hold.to_json()}, due_at=due,
+                   waiting_for=waiting_for(hold, due, limits))
+
+
 def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> None:
     """Create ``run`` (built as pending) held on ``hold`` — or refused, with its reason.
 
@@ -76,10 +84,7 @@ def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> 
     created = replace(created, data={**created.data, "hold": hold.conditions()})
     refusal = start_refusal(hold, holds.checks, holds.limits, now)
     if refusal is None:
-        due = max(now, hold.after) if hold.after else now
-        held = replace(run, status=RunStatus.HELD, state={"hold": hold.to_json()}, due_at=due,
-                       waiting_for=waiting_for(hold, due, holds.limits))
-        sibling = holds.store.create_held_run(held, [created],
+        sibling = holds.store.create_held_run(held_run(run, hold, holds.limits), [created],
                                               recent_since=now - SUPERSEDE_WINDOW)
         if sibling is None:
             return
