@@ -1,0 +1,341 @@
+"""Fleet throughput on PostgreSQL: wakes per second with 1, 2 and 4 worker processes.
+
+    .venv/bin/python bench/fleet.py [--quick] [--json PATH] [--store URL]
+
+Phases, each on a scratch database of the PostgreSQL server at ``--store`` (default the local
+server, ``postgresql://postgres@127.0.0.1:5432/postgres``; the user needs ``CREATEDB``):
+
+1. **limit** — minimal durable transactions per second (update one run row, insert one
+   history row, commit), as in ``timers.py``: the physical limit.
+2. **fleet of N** (N = 1, 2, 4) — the burst of ``timers.py``: runs of ``wait: {for: 2s}`` then
+   ``set``, all due at the same instant, taken to their wait in this process beforehand; then
+   N worker processes (concurrency 64 each) wake them all. wakes/s = runs ÷ (last wake − due),
+   and ÷ limit. From the history, every run must have succeeded exactly once and woken exactly
+   once (no double execution).
+
+While each fleet works the benchmark watches it from outside: the CPU seconds its worker
+processes and their PostgreSQL sessions used, how busy the machine was, and what the sessions
+were doing, sampled from ``pg_stat_activity`` every 10 ms (``observe.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import dataclasses
+import pstats
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from common import (
+    Target,
+    WorkerProcess,
+    machine,
+    measure_limit,
+    print_table,
+    scratch_store,
+    store_kind,
+    write_json,
+)
+from observe import ActivitySampler, CpuMeter, backend_pids
+from timers import (
+    BURST_FLOW,
+    BURST_WAIT,
+    CONCURRENCY,
+    DONE_TIMEOUT,
+    POLL_SECONDS,
+    SETUP_SAFETY,
+    SPAWN_MARGIN,
+    WAIT_STEP,
+    BenchEngine,
+    bench_engine,
+    iso,
+    millis,
+    say,
+    wall_now,
+)
+
+from tarry.config import load_settings
+from tarry.engine.runtime import Engine
+
+DEFAULT_STORE = "postgresql://postgres@127.0.0.1:5432/postgres"
+FLEETS = (1, 2, 4)
+"""Worker processes per fleet, by default; the first must be 1 (the baseline)."""
+SPEEDUP_GOAL = 1.5
+"""Wakes/s with the largest fleet ÷ with one worker."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each phase does."""
+
+    burst: int
+    """Runs in each fleet's burst."""
+    limit_seconds: float
+    """Length of one round of the limit measurement."""
+    limit_rounds: int
+    """Rounds of the limit measurement (the median is reported)."""
+
+
+FULL = Sizes(burst=10_000, limit_seconds=2.5, limit_rounds=3)
+QUICK = Sizes(burst=2_000, limit_seconds=0.8, limit_rounds=3)
+
+
+# -- one fleet -------------------------------------------------------------------------------
+
+
+@contextmanager
+def worker_fleet(url: str, directory: Path, size: int) -> Iterator[list[WorkerProcess]]:
+    """``size`` worker processes over ``url``, started one after the other (each ready before
+    the next starts) and stopped with SIGTERM at the end."""
+    with ExitStack() as stack:
+        yield [stack.enter_context(WorkerProcess(url, directory, concurrency=CONCURRENCY))
+               for _ in range(size)]
+
+
+def execution_counts(url: str) -> dict[str, int]:
+    """From the history: runs that succeeded other than once, or woke other than once."""
+    with psycopg.connect(url) as connection:
+        row = connection.execute(
+            "SELECT count(*) FILTER (WHERE succeeded <> 1), count(*) FILTER (WHERE woke <> 1), "
+            "count(*) FROM (SELECT count(*) FILTER (WHERE kind = 'succeeded') AS succeeded, "
+            "count(*) FILTER (WHERE kind = 'step.completed' AND step = %s) AS woke "
+            "FROM history GROUP BY run_id) AS per_run", (WAIT_STEP,)).fetchone()
+    assert row is not None
+    return {"runs_not_succeeded_once": row[0], "runs_not_woken_once": row[1], "runs": row[2]}
+
+
+def prepare_burst(bench: BenchEngine, runs: int, workers: int,
+                  prestart_estimate: float | None) -> tuple[list[str], datetime, float]:
+    """Create the runs and take them to their wait, due at an instant left far enough ahead
+    for that and for ``workers`` processes to start; the ids, the due instant, and the seconds
+    taking the runs to their wait took.
+
+    Taking the runs to their wait is estimated to take ``prestart_estimate`` seconds (measured
+    in an earlier phase) or, at first, as long as creating them.
+    """
+    ids, create_s = bench.start(BURST_FLOW, [{}] * runs)
+    estimate = create_s if prestart_estimate is None else prestart_estimate
+    due = wall_now() + timedelta(seconds=estimate * SETUP_SAFETY) + SPAWN_MARGIN * workers
+    return ids, due, bench.prestart(due - BURST_WAIT)
+
+
+def run_fleet(base: str, directory: Path, runs: int, size: int,
+              prestart_estimate: float | None) -> tuple[dict[str, Any], float]:
+    """One fleet of ``size`` workers wakes a burst of ``runs`` runs due at the same instant;
+    the figures, and the seconds taking the runs to their wait took."""
+    say(f"fleet of {size}: {runs} runs due at the same instant")
+    with scratch_store(base, f"fleet{size}") as url, bench_engine(url, directory) as bench:
+        ids, due, prestart_s = prepare_burst(bench, runs, size, prestart_estimate)
+        with worker_fleet(url, directory, size) as workers:
+            ready = wall_now()
+            time.sleep(max((due - wall_now()).total_seconds(), 0.0))
+            meter = CpuMeter.start([w.pid for w in workers] + backend_pids(url))
+            sampler = ActivitySampler(url)
+            sampler.start()
+            bench.wait_until_done(due + DONE_TIMEOUT)
+            activity = sampler.finish()
+            cpu = meter.stop({"workers": [w.pid for w in workers],
+                              "postgres_sessions": backend_pids(url)})
+        wakes = sorted(bench.wake_instants(ids).values())
+        committed = bench.last_commit("bench-burst", runs)
+        executions = execution_counts(url)
+    span = wakes[-1] - due
+    return {
+        "workers": size,
+        "runs": runs,
+        "due": iso(due),
+        "wakes_per_second": runs / max(span.total_seconds(), 0.001),
+        "span_ms": millis(span),
+        "first_wake_late_ms": millis(wakes[0] - due),
+        "last_commit_late_ms": millis(committed - due),
+        "setup_slack_ms": millis(due - ready),
+        "executions": executions,
+        "cpu": {**cpu, "ms_per_wake": {name: None if used is None else used * 1000 / runs
+                                        for name, used in cpu["cpu_seconds"].items()}},
+        "pg_stat_activity": activity,
+    }, prestart_s
+
+
+# -- a profile of one worker ----------------------------------------------------------------
+
+PROFILE_TOP = 15
+"""Functions listed in the profile, by cumulative and by own time."""
+
+
+async def work_until_done(engine: Engine) -> None:
+    """Run a worker of ``engine`` until no run is due any more."""
+    stop = asyncio.Event()
+    working = asyncio.create_task(engine.worker(concurrency=CONCURRENCY).run(stop))
+    while engine.store.next_due_at() is not None:
+        await asyncio.sleep(POLL_SECONDS)
+    stop.set()
+    await working
+
+
+def run_profile(base: str, directory: Path, runs: int,
+                prestart_estimate: float | None) -> dict[str, Any]:
+    """The burst once more, woken by one worker in this process under cProfile."""
+    say(f"profile: {runs} runs woken by one worker in this process, under cProfile")
+    profiler = cProfile.Profile()
+    with scratch_store(base, "profile") as url, bench_engine(url, directory) as bench:
+        _, due, _ = prepare_burst(bench, runs, 1, prestart_estimate)
+        engine = Engine.from_settings(load_settings(directory, env={"TARRY_DATABASE": url}))
+        try:
+            time.sleep(max((due - wall_now()).total_seconds(), 0.0))
+            began = time.perf_counter()
+            profiler.runcall(asyncio.run, work_until_done(engine))
+            seconds = time.perf_counter() - began
+        finally:
+            engine.close()
+    return {"runs": runs, "seconds": seconds, **profile_summary(pstats.Stats(profiler))}
+
+
+def profile_summary(stats: pstats.Stats) -> dict[str, Any]:
+    """The functions with the most cumulative and the most own time, as shares of the total."""
+    entries = [(f"{Path(file).stem}:{line}:{name}", own, cumulative)
+               for (file, line, name), (_, _, own, cumulative, _) in
+               stats.stats.items()]  # type: ignore[attr-defined]
+    total = max((cumulative for _, _, cumulative in entries), default=1.0)
+
+    def top(index: int) -> list[dict[str, Any]]:
+        ranked = sorted(entries, key=lambda entry: entry[index], reverse=True)[:PROFILE_TOP]
+        return [{"function": name, "own": own / total, "cumulative": cumulative / total}
+                for name, own, cumulative in ranked]
+
+    return {"profiled_seconds": total, "by_cumulative": top(2), "by_own": top(1)}
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def measure(base: str, directory: Path, sizes: Sizes, *, fleet_sizes: Sequence[int],
+            profile: bool) -> dict[str, Any]:
+    """The limit, then each fleet (then, if asked, the profile of one worker); the figures."""
+    say(f"limit: {sizes.limit_rounds} rounds of {sizes.limit_seconds}s")
+    with scratch_store(base, "limit") as url:
+        limit = measure_limit(url, seconds=sizes.limit_seconds,
+                              rounds=sizes.limit_rounds).document()
+    fleets: list[dict[str, Any]] = []
+    prestart_s: float | None = None
+    for size in fleet_sizes:
+        fleet, prestart_s = run_fleet(base, directory, sizes.burst, size, prestart_s)
+        fleets.append(fleet)
+    for fleet in fleets:
+        fleet["ratio_to_limit"] = fleet["wakes_per_second"] / limit["per_second"]
+        fleet["speedup"] = fleet["wakes_per_second"] / fleets[0]["wakes_per_second"]
+    results = {"limit": limit, "fleets": fleets}
+    if profile:
+        results["profile"] = run_profile(base, directory, sizes.burst, prestart_s)
+    return results
+
+
+def targets(results: Mapping[str, Any]) -> list[Target]:
+    """The goals: the largest fleet wakes at least 1.5 times as many runs per second as one
+    worker, and no run is executed twice."""
+    fleets = results["fleets"]
+    doubled = sum(fleet["executions"]["runs_not_succeeded_once"]
+                  + fleet["executions"]["runs_not_woken_once"] for fleet in fleets)
+    return [Target(f"wakes/s, {fleets[-1]['workers']} workers ÷ 1 worker", fleets[-1]["speedup"],
+                   low=SPEEDUP_GOAL),
+            Target("runs not executed exactly once", doubled, high=0)]
+
+
+def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tuple[str, str, str]]:
+    """The table: the limit, then per fleet its rate, ratio, speedup and CPU per wake."""
+    verdict = {goal.name: f"{goal.bounds}  {'PASS' if goal.passed else 'FAIL'}"
+               for goal in goals}
+    rows = [("limit: durable tx/s (median)", f"{results['limit']['per_second']:,.0f}", "")]
+    for fleet in results["fleets"]:
+        size, per_wake = fleet["workers"], fleet["cpu"]["ms_per_wake"]
+        busy = fleet["cpu"]["machine_busy_fraction"]
+        rows += [
+            (f"{size} worker(s): wakes/s ({fleet['runs']:,} runs)",
+             f"{fleet['wakes_per_second']:,.0f}", ""),
+            (f"{size} worker(s): ÷ limit", f"{fleet['ratio_to_limit']:.2f}", ""),
+            (f"{size} worker(s): ÷ 1 worker", f"{fleet['speedup']:.2f}",
+             verdict.get(f"wakes/s, {size} workers ÷ 1 worker", "")),
+            (f"{size} worker(s): CPU ms per wake, workers / PostgreSQL",
+             f"{_number(per_wake['workers'])} / {_number(per_wake['postgres_sessions'])}", ""),
+            (f"{size} worker(s): machine busy", "—" if busy is None else f"{busy:.0%}", ""),
+        ]
+    doubled = next(goal for goal in goals if goal.name == "runs not executed exactly once")
+    rows.append(("runs not executed exactly once", f"{doubled.value:.0f}",
+                 verdict[doubled.name]))
+    return rows
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line; every size can be overridden (the smoke test uses tiny ones)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
+    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
+                        "fleet.json", help="where to write the results")
+    parser.add_argument("--store", default=DEFAULT_STORE,
+                        help="postgresql://user@host/db (scratch databases on that server)")
+    parser.add_argument("--fleets", type=int, nargs="+", default=list(FLEETS), metavar="N",
+                        help="worker processes per fleet, starting with 1 (default 1 2 4)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one worker (in this process) waking the burst")
+    for field in dataclasses.fields(Sizes):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
+                            type=type(getattr(FULL, field.name)), help=field.name)
+    args = parser.parse_args(argv)
+    if args.fleets[0] != 1 or min(args.fleets) < 1:
+        parser.error("--fleets must start with 1 (the baseline) and name positive sizes")
+    return args
+
+
+def chosen_sizes(args: argparse.Namespace) -> Sizes:
+    """The preset (full or ``--quick``) with any size overridden on the command line."""
+    preset = QUICK if args.quick else FULL
+    overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Sizes)
+                 if getattr(args, field.name) is not None}
+    return dataclasses.replace(preset, **overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark, print the table, write the JSON."""
+    args = parse_args(argv)
+    if store_kind(args.store) != "postgresql":
+        raise SystemExit("bench/fleet.py measures a fleet on PostgreSQL: --store postgresql://…")
+    sizes = chosen_sizes(args)
+    began = time.perf_counter()
+    platform_facts = machine(args.store)  # before the work: the load average says how busy
+    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
+        results = measure(args.store, Path(folder), sizes, fleet_sizes=args.fleets,
+                          profile=args.profile)
+    goals = targets(results)
+    document = {
+        "benchmark": "fleet",
+        "finished_at": iso(wall_now()),
+        "seconds": time.perf_counter() - began,
+        "preset": "quick" if args.quick else "full",
+        "sizes": {**dataclasses.asdict(sizes), "fleets": args.fleets},
+        "machine": platform_facts,
+        **results,
+        "targets": [goal.document() for goal in goals],
+        "passed": all(goal.passed for goal in goals),
+    }
+    print_table(f"tarry fleet: PostgreSQL, {platform_facts['nproc']} cores, "
+                f"Python {platform_facts['python']}", table_rows(results, goals))
+    write_json(args.json, document)
+    say(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
