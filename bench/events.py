@@ -1,0 +1,400 @@
+"""Event delivery throughput and send-to-resume latency: one command, one table, one JSON.
+
+    .venv/bin/python bench/events.py [--quick] [--json PATH] [--store URL]
+
+Two fresh databases of the chosen store (default: SQLite files in a temporary folder;
+``--store postgresql://user@host/db`` creates and drops scratch databases on that server)
+hold 1,000 and 100,000 (``--quick``: 20,000) runs suspended on ``wait_for: bench.reply``, each
+with a key of its own. Then:
+
+1. **latency**, for each database: a worker process runs while events are sent at a steady
+   rate, each to one waiting run; send-to-resume latency = the ``at`` of the run's
+   ``event.received`` history entry − the event's ``received_at`` (the instant ``Engine.send``
+   stamped it). The runs used are replaced afterwards.
+2. **limit** — minimal durable transactions per second on this machine and store, the
+   physical limit delivery is compared with (as in ``timers.py``).
+3. **throughput** — no worker runs; events are sent back to back from one thread, each with
+   ``Engine.send`` (one transaction: record the event, look up the waiting branch by index,
+   move the event into the run's inbox, wake the run) and each to exactly one waiting run;
+   events/s = events ÷ the time spent in ``Engine.send``. The events go out in rounds that
+   alternate between the two databases (so a change in the machine's load affects both
+   alike), and after each round as many new runs are taken to their wait (untimed), so the
+   number of waiting runs stays within one round of the nominal size.
+
+Runs are inserted in bulk and taken to their wait by a worker in this process (timed and
+reported as setup, never measured). The targets: delivery with many runs waiting at least
+0.2 × the limit, and within ±20% of delivery with 1,000 runs waiting."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from common import (
+    Target,
+    WorkerProcess,
+    machine,
+    measure_limit,
+    percentile,
+    print_table,
+    scratch_store,
+    write_json,
+)
+from timers import millis, say, wall_now
+
+from tarry.config import load_settings
+from tarry.engine.runtime import Engine
+from tarry.engine.values import iso
+from tarry.language.loader import parse_flow
+from tarry.language.model import Flow
+from tarry.store import rows
+from tarry.store.base import EventState, HistoryEntry, NewRun, RunStatus
+from tarry.store.sqlstore import SqlStore
+
+EVENT_TYPE = "bench.reply"
+MANIFESTS = f"""\
+events:
+  {EVENT_TYPE}:
+    correlate_on: [key]
+"""
+FLOW = f"""\
+flow: bench-events
+inputs:
+  key: {{ type: string, required: true }}
+steps:
+  - reply:
+      wait_for: {EVENT_TYPE}
+      match: {{ key: "{{{{ key }}}}" }}
+      timeout: 1d
+  - done:
+      set: {{ woke: true }}
+"""
+CONCURRENCY = 64
+INSERT_CHUNK = 2_000
+"""Runs inserted per transaction during setup."""
+POLL_SECONDS = 0.05
+DONE_TIMEOUT_SECONDS = 120.0
+"""How long the worker may take to resume the runs of the latency phase."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each phase does."""
+
+    waiting_small: int
+    """Runs waiting in the first delivery measurement."""
+    waiting_large: int
+    """Runs waiting in the second delivery measurement."""
+    events: int
+    """Events sent back to back in each throughput measurement."""
+    round_events: int
+    """Events per throughput round (the waiting runs are topped up between rounds)."""
+    latency_events: int
+    """Events sent at a steady rate in each latency measurement."""
+    latency_rate: int
+    """Events per second in the latency measurement."""
+    limit_seconds: float
+    """Length of one round of the limit measurement."""
+    limit_rounds: int
+    """Rounds of the limit measurement (the median is reported)."""
+
+
+FULL = Sizes(waiting_small=1_000, waiting_large=100_000, events=10_000, round_events=250,
+             latency_events=500, latency_rate=100, limit_seconds=2.5, limit_rounds=3)
+QUICK = Sizes(waiting_small=1_000, waiting_large=20_000, events=2_000, round_events=250,
+              latency_events=200, latency_rate=100, limit_seconds=0.8, limit_rounds=3)
+
+
+class EventBench:
+    """An engine in the benchmark's own process, on the real clock: it creates runs, takes
+    them to their wait, and sends the events."""
+
+    def __init__(self, url: str, directory: Path) -> None:
+        self.url = url
+        settings = load_settings(directory, env={"TARRY_DATABASE": url})
+        self.engine = Engine.from_settings(settings)
+        self.flow: Flow = parse_flow(FLOW, "bench.yaml", actions=self.engine.actions.names(),
+                                     manifests=self.engine.manifests)
+        self.engine.store.save_flow(self.flow.digest, self.flow.name, self.flow.source)
+        self._numbers = itertools.count()
+        self.waiting: list[str] = []
+        """Keys of the runs taken to their wait and not sent an event yet, oldest first."""
+        self.run_of: dict[str, str] = {}
+
+    def close(self) -> None:
+        """Release the store."""
+        self.engine.close()
+
+    def add_waiting(self, count: int) -> float:
+        """Insert ``count`` runs and take them to their wait; the seconds it took."""
+        began = time.perf_counter()
+        keys = [f"key-{next(self._numbers)}" for _ in range(count)]
+        for start in range(0, count, INSERT_CHUNK):
+            self._insert(keys[start:start + INSERT_CHUNK])
+        asyncio.run(self._run_due())
+        self.waiting += keys
+        return time.perf_counter() - began
+
+    def _insert(self, keys: Sequence[str]) -> None:
+        store = self.engine.store
+        assert isinstance(store, SqlStore)
+        now = self.engine.clock.now()
+        runs = [NewRun(id=f"run-{key}", flow=self.flow.name, flow_digest=self.flow.digest,
+                       status=RunStatus.PENDING, inputs={"key": key}, target=None,
+                       created_at=now, due_at=now) for key in keys]
+        with store._transaction(write=True) as tx:  # bulk setup: one transaction per chunk
+            tx.many("insert_run", [rows.new_run_params(run) for run in runs])
+            tx.many("insert_history", [params for run in runs for params in
+                                       rows.history_params(run.id, [HistoryEntry(now, "created")])])
+        self.run_of.update((key, f"run-{key}") for key in keys)
+
+    async def _run_due(self) -> None:
+        await self.engine.worker(concurrency=CONCURRENCY, name="bench-setup").run_once()
+
+    def take_waiting(self, count: int) -> list[str]:
+        """The keys of ``count`` waiting runs, which the caller will send events to."""
+        if count > len(self.waiting):
+            raise ValueError(f"only {len(self.waiting)} runs wait, {count} asked for")
+        taken, self.waiting = self.waiting[:count], self.waiting[count:]
+        return taken
+
+    def send(self, key: str) -> tuple[datetime, float]:
+        """Send the event for ``key``'s run; its ``received_at`` and the seconds the send took.
+        ``RuntimeError`` unless it was delivered to exactly that run."""
+        began = time.perf_counter()
+        record = self.engine.send(EVENT_TYPE, {"key": key}, id=f"event-{key}")
+        took = time.perf_counter() - began
+        if record.state is not EventState.DELIVERED or record.runs != (self.run_of[key],):
+            raise RuntimeError(f"event for {key} was {record.state} to {record.runs}")
+        return record.received_at, took
+
+    def received_at(self, key: str) -> datetime:
+        """When the run of ``key`` took its event in (its ``event.received`` history entry)."""
+        run_id = self.run_of[key]
+        found = [entry.at for entry in self.engine.store.history(run_id)
+                 if entry.kind == "event.received"]
+        if len(found) != 1:
+            raise RuntimeError(f"run {run_id} received {len(found)} events")
+        return found[0]
+
+    def wait_until_done(self, keys: Sequence[str]) -> None:
+        """Return when the runs of ``keys`` succeeded; ``TimeoutError`` after a while."""
+        deadline = time.monotonic() + DONE_TIMEOUT_SECONDS
+        pending = list(keys)
+        while pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} runs did not resume")
+            pending = [key for key in pending if self.engine.store.get_run(
+                self.run_of[key]).status is not RunStatus.SUCCEEDED]
+            if pending:
+                time.sleep(POLL_SECONDS)
+
+
+@contextlib.contextmanager
+def event_bench(url: str, directory: Path) -> Iterator[EventBench]:
+    """An :class:`EventBench` over ``url``, closed afterwards."""
+    bench = EventBench(url, directory)
+    try:
+        yield bench
+    finally:
+        bench.close()
+
+
+# -- phases ----------------------------------------------------------------------------------
+
+
+def run_limit(base: str, sizes: Sizes) -> dict[str, Any]:
+    """Phase 1: the physical limit of the store on this machine."""
+    say(f"limit: {sizes.limit_rounds} rounds of {sizes.limit_seconds}s")
+    with scratch_store(base, "limit") as url:
+        return measure_limit(url, seconds=sizes.limit_seconds,
+                             rounds=sizes.limit_rounds).document()
+
+
+def measure_latency(bench: EventBench, directory: Path, sizes: Sizes) -> dict[str, Any]:
+    """Send events at a steady rate with a worker process running; send-to-resume latency."""
+    keys = bench.take_waiting(sizes.latency_events)
+    sent: dict[str, datetime] = {}
+    with WorkerProcess(bench.url, directory, concurrency=CONCURRENCY):
+        began = time.monotonic()
+        for index, key in enumerate(keys):
+            time.sleep(max(began + index / sizes.latency_rate - time.monotonic(), 0))
+            sent[key] = bench.send(key)[0]
+        bench.wait_until_done(keys)
+    latency = [millis(bench.received_at(key) - sent[key]) for key in keys]
+    return {"events": len(keys), "rate_per_second": sizes.latency_rate,
+            "ms": {"p50": percentile(latency, 50), "p99": percentile(latency, 99),
+                   "max": max(latency), "min": min(latency)}}
+
+
+def throughput_round(bench: EventBench, waiting: int, count: int) -> tuple[list[float], float]:
+    """Send ``count`` events back to back, then top the waiting runs up to ``waiting``; the
+    seconds of each send and of the top-up."""
+    keys = bench.take_waiting(count)
+    took = [bench.send(key)[1] for key in keys]
+    return took, bench.add_waiting(waiting - len(bench.waiting))
+
+
+def measure_throughput(benches: Sequence[tuple[EventBench, int]],
+                       sizes: Sizes) -> list[dict[str, Any]]:
+    """Send ``sizes.events`` events to each bench (with its number of waiting runs), in
+    rounds that alternate between the benches (ABBA), so that a change in the machine's load
+    affects each alike."""
+    per_send: list[list[float]] = [[] for _ in benches]
+    topping_up = [0.0 for _ in benches]
+    for number, start in enumerate(range(0, sizes.events, sizes.round_events)):
+        count = min(sizes.round_events, sizes.events - start)
+        order = range(len(benches)) if number % 2 == 0 else reversed(range(len(benches)))
+        for index in order:
+            took, top_up = throughput_round(*benches[index], count)
+            per_send[index] += took
+            topping_up[index] += top_up
+    return [{"events": len(took), "events_per_second": len(took) / sum(took),
+             "seconds": sum(took),
+             "send_ms": {"p50": percentile(took, 50) * 1000,
+                         "p99": percentile(took, 99) * 1000},
+             "top_up_seconds": top_up} for took, top_up in zip(per_send, topping_up,
+                                                               strict=True)]
+
+
+def setup_waiting(bench: EventBench, waiting: int) -> dict[str, Any]:
+    """Take ``waiting`` runs to their wait; how long that took."""
+    say(f"waiting {waiting:,}: setting up")
+    seconds = bench.add_waiting(waiting)
+    return {"waiting_runs": waiting, "setup_seconds": seconds,
+            "setup_runs_per_second": waiting / seconds}
+
+
+def run_latency(bench: EventBench, directory: Path, waiting: int,
+                sizes: Sizes) -> dict[str, Any]:
+    """Send-to-resume latency with ``waiting`` runs waiting; the runs used are replaced."""
+    say(f"waiting {waiting:,}: {sizes.latency_events} events at {sizes.latency_rate}/s with "
+        "a worker running")
+    latency = measure_latency(bench, directory, sizes)
+    bench.add_waiting(waiting - len(bench.waiting))
+    return latency
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def targets(results: Mapping[str, Any]) -> list[Target]:
+    """The goals: delivery at least 0.2 × the limit with many runs waiting, and within ±20%
+    of delivery with few runs waiting."""
+    return [
+        Target("delivery ÷ limit", results["ratio_to_limit"], low=0.2),
+        Target("delivery large ÷ small waiting", results["independence"], low=0.8, high=1.2),
+    ]
+
+
+def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tuple[str, str, str]]:
+    """The table: one row per figure, the target (and verdict) beside those that have one."""
+    verdict = {goal.name: f"{goal.bounds}  {'PASS' if goal.passed else 'FAIL'}"
+               for goal in goals}
+    found: list[tuple[str, str, str]] = [
+        ("limit: durable tx/s (median)", f"{results['limit']['per_second']:,.0f}", "")]
+    for phase in (results["small"], results["large"]):
+        waiting, rate = f"{phase['waiting_runs']:,}", phase["throughput"]
+        late = phase["latency"]["ms"]
+        found += [
+            (f"delivery: events/s ({waiting} waiting)", f"{rate['events_per_second']:,.0f}", ""),
+            (f"send: p50 / p99 ms ({waiting} waiting)",
+             f"{rate['send_ms']['p50']:.2f} / {rate['send_ms']['p99']:.2f}", ""),
+            (f"send-to-resume: p50 / p99 / max ms ({waiting} waiting)",
+             f"{late['p50']:.0f} / {late['p99']:.0f} / {late['max']:.0f}", ""),
+        ]
+    found += [
+        ("delivery ÷ limit", f"{results['ratio_to_limit']:.2f}", verdict["delivery ÷ limit"]),
+        ("delivery large ÷ small waiting", f"{results['independence']:.2f}",
+         verdict["delivery large ÷ small waiting"]),
+    ]
+    return found
+
+
+def measure(base: str, directory: Path, sizes: Sizes) -> dict[str, Any]:
+    """Run every phase against ``base``; the figures by phase."""
+    (directory / "events.yaml").write_text(MANIFESTS, encoding="utf-8")
+    sized = (("small", sizes.waiting_small), ("large", sizes.waiting_large))
+    with contextlib.ExitStack() as stack:
+        benches: dict[str, tuple[EventBench, int]] = {}
+        for name, waiting in sized:
+            url = stack.enter_context(scratch_store(base, f"events{waiting}"))
+            benches[name] = (stack.enter_context(event_bench(url, directory)), waiting)
+        phases = {name: setup_waiting(bench, waiting) for name, (bench, waiting)
+                  in benches.items()}
+        for name, (bench, waiting) in benches.items():
+            phases[name]["latency"] = run_latency(bench, directory, waiting, sizes)
+        limit = run_limit(base, sizes)
+        say(f"throughput: {sizes.events:,} events back to back per number of waiting runs, "
+            f"in rounds of {sizes.round_events}")
+        rates = measure_throughput(list(benches.values()), sizes)
+    for name, rate in zip(benches, rates, strict=True):
+        phases[name]["throughput"] = rate
+    small, large = (phases[name]["throughput"]["events_per_second"] for name, _ in sized)
+    return {"limit": limit, **phases, "ratio_to_limit": large / limit["per_second"],
+            "independence": large / small}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line; every size can be overridden (the smoke test uses tiny ones)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
+    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
+                        "events.json", help="where to write the results")
+    parser.add_argument("--store", help="sqlite:///path.db (scratch files beside it) or "
+                        "postgresql://user@host/db (scratch databases on that server)")
+    for field in dataclasses.fields(Sizes):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
+                            type=type(getattr(FULL, field.name)), help=field.name)
+    return parser.parse_args(argv)
+
+
+def chosen_sizes(args: argparse.Namespace) -> Sizes:
+    """The preset (full or ``--quick``) with any size overridden on the command line."""
+    preset = QUICK if args.quick else FULL
+    overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Sizes)
+                 if getattr(args, field.name) is not None}
+    return dataclasses.replace(preset, **overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark, print the table, write the JSON."""
+    args = parse_args(argv)
+    sizes = chosen_sizes(args)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
+        base = args.store or f"sqlite:///{folder}/bench.db"
+        platform_facts = machine(base)  # before the work: the load average says how busy
+        results = measure(base, Path(folder), sizes)
+    goals = targets(results)
+    document = {
+        "benchmark": "events",
+        "finished_at": iso(wall_now()),
+        "seconds": time.perf_counter() - began,
+        "preset": "quick" if args.quick else "full",
+        "sizes": dataclasses.asdict(sizes),
+        "machine": platform_facts,
+        **results,
+        "targets": [goal.document() for goal in goals],
+        "passed": all(goal.passed for goal in goals),
+    }
+    print_table(f"tarry events: {platform_facts['store']}, {platform_facts['nproc']} cores, "
+                f"Python {platform_facts['python']}", table_rows(results, goals))
+    write_json(args.json, document)
+    say(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
