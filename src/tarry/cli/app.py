@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tarry.cli import events, project, runs, scenarios, worker
+from tarry.cli import events, holds, project, runs, scenarios, worker
 from tarry.errors import LoadError, TarryError
 
 __all__ = ["app", "error_lines", "main"]
@@ -78,6 +78,8 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "runs": runs.list_runs,
     "show": runs.show,
     "cancel": runs.cancel,
+    "held": holds.held,
+    "doctor": holds.doctor,
     "send": events.send,
     "migrate": project.migrate,
     "test": scenarios.scenario_tests,

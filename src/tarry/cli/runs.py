@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tarry.cli import render
+from tarry.cli.holds import HoldAfterOption, hold_after
 from tarry.cli.options import current_user, parse_inputs
 from tarry.cli.session import console, note, open_engine, open_run_store, print_json
 from tarry.clock import SystemClock
@@ -41,14 +42,15 @@ def exit_code(status: str) -> int:
 
 
 def run(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOption = None,
-        target: TargetOption = None,
+        target: TargetOption = None, hold_after_text: HoldAfterOption = None,
         follow: Annotated[bool, typer.Option(
             "--follow", help="Keep executing the run, showing progress, until it ends.")] = False,
         as_json: JsonOption = False) -> None:
     """Start a run and execute it in this process until it ends or suspends."""
     given = parse_inputs(input_pairs or [], inputs)
     with open_engine() as engine:
-        run_id = engine.start(flow, given, target=target).id
+        run_id = engine.start(flow, given, target=target,
+                              hold_after=hold_after(hold_after_text)).id
         progress = _Progress(engine.store, run_id, console()) if follow and not as_json else None
         asyncio.run(engine.drive(run_id, follow=follow, on_progress=progress))
         if progress is not None:
@@ -69,7 +71,7 @@ def _report(doc: Mapping[str, Any]) -> None:
     explanation = render.explain_wait(doc)
     if explanation:
         out.print(explanation)
-    if doc["status"] == RunStatus.WAITING:
+    if doc["status"] in (RunStatus.WAITING, RunStatus.HELD):
         note("the run is saved; a worker (tarry worker) resumes it when it is due")
 
 
@@ -94,16 +96,21 @@ class _Progress:
 
 
 def start(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOption = None,
-          target: TargetOption = None, as_json: JsonOption = False) -> None:
-    """Create a run only (print its id); a worker executes it."""
+          target: TargetOption = None, hold_after_text: HoldAfterOption = None,
+          as_json: JsonOption = False) -> None:
+    """Create a run only (print its id); a worker executes it. A run refused at its start
+    (its hold) exits 1."""
     given = parse_inputs(input_pairs or [], inputs)
     with open_engine() as engine:
-        run_id = engine.start(flow, given, target=target).id
-        doc = engine.document(run_id) if as_json else None
+        record = engine.start(flow, given, target=target, hold_after=hold_after(hold_after_text))
+        doc = engine.document(record.id) if as_json else None
     if doc is not None:
         print_json(doc)
     else:
-        typer.echo(run_id)
+        typer.echo(record.id)
+    if record.status is RunStatus.REFUSED:
+        note(f"refused: {record.reason}")
+        raise typer.Exit(1)
 
 
 def list_runs(

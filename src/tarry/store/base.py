@@ -221,6 +221,12 @@ class Store(Protocol):
         """Release connections."""
         ...
 
+    def pending_migrations(self) -> list[str] | None:
+        """The names of the migrations not applied yet; None for a database without a tarry
+        schema (migrated on first use). Raises ``MigrationError`` when the database is newer
+        than this code."""
+        ...
+
     def save_flow(self, digest: str, name: str, source: str) -> None:
         """Keep a flow's source by digest (idempotent)."""
         ...

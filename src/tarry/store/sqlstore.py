@@ -150,6 +150,15 @@ class SqlStore(ABC):
         else:
             require_current(self._migrations, applied)
 
+    def pending_migrations(self) -> list[str] | None:
+        """The names of the migrations not applied yet; None for a database without a tarry
+        schema (migrated on first use). Raises ``MigrationError`` when the database is newer
+        than this code."""
+        applied = self._applied_versions()
+        if applied is None:
+            return None
+        return [migration.name for migration in pending(self._migrations, applied)]
+
     def _applied_versions(self) -> list[int] | None:
         with self._transaction(write=False) as tx:
             return self._applied_in(tx)

@@ -1,0 +1,120 @@
+"""The commands about holds: ``held`` and ``doctor``, and the ``--hold-after`` option.
+
+``tarry held`` shows at most three held runs and a count of the rest (``--all``: every one);
+``--json`` lists every held run. ``tarry doctor`` checks the deployment (see
+:mod:`tarry.holds.doctor`) and exits 1 when it found an error, 0 with warnings only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from tarry.cli.session import console, note, open_run_store, print_json
+from tarry.clock import SystemClock
+from tarry.engine.values import iso
+from tarry.holds.doctor import Level, diagnose
+from tarry.language.durations import format_duration, parse_instant
+from tarry.store.base import RunRecord, RunStatus
+
+__all__ = ["HoldAfterOption", "doctor", "held", "held_row", "hold_after", "shown_rows"]
+
+HoldAfterOption = Annotated[str | None, typer.Option(
+    "--hold-after", metavar="INSTANT",
+    help="Hold the run until this instant, with its zone (2026-09-01T09:00:00Z), besides "
+         "any hold its flow declares.")]
+
+SHOWN = 3
+"""How many held runs ``tarry held`` shows without ``--all``."""
+
+
+def hold_after(text: str | None) -> datetime | None:
+    """The ``--hold-after`` instant; a malformed or zone-less one is a usage error."""
+    if text is None:
+        return None
+    try:
+        return parse_instant(text)
+    except ValueError as exc:  # a flow's timezone does not apply to the command line
+        message = str(exc).removesuffix(", or declare the flow's timezone:")
+        raise typer.BadParameter(message, param_hint="'--hold-after'") from None
+
+
+def held(all_rows: Annotated[bool, typer.Option(
+             "--all", help="Every held run, not only the first three.")] = False,
+         as_json: Annotated[bool, typer.Option(
+             "--json", help="Print every held run as JSON.")] = False) -> None:
+    """Held runs: target, conditions, how long held, next check (three, and how many more)."""
+    with open_run_store() as store:
+        total = store.count_runs(status=RunStatus.HELD)
+        limit = total if all_rows or as_json else SHOWN
+        records = store.list_runs(status=RunStatus.HELD, limit=max(limit, 1))
+    rows = [held_row(record, SystemClock().now()) for record in records]
+    if as_json:
+        print_json(rows)
+    elif rows:
+        console().print(_held_table(rows))
+        if total > len(rows):
+            typer.echo(f"and {total - len(rows)} more (tarry held --all)")
+    else:
+        note("no held runs")
+
+
+def held_row(record: RunRecord, now: datetime) -> dict[str, Any]:
+    """One held run as ``tarry held`` shows it."""
+    waiting = record.waiting_for or {}
+    return {"id": record.id, "flow": record.flow, "target": record.target,
+            "conditions": _conditions(waiting.get("conditions") or []),
+            "held_since": iso(record.created_at),
+            "held_for": _rounded(now - record.created_at),
+            "next_check": waiting.get("until")}
+
+
+def shown_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """The cells of the held table: target (else the run id), flow, conditions, held for,
+    next check."""
+    return [[row["target"] or row["id"], row["flow"], row["conditions"],
+             row["held_for"], row["next_check"] or ""] for row in rows]
+
+
+def _held_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("target", "flow", "conditions", "held for", "next check"):
+        table.add_column(column, no_wrap=column != "conditions")
+    for cells in shown_rows(rows):
+        table.add_row(*cells)
+    return table
+
+
+def _conditions(conditions: Sequence[Mapping[str, Any]]) -> str:
+    """``after 2026-09-01T09:00:00.000Z + jira (go) + ci``."""
+    return " + ".join(f"after {c['after']}" if "after" in c
+                      else f"{c['check']} (go)" if c.get("clear") else str(c["check"])
+                      for c in conditions)
+
+
+def _rounded(delta: timedelta) -> str:
+    """A duration to the second, or to the minute from an hour on: ``2h14m``, ``41s``."""
+    unit = timedelta(minutes=1) if delta >= timedelta(hours=1) else timedelta(seconds=1)
+    return format_duration(max(delta, timedelta(0)) // unit * unit)
+
+
+def doctor(as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the findings as JSON.")] = False) -> None:
+    """Check the deployment: config, check scripts, flows, manifests, the store."""
+    findings = diagnose(SystemClock().now())
+    errors, warnings = (sum(f.level is level for f in findings)
+                        for level in (Level.ERROR, Level.WARNING))
+    if as_json:
+        print_json({"ok": errors == 0, "errors": errors, "warnings": warnings,
+                    "findings": [finding.document() for finding in findings]})
+    else:
+        for finding in findings:
+            typer.echo(str(finding))
+        note(f"{errors} error(s), {warnings} warning(s)")
+    if errors:
+        raise typer.Exit(1)

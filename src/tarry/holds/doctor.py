@@ -1,0 +1,232 @@
+"""``tarry doctor``: what would go wrong in this deployment, found before a run meets it.
+
+Each finding is an error (a worker that will not start, or runs that will be refused), a
+warning (harmless today, probably a mistake), or a passed check. In order:
+
+1. the configuration parses (``tarry.toml`` and the ``TARRY_*`` variables, ``TARRY_CHECKS``
+   included); nothing else is looked at when it does not;
+2. every declared check's path exists, is a file and is executable;
+3. the event manifests and every flow of the flows folder validate;
+4. every check a flow names (in ``hold:`` or a ``check`` step) is declared — an error, its
+   runs would be refused ``check-unknown`` — and every declared check is named by some flow —
+   a warning, nothing looks it up;
+5. every literal ``after`` lies within ``hold_after_max`` of now — else its runs would be
+   refused ``hold-after-beyond-max``;
+6. the store is reachable and migrated.
+
+Who may edit a check script is not checked: that is the operator's to keep tight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from tarry._suggest import did_you_mean
+from tarry.config import Settings, load_settings
+from tarry.engine.values import iso
+from tarry.errors import ConfigError, LoadError, TarryError
+from tarry.holds.checks import is_executable_file
+from tarry.language.durations import format_duration
+from tarry.language.loader import BUILTIN_ACTIONS, load_flow
+from tarry.language.manifests import Manifest, load_manifests
+from tarry.language.model import (
+    Action,
+    Construct,
+    Flow,
+    ForEach,
+    Group,
+    HoldAfter,
+    HoldCheck,
+    Position,
+    Repeat,
+    Scope,
+    Step,
+    WaitFor,
+)
+from tarry.store import open_store
+
+__all__ = ["Finding", "Level", "diagnose"]
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+class Level(StrEnum):
+    """How much a finding matters: errors make ``tarry doctor`` exit 1."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    OK = "ok"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing ``tarry doctor`` found, about one ``topic`` (config, check, flow, ...)."""
+
+    level: Level
+    topic: str
+    message: str
+
+    def document(self) -> dict[str, str]:
+        """The ``--json`` form."""
+        return {"level": self.level.value, "topic": self.topic, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.level.value}: {self.message}"
+
+
+def diagnose(now: datetime, *, cwd: Path | None = None,
+             env: Mapping[str, str] | None = None) -> list[Finding]:
+    """Every finding about the project around ``cwd`` (default: the working directory) with
+    the variables of ``env`` (default: the process's), ``now`` being the current instant."""
+    try:
+        settings = load_settings(cwd, env)
+    except ConfigError as exc:
+        return [Finding(Level.ERROR, "config", str(exc))]
+    shown = settings.config_file or "no tarry.toml (every default applies)"
+    findings = [Finding(Level.OK, "config", f"the configuration parses ({shown})")]
+    findings += _check_paths(settings.checks)
+    flows, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
+    findings += problems
+    findings += _named_checks(flows, settings.checks)
+    findings += _far_afters(flows, settings, now)
+    findings.append(_store(settings))
+    return findings
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+_PATH_PROBLEMS = (
+    (Path.exists, "does not exist"),
+    (Path.is_file, "is not a file"),
+    (is_executable_file, "is not executable (chmod +x it)"),
+)
+
+
+def _check_paths(checks: Mapping[str, Path]) -> list[Finding]:
+    findings = []
+    for name, path in sorted(checks.items()):
+        problem = next((what for passes, what in _PATH_PROBLEMS if not passes(path)), None)
+        findings.append(Finding(Level.ERROR, "check", f"check '{name}': {path} {problem}")
+                        if problem else
+                        Finding(Level.OK, "check", f"check '{name}': {path} is executable"))
+    return findings
+
+
+def _named_checks(flows: list[Flow], declared: Mapping[str, Path]) -> list[Finding]:
+    named = [(name, pos) for flow in flows for name, pos in _checks_named(flow)]
+    findings = [Finding(Level.ERROR, "check",
+                        f"{pos}: check '{name}' is not declared"
+                        f"{did_you_mean(name, declared)}; its runs would be refused "
+                        "check-unknown (declare it in [checks] or TARRY_CHECKS)")
+                for name, pos in named if name not in declared]
+    used = {name for name, _ in named}
+    findings += [Finding(Level.WARNING, "check",
+                         f"check '{name}' is declared but no flow names it")
+                 for name in sorted(declared) if name not in used]
+    return findings
+
+
+def _checks_named(flow: Flow) -> Iterator[tuple[str, Position]]:
+    """The checks ``flow`` names: in its ``hold`` and in literal ``check`` steps."""
+    for condition in flow.hold:
+        if isinstance(condition, HoldCheck):
+            yield condition.name, condition.pos
+    for step in _all_steps(flow.body):
+        construct = step.construct
+        if isinstance(construct, Action) and construct.name == "check" \
+                and isinstance(construct.args, dict) \
+                and isinstance(name := construct.args.get("name"), str) and "{{" not in name:
+            yield name, step.pos
+
+
+def _all_steps(scope: Scope) -> Iterator[Step]:
+    for step in (*scope.steps, *scope.recover):
+        yield step
+        for inner in _inner_scopes(step.construct):
+            yield from _all_steps(inner)
+
+
+def _inner_scopes(construct: Construct) -> list[Scope]:
+    if isinstance(construct, Repeat | ForEach | Group):
+        return [construct.steps]
+    if isinstance(construct, WaitFor) and construct.remind is not None:
+        return [construct.remind.steps]
+    return []
+
+
+def _far_afters(flows: list[Flow], settings: Settings, now: datetime) -> list[Finding]:
+    latest = now + settings.limits.hold_after_max
+    return [Finding(Level.ERROR, "after",
+                    f"{condition.pos}: 'after' {iso(condition.instant)} lies more than "
+                    f"{format_duration(settings.limits.hold_after_max)} ahead; its runs would "
+                    "be refused hold-after-beyond-max")
+            for flow in flows for condition in flow.hold
+            if isinstance(condition, HoldAfter) and condition.instant > latest]
+
+
+# -- flows and manifests -----------------------------------------------------------------------
+
+def _load_flows(settings: Settings, cwd: Path) -> tuple[list[Flow], list[Finding]]:
+    manifests: dict[str, Manifest] | None = None
+    findings: list[Finding] = []
+    try:
+        manifests = load_manifests(settings.event_files)
+    except LoadError as exc:
+        findings += [Finding(Level.ERROR, "manifest", str(problem)) for problem in exc.problems]
+    actions = BUILTIN_ACTIONS | frozenset(settings.actions)
+    flows: list[Flow] = []
+    for path in _flow_files(settings.flows_dir, cwd):
+        try:
+            flows.append(load_flow(path, actions=actions, manifests=manifests))
+        except LoadError as exc:
+            findings += [Finding(Level.ERROR, "flow", str(problem)) for problem in exc.problems]
+    if not findings:
+        findings.append(Finding(Level.OK, "flow", f"{len(flows)} flow file(s) and the event "
+                                                  "manifests validate"))
+    return flows, findings
+
+
+def _flow_files(folder: Path, cwd: Path) -> list[Path]:
+    """The YAML files of ``folder``, relative to ``cwd`` when below it (as messages show
+    them)."""
+    if not folder.is_dir():
+        return []
+    return sorted(path.relative_to(cwd) if path.is_relative_to(cwd) else path
+                  for path in folder.rglob("*") if path.suffix in _YAML_SUFFIXES)
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+def _store(settings: Settings) -> Finding:
+    where = _store_name(settings)
+    try:
+        store = open_store(settings.database, check_schema=False)
+        try:
+            pending = store.pending_migrations()
+        finally:
+            store.close()
+    except TarryError as exc:
+        return Finding(Level.ERROR, "store", f"the store ({where}) is not usable: {exc}")
+    if pending is None:
+        return Finding(Level.WARNING, "store",
+                       f"the store ({where}) is reachable but empty: the first command to use "
+                       "it creates the schema (or run `tarry migrate`)")
+    if pending:
+        return Finding(Level.ERROR, "store",
+                       f"the store ({where}) is not migrated: {', '.join(pending)} pending; "
+                       "run `tarry migrate`")
+    return Finding(Level.OK, "store", f"the store ({where}) is reachable and migrated")
+
+
+def _store_name(settings: Settings) -> str:
+    """The store, named without its credentials."""
+    path = settings.sqlite_path
+    if path is not None:
+        return f"SQLite {path}"
+    parts = urlsplit(settings.database)
+    return f"PostgreSQL {parts.hostname or 'localhost'}{parts.path}"
