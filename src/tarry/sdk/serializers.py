@@ -92,5 +92,9 @@ class Codec:
 
     @staticmethod
     def copy(data: Any) -> Any:
-        """A fresh copy of JSON data."""
-        return data if isinstance(data, _SCALARS) else json.loads(json.dumps(data))
+        """A fresh copy of JSON data (its scalars are immutable and shared)."""
+        if isinstance(data, dict):
+            return {key: Codec.copy(value) for key, value in data.items()}
+        if isinstance(data, list):
+            return [Codec.copy(value) for value in data]
+        return data
