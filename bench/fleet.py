@@ -114,11 +114,25 @@ def execution_counts(url: str) -> dict[str, int]:
     return {"runs_not_succeeded_once": row[0], "runs_not_woken_once": row[1], "runs": row[2]}
 
 
+@dataclass(frozen=True)
+class Burst:
+    """Runs taken to their wait, all due at ``due``, and what setting them up took."""
+
+    ids: list[str]
+    due: datetime
+    create_seconds: float
+    prestart_seconds: float
+
+    def document(self) -> dict[str, float]:
+        """The setup's timings as JSON."""
+        return {"create_seconds": self.create_seconds,
+                "prestart_seconds": self.prestart_seconds}
+
+
 def prepare_burst(bench: BenchEngine, runs: int, workers: int,
-                  prestart_estimate: float | None) -> tuple[list[str], datetime, float]:
+                  prestart_estimate: float | None) -> Burst:
     """Create the runs and take them to their wait, due at an instant left far enough ahead
-    for that and for ``workers`` processes to start; the ids, the due instant, and the seconds
-    taking the runs to their wait took.
+    for that and for ``workers`` processes to start.
 
     Taking the runs to their wait is estimated to take ``prestart_estimate`` seconds (measured
     in an earlier phase) or, at first, as long as creating them.
@@ -126,7 +140,26 @@ def prepare_burst(bench: BenchEngine, runs: int, workers: int,
     ids, create_s = bench.start(BURST_FLOW, [{}] * runs)
     estimate = create_s if prestart_estimate is None else prestart_estimate
     due = wall_now() + timedelta(seconds=estimate * SETUP_SAFETY) + SPAWN_MARGIN * workers
-    return ids, due, bench.prestart(due - BURST_WAIT)
+    return Burst(ids, due, create_s, bench.prestart(due - BURST_WAIT))
+
+
+def watch_until_done(bench: BenchEngine, url: str, workers: Sequence[WorkerProcess],
+                     due: datetime, runs: int) -> dict[str, Any]:
+    """Wait for the due instant, then watch the fleet until no run is due: the CPU its
+    processes and their sessions used (also per wake), and ``pg_stat_activity``."""
+    time.sleep(max((due - wall_now()).total_seconds(), 0.0))
+    pids = [worker.pid for worker in workers]
+    meter = CpuMeter.start(pids + backend_pids(url))
+    sampler = ActivitySampler(url)
+    sampler.start()
+    try:
+        bench.wait_until_done(due + DONE_TIMEOUT)
+    finally:
+        activity = sampler.finish()
+    cpu = meter.stop({"workers": pids, "postgres_sessions": backend_pids(url)})
+    cpu["ms_per_wake"] = {name: None if used is None else used * 1000 / runs
+                          for name, used in cpu["cpu_seconds"].items()}
+    return {"cpu": cpu, "pg_stat_activity": activity}
 
 
 def run_fleet(base: str, directory: Path, runs: int, size: int,
@@ -135,35 +168,27 @@ def run_fleet(base: str, directory: Path, runs: int, size: int,
     the figures, and the seconds taking the runs to their wait took."""
     say(f"fleet of {size}: {runs} runs due at the same instant")
     with scratch_store(base, f"fleet{size}") as url, bench_engine(url, directory) as bench:
-        ids, due, prestart_s = prepare_burst(bench, runs, size, prestart_estimate)
+        burst = prepare_burst(bench, runs, size, prestart_estimate)
         with worker_fleet(url, directory, size) as workers:
             ready = wall_now()
-            time.sleep(max((due - wall_now()).total_seconds(), 0.0))
-            meter = CpuMeter.start([w.pid for w in workers] + backend_pids(url))
-            sampler = ActivitySampler(url)
-            sampler.start()
-            bench.wait_until_done(due + DONE_TIMEOUT)
-            activity = sampler.finish()
-            cpu = meter.stop({"workers": [w.pid for w in workers],
-                              "postgres_sessions": backend_pids(url)})
-        wakes = sorted(bench.wake_instants(ids).values())
+            observed = watch_until_done(bench, url, workers, burst.due, runs)
+        wakes = sorted(bench.wake_instants(burst.ids).values())
         committed = bench.last_commit("bench-burst", runs)
         executions = execution_counts(url)
-    span = wakes[-1] - due
+    span = wakes[-1] - burst.due
     return {
         "workers": size,
         "runs": runs,
-        "due": iso(due),
+        "due": iso(burst.due),
         "wakes_per_second": runs / max(span.total_seconds(), 0.001),
         "span_ms": millis(span),
-        "first_wake_late_ms": millis(wakes[0] - due),
-        "last_commit_late_ms": millis(committed - due),
-        "setup_slack_ms": millis(due - ready),
+        "first_wake_late_ms": millis(wakes[0] - burst.due),
+        "last_commit_late_ms": millis(committed - burst.due),
+        "setup_slack_ms": millis(burst.due - ready),
+        "setup": burst.document(),
         "executions": executions,
-        "cpu": {**cpu, "ms_per_wake": {name: None if used is None else used * 1000 / runs
-                                        for name, used in cpu["cpu_seconds"].items()}},
-        "pg_stat_activity": activity,
-    }, prestart_s
+        **observed,
+    }, burst.prestart_seconds
 
 
 # -- a profile of one worker ----------------------------------------------------------------
@@ -188,7 +213,7 @@ def run_profile(base: str, directory: Path, runs: int,
     say(f"profile: {runs} runs woken by one worker in this process, under cProfile")
     profiler = cProfile.Profile()
     with scratch_store(base, "profile") as url, bench_engine(url, directory) as bench:
-        _, due, _ = prepare_burst(bench, runs, 1, prestart_estimate)
+        due = prepare_burst(bench, runs, 1, prestart_estimate).due
         engine = Engine.from_settings(load_settings(directory, env={"TARRY_DATABASE": url}))
         try:
             time.sleep(max((due - wall_now()).total_seconds(), 0.0))
