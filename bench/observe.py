@@ -110,6 +110,7 @@ class ActivitySampler(threading.Thread):
     def run(self) -> None:
         try:
             with psycopg.connect(self.url, autocommit=True) as connection:
+                self._sample(connection)  # at least one, however short the phase
                 while not self._finished.wait(self.interval):
                     self._sample(connection)
         except BaseException as error:  # reported by finish()
