@@ -91,6 +91,13 @@ def test_a_sibling_that_cleared_supersedes_for_fifteen_minutes(store: Store) -> 
     assert create_held(store, "r3", seconds=10 + 15 * 60) is None
 
 
+def test_a_sibling_held_again_after_a_lost_clear_still_supersedes(store: Store) -> None:
+    create_held(store, "r1")
+    store.mark_hold_cleared("r1", at(10))  # its worker died before the run's first checkpoint
+
+    assert create_held(store, "r2", seconds=10 + 20 * 60) == "r1"  # r1 is still held
+
+
 def test_concurrent_starts_of_one_target_admit_exactly_one(
         store_factory: Callable[[], Store]) -> None:
     stores = [store_factory() for _ in range(6)]

@@ -219,13 +219,15 @@ SELECT pg_advisory_xact_lock(hashtextextended(%(flow)s || ' ' || %(target)s, 5))
 
 -- name: purge_hold_markers
 -- Forget the markers of one flow and target that refuse nothing any more: cleared before
--- %(since)s, or never cleared and their run no longer held (refused, cancelled).
+-- %(since)s (unless the run is held again: a worker died between its clear and its first
+-- checkpoint), or never cleared and their run no longer held (refused, cancelled).
 DELETE FROM hold_markers
 WHERE flow = %(flow)s AND target = %(target)s
-  AND (cleared_at <= %(since)s
-       OR (cleared_at IS NULL AND NOT EXISTS (
-           SELECT 1 FROM runs WHERE runs.id = hold_markers.run_id
-                                AND runs.status IN ('held', 'running'))))
+  AND NOT EXISTS (
+      SELECT 1 FROM runs WHERE runs.id = hold_markers.run_id
+                           AND (runs.status = 'held'
+                                OR (runs.status = 'running' AND hold_markers.cleared_at IS NULL)))
+  AND (cleared_at IS NULL OR cleared_at <= %(since)s)
 
 -- name: hold_sibling
 -- A run of this flow and target that is held, or cleared after %(since)s (after a purge).

@@ -203,13 +203,15 @@ SELECT 1 AS locked
 
 -- name: purge_hold_markers
 -- Forget the markers of one flow and target that refuse nothing any more: cleared before
--- :since, or never cleared and their run no longer held (refused, cancelled).
+-- :since (unless the run is held again: a worker died between its clear and its first
+-- checkpoint), or never cleared and their run no longer held (refused, cancelled).
 DELETE FROM hold_markers
 WHERE flow = :flow AND target = :target
-  AND (cleared_at <= :since
-       OR (cleared_at IS NULL AND NOT EXISTS (
-           SELECT 1 FROM runs WHERE runs.id = hold_markers.run_id
-                                AND runs.status IN ('held', 'running'))))
+  AND NOT EXISTS (
+      SELECT 1 FROM runs WHERE runs.id = hold_markers.run_id
+                           AND (runs.status = 'held'
+                                OR (runs.status = 'running' AND hold_markers.cleared_at IS NULL)))
+  AND (cleared_at IS NULL OR cleared_at <= :since)
 
 -- name: hold_sibling
 -- A run of this flow and target that is held, or cleared after :since (after a purge).
