@@ -100,12 +100,15 @@ def observed(record: RunRecord | RunUpdate) -> dict[str, Any]:
 
 
 @contextmanager
-def scripted(services: ModuleType, statuses: tuple[str, ...]) -> Iterator[None]:
+def scripted(services: Any, statuses: tuple[str, ...]) -> Iterator[None]:
     """The payment provider answers ``statuses`` in turn (then the last one forever)."""
     remaining = list(statuses)
+
+    def payment_status(_order_id: str) -> str:
+        return remaining.pop(0) if len(remaining) > 1 else remaining[0]
+
     original = services.payment_status
-    services.payment_status = lambda _order: remaining.pop(0) if len(remaining) > 1 \
-        else remaining[0]
+    services.payment_status = payment_status
     try:
         yield
     finally:

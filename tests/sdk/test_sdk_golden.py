@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from golden_cases import CASES, EXAMPLE, GOLDEN, dump, example_app, golden_path, observed, record
 
+from tarry import App
 from tarry.engine.actions import ActionRegistry
 from tarry.engine.catalog import Program
 from tarry.engine.executor import update_for
@@ -27,7 +28,7 @@ CHECKPOINTS = [pytest.param(path, index, id=f"{path.stem}-{index}")
 
 def program_of(flow: str) -> Program:
     """The example flow as the engine runs it."""
-    app = example_app().app
+    app: App = example_app().app
     return app.programs(load_manifests([EXAMPLE / "events.yaml"]))[flow]
 
 

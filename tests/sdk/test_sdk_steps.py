@@ -321,3 +321,30 @@ async def test_cleanup_code_unwinding_a_suspension_does_not_execute_operations(
     await harness.run_until_idle()
     assert harness.record(run_id).status is RunStatus.SUCCEEDED
     assert cleanups == ["done"]
+
+
+async def test_a_cancel_requested_during_a_step_ends_the_run_at_its_checkpoint(
+        harness_for: HarnessFor) -> None:
+    app = App()
+    later: list[str] = []
+    harnesses: list[Any] = []
+
+    async def request_cancel() -> None:
+        run_id = Context.current().run_id
+        harnesses[0].engine.cancel(run_id, by="ops")
+
+    @app.flow("cancelled")
+    async def flow(ctx: Context) -> None:
+        try:
+            await ctx.step("first", request_cancel)
+        except Exception:  # the teardown is no Exception: this handler never runs
+            later.append("caught")
+        await ctx.step("second", lambda: later.append("second"))
+
+    harness = harness_for(app)
+    harnesses.append(harness)
+    run_id = harness.start("cancelled")
+    await harness.run_due()
+    assert harness.record(run_id).status is RunStatus.CANCELLED
+    assert later == []
+    assert harness.history_kinds(run_id)[-1] == "cancelled"

@@ -10,6 +10,9 @@ import pytest
 from sdk_support import START, HarnessFor
 
 from tarry import App, Context, EventResult
+from tarry.engine.actions import ActionRegistry
+from tarry.engine.interpreter import Env
+from tarry.engine.outcome import Blocked
 from tarry.store.base import EventState, RunStatus
 
 
@@ -201,3 +204,26 @@ def test_event_result_reads_the_recorded_outcome() -> None:
     assert received == EventResult("received", {"a": 1}, datetime(2026, 3, 1, 11, tzinfo=UTC))
     assert EventResult.of({"status": "timeout", "event": None, "received_at": None}) == \
         EventResult("timeout", None, None)
+
+
+async def test_an_event_delivered_for_a_wait_no_longer_reached_is_consumed_and_noted() -> None:
+    """A delivery that raced the wait's timeout cannot wake the run again and again."""
+    app = App()
+
+    @app.flow("napping")
+    async def flow(ctx: Context) -> None:
+        await ctx.wait("nap", "1h")
+
+    async def no_checkpoint() -> None:
+        raise AssertionError("nothing to checkpoint")
+
+    program = app.programs({})["napping"]
+    env = Env(run_id="r1", flow=program.definition, now=START, inputs={}, run_info={},
+              actions=ActionRegistry(), checkpoint=no_checkpoint)
+    env.inbox = {"reply": [{"inbox_id": "7", "id": "e1", "type": "slack.approval",
+                            "data": {"message": "m"}, "received_at": "2026-03-01T09:00:00.000Z"}]}
+    outcome = await program.advance(env, {})
+    assert isinstance(outcome, Blocked)
+    assert env.consumed == ["7"]
+    assert [(e.kind, e.step, e.data) for e in env.history if e.kind == "event.ignored"] == [
+        ("event.ignored", "reply", {"event_id": "e1", "type": "slack.approval"})]

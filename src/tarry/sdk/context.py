@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
 
 from tarry.engine.values import from_iso
 from tarry.sdk import branches, conditions
@@ -24,6 +24,7 @@ from tarry.sdk.strategies import WaitStrategy
 __all__ = ["Context", "EventResult", "enter", "leave"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the item type of ctx.map
 
@@ -75,14 +76,22 @@ class Context:
         """The run's id: the same on every replay (a base for idempotency keys)."""
         return self._run.env.run_id
 
-    async def step(self, name: str | None, fn: Callable[..., Awaitable[T]] | Callable[..., T],
-                   /, *args: Any, **kwargs: Any) -> T:
+    @overload
+    async def step(self, name: str | None, fn: Callable[P, Awaitable[T]], /,
+                   *args: P.args, **kwargs: P.kwargs) -> T: ...
+
+    @overload
+    async def step(self, name: str | None, fn: Callable[P, T], /,
+                   *args: P.args, **kwargs: P.kwargs) -> T: ...
+
+    async def step(self, name: str | None, fn: Callable[..., Any], /, *args: Any,
+                   **kwargs: Any) -> Any:
         """Call ``fn(*args, **kwargs)`` once for the run (``async`` on the loop, plain in a
         thread) and record its result; a replay returns the recorded result. A step that
         raises is recorded too: :class:`~tarry.errors.StepError` then and on every replay.
         Steps are at-least-once across crashes (make their effects idempotent), exactly-once
         once recorded."""
-        return cast(T, await self._run.step(self._scope, name, fn, args, kwargs))
+        return await self._run.step(self._scope, name, fn, args, kwargs)
 
     async def wait(self, name: str | None, duration: timedelta | str | None = None, /, *,
                    until: datetime | None = None) -> None:
