@@ -4,7 +4,7 @@ project's engine, finding them by name, and the package's public surface."""
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +186,22 @@ def test_the_package_exports_exactly_the_sdk() -> None:
         "WaitForConditionError", "WaitStrategy"]
     for name in tarry.__all__:
         assert getattr(tarry, name).__doc__
+
+
+async def test_a_python_flow_may_be_held_before_its_first_step(harness_for: HarnessFor) -> None:
+    app = App()
+    started: list[str] = []
+
+    @app.flow("gated")
+    async def gated(ctx: Context) -> str:
+        return await ctx.step("begin", lambda: started.append("now") or "begun")
+
+    harness = harness_for(app)
+    opens = harness.clock.now() + timedelta(hours=2)
+    run_id = harness.engine.start("gated", hold_after=opens).id
+    await harness.run_due()
+    assert (harness.record(run_id).status, started) == (RunStatus.HELD, [])
+    await harness.run_until_idle()
+    record = harness.record(run_id)
+    assert (record.status, record.result, started) == (RunStatus.SUCCEEDED, "begun", ["now"])
+    assert harness.clock.now() == opens
