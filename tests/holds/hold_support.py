@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,3 +40,10 @@ def script(folder: Path, name: str, body: str) -> Path:
     path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
+
+
+class NoJitter(random.Random):
+    """A generator whose ``random()`` is always 0: no jitter, exact instants."""
+
+    def random(self) -> float:
+        return 0.0

@@ -8,14 +8,13 @@ exercised as a worker exercises it. The jitter is pinned to zero unless a test s
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hold_support import T0, at, script
+from hold_support import T0, NoJitter, at, script
 
 from tarry.config import Limits
 from tarry.errors import RunError
@@ -26,12 +25,6 @@ pytestmark = pytest.mark.slow  # real check processes
 
 MINUTE = timedelta(minutes=1)
 
-
-class NoJitter(random.Random):
-    """A generator whose ``random()`` is always 0: no jitter, exact instants."""
-
-    def random(self) -> float:
-        return 0.0
 
 
 def held_flow(*conditions: str) -> str:

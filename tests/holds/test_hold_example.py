@@ -6,13 +6,13 @@ and run on a virtual clock with its real check script, on both stores.
 
 from __future__ import annotations
 
-import random
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hold_support import NoJitter
 from typer.testing import CliRunner
 
 from tarry.cli import app
@@ -27,12 +27,6 @@ START = datetime(2026, 8, 31, 12, 0, tzinfo=UTC)
 WINDOW = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)
 
-
-class NoJitter(random.Random):
-    """No jitter: the checks run at exact minutes."""
-
-    def random(self) -> float:
-        return 0.0
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from tarry.config import Limits
 from tarry.engine.values import iso
 from tarry.errors import RunError
 from tarry.holds.service import Holds
-from tarry.holds.state import HoldState, Refusal, Refused, waiting_for
+from tarry.holds.state import HoldState, Refusal, Refused, undeclared, waiting_for
 from tarry.language.durations import format_duration
 from tarry.language.holds import MAX_CONDITIONS
 from tarry.language.model import Flow
@@ -61,10 +61,7 @@ def start_refusal(hold: HoldState, declared: Collection[str], limits: Limits,
         return Refused(Refusal.HOLD_AFTER_BEYOND_MAX,
                        {"after": iso(hold.after),
                         "max": format_duration(limits.hold_after_max)})
-    unknown = [name for name in hold.checks if name not in declared]
-    if unknown:
-        return Refused(Refusal.CHECK_UNKNOWN, {"check": unknown[0]})
-    return None
+    return undeclared(hold.checks, declared)
 
 
 def held_run(run: NewRun, hold: HoldState, limits: Limits) -> NewRun:

@@ -20,7 +20,6 @@ from tarry.holds.state import (
     Clear,
     HoldState,
     HoldUntil,
-    Refusal,
     Refused,
     Verdict,
     after_round,
@@ -28,6 +27,7 @@ from tarry.holds.state import (
     before_checks,
     began_round,
     denied,
+    undeclared,
     waiting_for,
 )
 from tarry.store.base import HistoryEntry, RunRecord, RunStatus, RunUpdate
@@ -66,9 +66,9 @@ class HoldGate:
                      history: list[HistoryEntry]) -> tuple[HoldState, Verdict]:
         """Run the checks still pending, under one check slot."""
         holds = self.holds
-        undeclared = [name for name in hold.pending if name not in holds.checks]
-        if undeclared:
-            return hold, Refused(Refusal.CHECK_UNKNOWN, {"check": undeclared[0]})
+        unknown = undeclared(hold.pending, holds.checks)
+        if unknown is not None:
+            return hold, unknown
         if not holds.acquire_slot(record.id, now, len(hold.pending)):
             hold, until = denied(hold, now, holds.limits)
             _report_denial(record, hold, holds.limits.check_slots)

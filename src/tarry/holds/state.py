@@ -12,7 +12,7 @@ answers to :func:`answered`, then asks :func:`after_round` what becomes of the r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -38,6 +38,7 @@ __all__ = [
     "began_round",
     "denied",
     "is_held",
+    "undeclared",
     "waiting_for",
 ]
 
@@ -131,6 +132,12 @@ def is_held(state: Mapping[str, Any]) -> bool:
     """Whether a run's state has a gate that has not cleared yet."""
     hold = state.get("hold")
     return isinstance(hold, Mapping) and not hold["clear"]
+
+
+def undeclared(checks: Iterable[str], declared: Collection[str]) -> Refused | None:
+    """``check-unknown`` for the first of ``checks`` this deployment does not declare."""
+    missing = next((name for name in checks if name not in declared), None)
+    return Refused(Refusal.CHECK_UNKNOWN, {"check": missing}) if missing is not None else None
 
 
 def before_checks(hold: HoldState, now: datetime) -> Verdict | None:
