@@ -13,7 +13,7 @@ The Python API (SPEC 6)::
         ...
 
 Everything else (the engine, the store, the command line) lives in subpackages; testing
-helpers are in :mod:`tarry.testing`.
+tools are in :mod:`tarry.testing`.
 """
 
 from tarry.errors import (

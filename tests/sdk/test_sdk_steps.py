@@ -211,13 +211,13 @@ async def test_the_current_context_is_found_through_context_current(
     app = App()
     found: list[bool] = []
 
-    def helper() -> str:
+    def deep_inside() -> str:
         return Context.current().run_id
 
     @app.flow("current")
     async def flow(ctx: Context) -> str:
         found.append(Context.current() is ctx)
-        return helper()
+        return deep_inside()
 
     harness = harness_for(app)
     run_id = harness.start("current")

@@ -3,7 +3,7 @@
 Every method delegates to the run's :class:`~tarry.sdk.operations.FlowRun`, which records
 what the operation did in the run's journal; user code never touches the engine. The
 context of the flow (or branch) being executed is also reachable through
-:meth:`Context.current`, for helpers that are not handed one.
+:meth:`Context.current`, for functions that are not handed one.
 """
 
 from __future__ import annotations
