@@ -4,7 +4,8 @@
 - output: :func:`print_table`, :func:`write_json`, :func:`machine`;
 - stores: :func:`scratch_store` (a fresh SQLite file, or a scratch PostgreSQL database created
   and dropped), :func:`store_size_bytes`, :func:`measure_limit` (the rate of minimal durable
-  transactions the store's database can do on this machine: the physical limit);
+  transactions the store's database can do on this machine: the physical limit) and
+  :func:`limit_rounds` (the same, one round at a time, to interleave with other work);
 - processes: :class:`WorkerProcess` (a worker in its own process, so its memory is its own)
   and :func:`peak_rss_kib`.
 
@@ -45,6 +46,7 @@ __all__ = [
     "LimitResult",
     "Target",
     "WorkerProcess",
+    "limit_rounds",
     "machine",
     "measure_limit",
     "median",
@@ -338,6 +340,15 @@ def measure_limit(url: str, *, seconds: float, rounds: int = 3) -> LimitResult:
     ``rounds`` rounds of ``seconds`` each run back-to-back transactions that update one run
     row and insert one history row.
     """
+    with limit_rounds(url) as limit_round:
+        return LimitResult(tuple(limit_round(seconds) for _ in range(rounds)))
+
+
+@contextmanager
+def limit_rounds(url: str) -> Iterator[Callable[[float], float]]:
+    """Rounds of the limit measurement (as :func:`measure_limit`) on the empty store at
+    ``url``, one at a time: yields ``round(seconds) -> transactions per second``, so that a
+    benchmark can interleave them with its own measurements."""
     open_store(url).close()
     session = _SESSIONS[store_kind(url)](url)
     try:
@@ -345,7 +356,7 @@ def measure_limit(url: str, *, seconds: float, rounds: int = 3) -> LimitResult:
         for number in range(_LIMIT_ROWS):
             session.execute(_SEED_RUN, {"id": f"limit-{number}", "state": _LIMIT_STATE})
         session.commit()
-        return LimitResult(tuple(_limit_round(session, seconds) for _ in range(rounds)))
+        yield lambda seconds: _limit_round(session, seconds)
     finally:
         session.close()
 

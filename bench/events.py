@@ -11,15 +11,19 @@ with a key of its own. Then:
    rate, each to one waiting run; send-to-resume latency = the ``at`` of the run's
    ``event.received`` history entry − the event's ``received_at`` (the instant ``Engine.send``
    stamped it). The runs used are replaced afterwards.
-2. **limit** — minimal durable transactions per second on this machine and store, the
-   physical limit delivery is compared with (as in ``timers.py``).
-3. **throughput** — no worker runs; events are sent back to back from one thread, each with
-   ``Engine.send`` (one transaction: record the event, look up the waiting branch by index,
-   move the event into the run's inbox, wake the run) and each to exactly one waiting run;
-   events/s = events ÷ the time spent in ``Engine.send``. The events go out in rounds that
-   alternate between the two databases (so a change in the machine's load affects both
-   alike), and after each round as many new runs are taken to their wait (untimed), so the
-   number of waiting runs stays within one round of the nominal size.
+2. **throughput and limit**, in interleaved rounds (limit, small, large, then large, small,
+   limit, …) so that a change in the machine's load affects each figure alike:
+
+   - a *limit* round: minimal durable transactions back to back on a third database, for a
+     fixed time (as in ``timers.py``): the physical limit delivery is compared with;
+   - a *delivery* round per database, with no worker running: events sent back to back from
+     one thread, each with ``Engine.send`` (one transaction: record the event, look up the
+     waiting branch by index, move the event into the run's inbox, wake the run) and each
+     to exactly one waiting run; then as many new runs are taken to their wait (untimed), so
+     the number of waiting runs stays within one round of the nominal size.
+
+   Each figure is the median of its rounds; ``ratio_to_limit`` is the median over rounds of
+   (large delivery ÷ the limit of the same round), ``independence`` that of (large ÷ small).
 
 Runs are inserted in bulk and taken to their wait by a worker in this process (timed and
 reported as setup, never measured). The targets: delivery with many runs waiting at least
@@ -35,17 +39,19 @@ import itertools
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from common import (
+    LimitResult,
     Target,
     WorkerProcess,
+    limit_rounds,
     machine,
-    measure_limit,
+    median,
     percentile,
     print_table,
     scratch_store,
@@ -96,24 +102,27 @@ class Sizes:
     """Runs waiting in the first delivery measurement."""
     waiting_large: int
     """Runs waiting in the second delivery measurement."""
-    events: int
-    """Events sent back to back in each throughput measurement."""
+    rounds: int
+    """Throughput rounds (each: a limit round, and a delivery round per number of waiting runs)."""
     round_events: int
-    """Events per throughput round (the waiting runs are topped up between rounds)."""
+    """Events sent back to back in one delivery round."""
+    limit_seconds: float
+    """Length of one limit round."""
     latency_events: int
     """Events sent at a steady rate in each latency measurement."""
     latency_rate: int
     """Events per second in the latency measurement."""
-    limit_seconds: float
-    """Length of one round of the limit measurement."""
-    limit_rounds: int
-    """Rounds of the limit measurement (the median is reported)."""
+
+    @property
+    def events(self) -> int:
+        """Events sent back to back per number of waiting runs."""
+        return self.rounds * self.round_events
 
 
-FULL = Sizes(waiting_small=1_000, waiting_large=100_000, events=10_000, round_events=250,
-             latency_events=500, latency_rate=100, limit_seconds=2.5, limit_rounds=3)
-QUICK = Sizes(waiting_small=1_000, waiting_large=20_000, events=2_000, round_events=250,
-              latency_events=200, latency_rate=100, limit_seconds=0.8, limit_rounds=3)
+FULL = Sizes(waiting_small=1_000, waiting_large=100_000, rounds=40, round_events=250,
+             limit_seconds=0.25, latency_events=500, latency_rate=100)
+QUICK = Sizes(waiting_small=1_000, waiting_large=20_000, rounds=8, round_events=250,
+              limit_seconds=0.25, latency_events=200, latency_rate=100)
 
 
 class EventBench:
@@ -214,14 +223,6 @@ def event_bench(url: str, directory: Path) -> Iterator[EventBench]:
 # -- phases ----------------------------------------------------------------------------------
 
 
-def run_limit(base: str, sizes: Sizes) -> dict[str, Any]:
-    """Phase 1: the physical limit of the store on this machine."""
-    say(f"limit: {sizes.limit_rounds} rounds of {sizes.limit_seconds}s")
-    with scratch_store(base, "limit") as url:
-        return measure_limit(url, seconds=sizes.limit_seconds,
-                             rounds=sizes.limit_rounds).document()
-
-
 def measure_latency(bench: EventBench, directory: Path, sizes: Sizes) -> dict[str, Any]:
     """Send events at a steady rate with a worker process running; send-to-resume latency."""
     keys = bench.take_waiting(sizes.latency_events)
@@ -238,34 +239,63 @@ def measure_latency(bench: EventBench, directory: Path, sizes: Sizes) -> dict[st
                    "max": max(latency), "min": min(latency)}}
 
 
-def throughput_round(bench: EventBench, waiting: int, count: int) -> tuple[list[float], float]:
-    """Send ``count`` events back to back, then top the waiting runs up to ``waiting``; the
-    seconds of each send and of the top-up."""
-    keys = bench.take_waiting(count)
-    took = [bench.send(key)[1] for key in keys]
-    return took, bench.add_waiting(waiting - len(bench.waiting))
+class DeliveryRounds:
+    """Delivery rounds on one bench: each sends events back to back, each to one waiting run,
+    then tops the waiting runs up to their nominal number again (untimed)."""
+
+    def __init__(self, bench: EventBench, waiting: int, count: int) -> None:
+        self.bench = bench
+        self.waiting = waiting
+        self.count = count
+        self.per_send: list[float] = []
+        """Seconds of every send so far."""
+        self.top_up_seconds = 0.0
+
+    def __call__(self) -> float:
+        """One round; its events per second."""
+        keys = self.bench.take_waiting(self.count)
+        took = [self.bench.send(key)[1] for key in keys]
+        self.per_send += took
+        self.top_up_seconds += self.bench.add_waiting(self.waiting - len(self.bench.waiting))
+        return len(took) / sum(took)
+
+    def document(self, rates: Sequence[float]) -> dict[str, Any]:
+        """The figures of these rounds, whose rates were ``rates``."""
+        return {"events": len(self.per_send), "events_per_second": median(rates),
+                "mean_events_per_second": len(self.per_send) / sum(self.per_send),
+                "rounds": list(rates),
+                "send_ms": {"p50": percentile(self.per_send, 50) * 1000,
+                            "p99": percentile(self.per_send, 99) * 1000},
+                "top_up_seconds": self.top_up_seconds}
 
 
-def measure_throughput(benches: Sequence[tuple[EventBench, int]],
-                       sizes: Sizes) -> list[dict[str, Any]]:
-    """Send ``sizes.events`` events to each bench (with its number of waiting runs), in
-    rounds that alternate between the benches (ABBA), so that a change in the machine's load
-    affects each alike."""
-    per_send: list[list[float]] = [[] for _ in benches]
-    topping_up = [0.0 for _ in benches]
-    for number, start in enumerate(range(0, sizes.events, sizes.round_events)):
-        count = min(sizes.round_events, sizes.events - start)
-        order = range(len(benches)) if number % 2 == 0 else reversed(range(len(benches)))
+def interleave(rounds: Sequence[Callable[[], float]], times: int) -> list[list[float]]:
+    """Call each of ``rounds`` ``times`` times, alternating the order (ABC CBA ABC …) so that
+    a change in the machine's load affects each alike; each one's results, in order."""
+    results: list[list[float]] = [[] for _ in rounds]
+    for number in range(times):
+        order = range(len(rounds)) if number % 2 == 0 else reversed(range(len(rounds)))
         for index in order:
-            took, top_up = throughput_round(*benches[index], count)
-            per_send[index] += took
-            topping_up[index] += top_up
-    return [{"events": len(took), "events_per_second": len(took) / sum(took),
-             "seconds": sum(took),
-             "send_ms": {"p50": percentile(took, 50) * 1000,
-                         "p99": percentile(took, 99) * 1000},
-             "top_up_seconds": top_up} for took, top_up in zip(per_send, topping_up,
-                                                               strict=True)]
+            results[index].append(rounds[index]())
+    return results
+
+
+def run_throughput(base: str, benches: Mapping[str, tuple[EventBench, int]],
+                   sizes: Sizes) -> dict[str, Any]:
+    """The limit and the delivery rate of each bench, measured in interleaved rounds."""
+    say(f"throughput: {sizes.rounds} rounds of {sizes.limit_seconds}s of limit and "
+        f"{sizes.round_events} events per number of waiting runs")
+    deliveries = {name: DeliveryRounds(bench, waiting, sizes.round_events)
+                  for name, (bench, waiting) in benches.items()}
+    with scratch_store(base, "limit") as url, limit_rounds(url) as limit_round:
+        limit, *rates = interleave([lambda: limit_round(sizes.limit_seconds),
+                                    *deliveries.values()], sizes.rounds)
+    figures = {name: rounds.document(rate) for (name, rounds), rate
+               in zip(deliveries.items(), rates, strict=True)}
+    small, large = rates
+    return {"limit": LimitResult(tuple(limit)).document(), "throughput": figures,
+            "ratio_to_limit": median([d / t for d, t in zip(large, limit, strict=True)]),
+            "independence": median([b / a for a, b in zip(small, large, strict=True)])}
 
 
 def setup_waiting(bench: EventBench, waiting: int) -> dict[str, Any]:
@@ -303,7 +333,8 @@ def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tupl
     verdict = {goal.name: f"{goal.bounds}  {'PASS' if goal.passed else 'FAIL'}"
                for goal in goals}
     found: list[tuple[str, str, str]] = [
-        ("limit: durable tx/s (median)", f"{results['limit']['per_second']:,.0f}", "")]
+        ("limit: durable tx/s (median of rounds)", f"{results['limit']['per_second']:,.0f}",
+         "")]
     for phase in (results["small"], results["large"]):
         waiting, rate = f"{phase['waiting_runs']:,}", phase["throughput"]
         late = phase["latency"]["ms"]
@@ -325,25 +356,20 @@ def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tupl
 def measure(base: str, directory: Path, sizes: Sizes) -> dict[str, Any]:
     """Run every phase against ``base``; the figures by phase."""
     (directory / "events.yaml").write_text(MANIFESTS, encoding="utf-8")
-    sized = (("small", sizes.waiting_small), ("large", sizes.waiting_large))
+    sized = {"small": sizes.waiting_small, "large": sizes.waiting_large}
     with contextlib.ExitStack() as stack:
         benches: dict[str, tuple[EventBench, int]] = {}
-        for name, waiting in sized:
+        for name, waiting in sized.items():
             url = stack.enter_context(scratch_store(base, f"events{waiting}"))
             benches[name] = (stack.enter_context(event_bench(url, directory)), waiting)
         phases = {name: setup_waiting(bench, waiting) for name, (bench, waiting)
                   in benches.items()}
         for name, (bench, waiting) in benches.items():
             phases[name]["latency"] = run_latency(bench, directory, waiting, sizes)
-        limit = run_limit(base, sizes)
-        say(f"throughput: {sizes.events:,} events back to back per number of waiting runs, "
-            f"in rounds of {sizes.round_events}")
-        rates = measure_throughput(list(benches.values()), sizes)
-    for name, rate in zip(benches, rates, strict=True):
-        phases[name]["throughput"] = rate
-    small, large = (phases[name]["throughput"]["events_per_second"] for name, _ in sized)
-    return {"limit": limit, **phases, "ratio_to_limit": large / limit["per_second"],
-            "independence": large / small}
+        throughput = run_throughput(base, benches, sizes)
+    for name, figures in throughput.pop("throughput").items():
+        phases[name]["throughput"] = figures
+    return {**phases, **throughput}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
