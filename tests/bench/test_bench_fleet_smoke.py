@@ -40,6 +40,7 @@ def test_fleet_benchmark_writes_every_figure_and_drops_its_databases(
         assert fleet["pg_stat_activity"]["samples"] > 0
         assert set(fleet["cpu"]["ms_per_wake"]) == {"workers", "postgres_sessions"}
     assert result["profile"]["by_own"]
+    assert all(entry["ours"] for entry in result["profile"]["tarry_by_cumulative"])
     assert [target["name"] for target in result["targets"]] == [
         "wakes/s, 2 workers ÷ 1 worker", "runs not executed exactly once"]
     assert set(postgres_server.execute(query)) <= before

@@ -9,9 +9,10 @@ tests read back from it.
   seconds); :func:`send_replies` sends events through ``Engine.send``;
 - :class:`Fleet`: worker processes started, SIGKILLed, replaced and stopped;
 - the evidence, read straight from the database and the journal: :func:`unfinished`,
-  :func:`status_counts`, :func:`transition_counts`, :func:`transition_problems` (what was not
-  recorded exactly once), :func:`reply_statuses`, :func:`recovered_runs`,
-  :func:`journal_counts`.
+  :func:`status_counts`, :func:`run_errors`, :func:`transition_counts`,
+  :func:`transition_problems` (what was not recorded exactly once), :func:`reply_statuses`,
+  :func:`recovered_runs`, :func:`journal_counts` and :func:`action_problems` (what breaks
+  the at-least-once guarantee).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
 import pytest
 
+from tarry.clock import SystemClock
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine, new_run_id
 from tarry.language.inputs import bind_inputs
@@ -136,7 +137,7 @@ def create_runs(project: FleetProject, inputs: Sequence[Mapping[str, Any]]) -> l
         flow = engine.catalog.resolve(FLOW_NAME)  # saves the flow's source in the store
     finally:
         engine.close()
-    now = datetime.now(UTC)
+    now = SystemClock().now()
     runs = [NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
                    status=RunStatus.PENDING, inputs=bind_inputs(flow, each), target=None,
                    created_at=now, due_at=now) for each in inputs]

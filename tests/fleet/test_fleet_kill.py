@@ -30,7 +30,7 @@ from fleet_support import (
     write_project,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
 RUNS = 10_000
 WORKERS = 4
@@ -73,7 +73,7 @@ def test_a_fleet_killed_at_random_still_makes_every_transition_exactly_once(
         fleet.start(WORKERS)
         with ThreadPoolExecutor(1) as sender:
             replies = sender.submit(send_replies, project, answered)
-            wait_until(lambda: None if unfinished(postgres_url) else True, seconds=120,
+            wait_until(lambda: None if unfinished(postgres_url) else True, seconds=240,
                        what="every run to end", between=Chaos(fleet, rng))
             replies.result()
         assert fleet.alive(), fleet.log_text()
