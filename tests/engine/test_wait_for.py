@@ -217,3 +217,33 @@ steps:
     registered = [e for e in harness.engine.store.history(run_id)
                   if e.kind == "wait.registered"]
     assert len(registered) == 1
+
+
+async def test_an_event_for_a_wait_already_timed_out_is_ignored_not_redelivered(
+        harness: Harness) -> None:
+    run_id = harness.start(harness.flow("""
+flow: late-reply
+steps:
+  - reply:
+      wait_for: email.reply
+      match: { ticket: "T5" }
+      timeout: 1h
+  - rest:
+      wait: { for: 1d }
+"""))
+    await harness.run_due()
+    harness.clock.advance(timedelta(hours=1))
+    store, worker = harness.engine.store, harness.worker
+    claimed = store.claim_run(run_id, harness.clock.now(), worker.name,
+                              harness.clock.now() + timedelta(seconds=30))
+    assert claimed is not None
+    # the reply lands while a worker is timing the wait out: it goes into the inbox
+    assert harness.send("email.reply", {"ticket": "T5"}).runs == (run_id,)
+    await worker.execute(claimed, [])
+    assert harness.document(run_id)["bindings"]["reply"]["status"] == "timeout"
+    assert await harness.run_due() == 1  # woken once for the stray event, which it drops
+    assert await harness.run_due() == 0
+    record = harness.record(run_id)
+    assert (record.status, record.due_at) == (RunStatus.WAITING,
+                                              harness.clock.now() + timedelta(days=1))
+    assert harness.history_kinds(run_id).count("event.ignored") == 1

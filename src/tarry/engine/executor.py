@@ -7,7 +7,6 @@ recorded error, so a worker survives any data.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -17,7 +16,7 @@ from tarry.engine.actions import ActionRegistry
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
-from tarry.engine.values import iso
+from tarry.engine.values import copy_json, iso
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
@@ -97,6 +96,7 @@ class Executor:
             logger.exception("run %s: internal error", record.id)
             outcome = Failed({"type": "internal-error",
                               "message": f"{type(exc).__name__}: {exc}", "step": None})
+        env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
         return update_for(record.id, state, outcome, history, now,
                           consumed=tuple(env.consumed), result=result)
@@ -106,7 +106,7 @@ class Executor:
         flow = self.catalog.by_digest(record.flow_digest)
 
         async def checkpoint() -> None:
-            update = RunUpdate(record.id, RunStatus.RUNNING, copy.deepcopy(state),
+            update = RunUpdate(record.id, RunStatus.RUNNING, copy_json(state),
                                list(history), release=False, consumed=tuple(env.consumed))
             history.clear()
             env.consumed.clear()

@@ -81,6 +81,16 @@ class Env:
         """Append a history entry stamped with the current instant."""
         self.history.append(HistoryEntry(self.now, kind, step, data))
 
+    def ignore_undelivered(self) -> None:
+        """Consume the events left in the inbox after an advance: they were delivered for
+        waits the run no longer reaches (a deadline or another branch won the race), and
+        left in place they would wake the run again and again."""
+        for path, delivered in self.inbox.items():
+            for event in delivered:
+                self.consumed.append(event["inbox_id"])
+                self.record("event.ignored", path, event_id=event["id"], type=event["type"])
+        self.inbox.clear()
+
 
 _Handler = Callable[["Interpreter", Step, dict[str, Any], Names, str], Awaitable[Outcome]]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from tarry.language.durations import format_duration
 
-__all__ = ["from_iso", "iso", "to_json"]
+__all__ = ["copy_json", "from_iso", "iso", "to_json"]
 
 
 def iso(instant: datetime) -> str:
@@ -31,4 +31,14 @@ def to_json(value: Any) -> Any:
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
+    return value
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, scalars): several times faster than
+    ``copy.deepcopy``, which matters when a long run checkpoints after every step."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
     return value

@@ -212,15 +212,6 @@ class FlowRun:
         self.record("wait.timeout", path, until=entry["until"])
         return {"status": "timeout", "event": None, "received_at": None}
 
-    def ignore_undelivered(self) -> None:
-        """Consume events delivered for waits the flow no longer reached (a branch that
-        failed first), so they cannot wake the run again and again."""
-        for path, delivered in self.env.inbox.items():
-            for event in delivered:
-                self.env.consumed.append(event["inbox_id"])
-                self.record("event.ignored", path, event_id=event["id"], type=event["type"])
-        self.env.inbox.clear()
-
 
 def _wake_instant(duration: timedelta | str | None, until: datetime | None) -> timedelta | datetime:
     if (duration is None) == (until is None):

@@ -77,7 +77,6 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
         leave(token)
     if run.journal.broken is not None:
         outcome = failure_of(run.journal.broken)
-    run.ignore_undelivered()
     return outcome
 
 
