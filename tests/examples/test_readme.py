@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from markdown_blocks import ROOT, block_after, blocks
+from markdown_blocks import ROOT, block_after
 from typer.testing import CliRunner
 
 from tarry.cli import app
+from tarry.testing import Harness
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 HELLO = ROOT / "examples" / "waiting" / "flows" / "hello.yaml"
@@ -53,7 +55,25 @@ def test_the_validate_output_is_what_tarry_validate_prints(
 
 
 async def test_the_harness_example_passes(tmp_path: Path) -> None:
-    (code,) = blocks(README, "python")
+    code = block_after(README, "### Testing flows on a virtual clock", "python")
     namespace: dict[str, Any] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     await namespace["test_cooling_off_takes_exactly_two_days"](tmp_path)
+
+
+async def test_the_event_and_python_flows_do_what_the_tour_says(tmp_path: Path) -> None:
+    manifests = "events:\n  ticket.reply: { correlate_on: [ticket] }\n" \
+                "  order.approval: { correlate_on: [order] }\n"
+    code = block_after(README, "### Flows in Python", "python")
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    harness = Harness(tmp_path, app=namespace["app"], manifests=manifests)
+    approval = harness.start(harness.flow(block_after(README, "### Waiting for an event", "yaml")),
+                             {"ticket": "T-7"})
+    order = harness.start("settle-order", {"order_id": "A1"})
+    await harness.advance(timedelta(days=2, hours=1))
+    assert harness.record(approval).exit == "escalated"
+    harness.send("order.approval", {"order": "A1"})
+    await harness.run_due()
+    assert harness.document(order)["result"] == "approved"
+    harness.close()
