@@ -11,7 +11,8 @@ server, ``postgresql://postgres@127.0.0.1:5432/postgres``; the user needs ``CREA
    ``set``, all due at the same instant, taken to their wait in this process beforehand; then
    N worker processes (concurrency 64 each) wake them all. wakes/s = runs ÷ (last wake − due),
    and ÷ limit. From the history, every run must have succeeded exactly once and woken exactly
-   once (no double execution).
+   once (no double execution). Each fleet size wakes ``repeat`` bursts, the sizes taking turns
+   in alternating order (1 2 4, 4 2 1, …), and the median is reported: this machine is shared.
 
 While each fleet works the benchmark watches it from outside: the CPU seconds its worker
 processes and their PostgreSQL sessions used, how busy the machine was, and what the sessions
@@ -42,6 +43,7 @@ from common import (
     WorkerProcess,
     machine,
     measure_limit,
+    median,
     print_table,
     scratch_store,
     store_kind,
@@ -85,14 +87,16 @@ class Sizes:
 
     burst: int
     """Runs in each fleet's burst."""
+    repeat: int
+    """Rounds: each fleet size wakes this many bursts, and the median is reported."""
     limit_seconds: float
     """Length of one round of the limit measurement."""
     limit_rounds: int
     """Rounds of the limit measurement (the median is reported)."""
 
 
-FULL = Sizes(burst=10_000, limit_seconds=2.5, limit_rounds=3)
-QUICK = Sizes(burst=2_000, limit_seconds=0.8, limit_rounds=3)
+FULL = Sizes(burst=10_000, repeat=3, limit_seconds=2.5, limit_rounds=3)
+QUICK = Sizes(burst=2_000, repeat=2, limit_seconds=0.8, limit_rounds=3)
 
 
 # -- one fleet -------------------------------------------------------------------------------
@@ -270,20 +274,54 @@ def _function_name(file: str, line: int, name: str) -> str:
 # -- report ----------------------------------------------------------------------------------
 
 
+def fleet_orders(sizes: Sequence[int], repeat: int) -> Iterator[Sequence[int]]:
+    """The fleets of each round, in alternating order (1 2 4, 4 2 1, 1 2 4, …), so that a
+    machine getting busier or quieter during the run favours no fleet size."""
+    for number in range(repeat):
+        yield sizes if number % 2 == 0 else list(reversed(sizes))
+
+
+def summarize(size: int, rounds: Sequence[dict[str, Any]], limit: float) -> dict[str, Any]:
+    """One fleet size over its rounds: the median of each figure, the executions summed."""
+    rate = median([each["wakes_per_second"] for each in rounds])
+    per_wake = {name: _median_or_none([each["cpu"]["ms_per_wake"][name] for each in rounds])
+                for name in rounds[0]["cpu"]["ms_per_wake"]}
+    return {
+        "workers": size,
+        "runs": rounds[0]["runs"],
+        "wakes_per_second": rate,
+        "wakes_per_second_rounds": [each["wakes_per_second"] for each in rounds],
+        "ratio_to_limit": rate / limit,
+        "cpu_ms_per_wake": per_wake,
+        "machine_busy_fraction": _median_or_none(
+            [each["cpu"]["machine_busy_fraction"] for each in rounds]),
+        "executions": {key: sum(each["executions"][key] for each in rounds)
+                       for key in rounds[0]["executions"]},
+        "rounds": list(rounds),
+    }
+
+
+def _median_or_none(values: Sequence[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return median(known) if known else None
+
+
 def measure(base: str, directory: Path, sizes: Sizes, *, fleet_sizes: Sequence[int],
             profile: bool) -> dict[str, Any]:
-    """The limit, then each fleet (then, if asked, the profile of one worker); the figures."""
+    """The limit, then the fleets, round after round (then, if asked, the profile of one
+    worker); the figures."""
     say(f"limit: {sizes.limit_rounds} rounds of {sizes.limit_seconds}s")
     with scratch_store(base, "limit") as url:
         limit = measure_limit(url, seconds=sizes.limit_seconds,
                               rounds=sizes.limit_rounds).document()
-    fleets: list[dict[str, Any]] = []
+    rounds: dict[int, list[dict[str, Any]]] = {size: [] for size in fleet_sizes}
     prestart_s: float | None = None
-    for size in fleet_sizes:
-        fleet, prestart_s = run_fleet(base, directory, sizes.burst, size, prestart_s)
-        fleets.append(fleet)
+    for order in fleet_orders(fleet_sizes, sizes.repeat):
+        for size in order:
+            result, prestart_s = run_fleet(base, directory, sizes.burst, size, prestart_s)
+            rounds[size].append(result)
+    fleets = [summarize(size, rounds[size], limit["per_second"]) for size in fleet_sizes]
     for fleet in fleets:
-        fleet["ratio_to_limit"] = fleet["wakes_per_second"] / limit["per_second"]
         fleet["speedup"] = fleet["wakes_per_second"] / fleets[0]["wakes_per_second"]
     results = {"limit": limit, "fleets": fleets}
     if profile:
@@ -303,16 +341,18 @@ def targets(results: Mapping[str, Any]) -> list[Target]:
 
 
 def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tuple[str, str, str]]:
-    """The table: the limit, then per fleet its rate, ratio, speedup and CPU per wake."""
+    """The table: the limit, then per fleet its rate (median, and the range over rounds),
+    ratio, speedup and CPU per wake."""
     verdict = {goal.name: f"{goal.bounds}  {'PASS' if goal.passed else 'FAIL'}"
                for goal in goals}
     rows = [("limit: durable tx/s (median)", f"{results['limit']['per_second']:,.0f}", "")]
     for fleet in results["fleets"]:
-        size, per_wake = fleet["workers"], fleet["cpu"]["ms_per_wake"]
-        busy = fleet["cpu"]["machine_busy_fraction"]
+        size, per_wake = fleet["workers"], fleet["cpu_ms_per_wake"]
+        busy, rates = fleet["machine_busy_fraction"], fleet["wakes_per_second_rounds"]
+        spread = f"  ({min(rates):,.0f}–{max(rates):,.0f})" if len(rates) > 1 else ""
         rows += [
-            (f"{size} worker(s): wakes/s ({fleet['runs']:,} runs)",
-             f"{fleet['wakes_per_second']:,.0f}", ""),
+            (f"{size} worker(s): wakes/s ({fleet['runs']:,} runs, median of {len(rates)})",
+             f"{fleet['wakes_per_second']:,.0f}{spread}", ""),
             (f"{size} worker(s): ÷ limit", f"{fleet['ratio_to_limit']:.2f}", ""),
             (f"{size} worker(s): ÷ 1 worker", f"{fleet['speedup']:.2f}",
              verdict.get(f"wakes/s, {size} workers ÷ 1 worker", "")),
