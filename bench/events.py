@@ -287,7 +287,7 @@ def run_throughput(base: str, benches: Mapping[str, tuple[EventBench, int]],
         f"{sizes.round_events} events per number of waiting runs")
     deliveries = {name: DeliveryRounds(bench, waiting, sizes.round_events)
                   for name, (bench, waiting) in benches.items()}
-    with scratch_store(base, "limit") as url, limit_rounds(url) as limit_round:
+    with scratch_store(base, "eventslimit") as url, limit_rounds(url) as limit_round:
         limit, *rates = interleave([lambda: limit_round(sizes.limit_seconds),
                                     *deliveries.values()], sizes.rounds)
     figures = {name: rounds.document(rate) for (name, rounds), rate
