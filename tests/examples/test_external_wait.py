@@ -370,7 +370,7 @@ async def test_freight_quote_no_acceptable_quote_escalates_when_the_window_close
 
 async def test_customs_clearance_polls_every_four_hours_until_cleared(harness: Harness) -> None:
     run_id = harness.start(example_flow("customs-clearance"),
-                           {"shipment": "SHP-9", "agent": "lee"})
+                           {"shipment": "SHP-9", "owner": "lee"})
     await harness.run_until_idle()
     document = harness.document(run_id)
     assert (document["status"], document["exit"]) == ("succeeded", "received")
@@ -391,7 +391,7 @@ async def test_customs_clearance_escalates_after_three_days_of_polling(
     harness = make_harness(tmp_path, store_url, {**actions, "customs.status": never_cleared})
     try:
         run_id = harness.start(example_flow("customs-clearance"),
-                               {"shipment": "SHP-9", "agent": "lee"})
+                               {"shipment": "SHP-9", "owner": "lee"})
         await harness.run_until_idle()
         document = harness.document(run_id)
     finally:
