@@ -160,6 +160,7 @@ def received_events(engine: Engine, run_id: str) -> list[str]:
 
 
 def race_flow(engine: Engine) -> Flow:
+    """The flow every run of these tests follows, loaded for ``engine``."""
     return parse_flow(FLOW, "race.yaml", actions=engine.actions.names(), manifests=MANIFESTS)
 
 

@@ -99,6 +99,7 @@ def make_harness(directory: Path, store_url: str,
 @pytest.fixture
 def harness(tmp_path: Path, store_url: str,
             actions: dict[str, ActionFunction]) -> Iterator[Harness]:
+    """A harness for the example on the test's store, closed afterwards."""
     h = make_harness(tmp_path, store_url, actions)
     yield h
     h.close()

@@ -33,25 +33,30 @@ BUFFERED_EVERY = 20
 
 
 def event_type(number: int) -> str:
+    """The event type of wait (or event) ``number``: TYPES of them, in turn."""
     return f"type.{number % TYPES}"
 
 
 def key(number: int) -> str:
+    """The correlation key of wait (or event) ``number``: each its own."""
     return correlation_key({"ticket": f"T-{number}"})
 
 
 def run_params(number: int) -> dict[str, Any]:
+    """``insert_run`` parameters of waiting run ``number``."""
     run = NewRun(id=f"run-{number:05}", flow="f", flow_digest="d", status=RunStatus.WAITING,
                  inputs={}, target=None, created_at=NOW, due_at=NOW)
     return rows.new_run_params(run)
 
 
 def wait_params(number: int) -> dict[str, Any]:
+    """``insert_wait`` parameters of wait ``number`` (WAITS_PER_RUN per run)."""
     return {"run_id": f"run-{number // WAITS_PER_RUN:05}", "wait_id": f"step[{number}]",
             "type": event_type(number), "match_key": key(number), "until": to_millis(NOW)}
 
 
 def event_params(number: int) -> dict[str, Any]:
+    """``insert_event`` parameters of event ``number``."""
     buffered = number % BUFFERED_EVERY == 0
     return {"id": f"event-{number}", "type": event_type(number),
             "state": "buffered" if buffered else "delivered",
