@@ -15,7 +15,7 @@ from store_samples import T0, at, eventually, new_run
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
 from tarry.store import open_store
-from tarry.store.base import EventWait, RunStatus, RunUpdate, Store
+from tarry.store.base import CheckpointOutcome, EventWait, RunStatus, RunUpdate, Store
 
 pytestmark = pytest.mark.postgres
 
@@ -203,12 +203,12 @@ def test_a_checkpoint_and_a_delivery_on_one_correlation_do_not_deadlock(
     suspend = RunUpdate(run_id="r1", status=RunStatus.WAITING, state={}, history=[],
                         due_at=at(3600), waits=(wait,))
     pg_store.checkpoint("w1", T0, [suspend])
-    pg_store.claim_run("r1", at(3600), "w1", at(3630))  # a reminder: the run wakes, the wait stays
+    pg_store.claim_run("r1", at(3600), "w1", at(3630))  # the deadline: the wait ends
     errors: list[BaseException] = []
 
     def checkpoint_again() -> None:
         try:
-            pg_store.checkpoint("w1", at(3601), [replace(suspend, due_at=at(7200))])
+            pg_store.checkpoint("w1", at(3601), [replace(suspend, due_at=at(7200), waits=())])
         except BaseException as error:  # reported below
             errors.append(error)
 
@@ -223,6 +223,27 @@ def test_a_checkpoint_and_a_delivery_on_one_correlation_do_not_deadlock(
         checkpointing.join()
 
     assert errors == []
+
+
+def test_a_checkpoint_that_keeps_its_waits_leaves_them_and_their_locks_alone(
+        postgres_url: str, pg_store: Store) -> None:
+    wait = EventWait(wait_id="approval", type="slack.approval", match_key="k", until=at(3600))
+    pg_store.create_run(new_run("r1"), [])
+    pg_store.claim_run("r1", T0, "w1", at(30))
+    suspend = RunUpdate(run_id="r1", status=RunStatus.WAITING, state={}, history=[],
+                        due_at=at(1800), waits=(wait,))  # a reminder due before the deadline
+    pg_store.checkpoint("w1", T0, [suspend])
+    pg_store.claim_run("r1", at(1800), "w1", at(1830))  # a reminder: the run wakes, the wait stays
+
+    with psycopg.connect(postgres_url) as delivery:  # a delivery holding the correlation
+        delivery.execute("SELECT pg_advisory_xact_lock(hashtext('slack.approval'), hashtext('k'))")
+        outcome = pg_store.checkpoint("w1", at(1801), [replace(suspend, due_at=at(3600))])
+        assert outcome == {"r1": CheckpointOutcome.SAVED}  # it did not wait for the lock
+        delivery.rollback()
+    assert pg_store.inbox(["r1"]) == {}
+    with psycopg.connect(postgres_url) as observer:
+        found = observer.execute("SELECT wait_id FROM event_waits WHERE run_id = 'r1'").fetchall()
+    assert found == [("approval",)]
 
 
 def _waiting_for_a_lock(connection: psycopg.Connection[Any]) -> bool:

@@ -9,6 +9,7 @@ arrive at the same moment always meet: one of them sees the other.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,9 @@ from tarry.store.rows import Row
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
-__all__ = ["deliver_new", "discard", "find_by_id", "inbox_of", "lock_correlations",
-           "record_from_row", "redeliver", "register_waits", "settle_inbox"]
+__all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_of",
+           "lock_correlations", "plan_wait_changes", "record_from_row", "redeliver",
+           "register_waits", "settle_inbox"]
 
 _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
 
@@ -101,13 +103,58 @@ def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> Non
         tx.one("lock_correlation", {"type": event_type, "match_key": match_key})
 
 
-def settle_inbox(tx: Tx, update: RunUpdate, now: datetime) -> None:
-    """Apply one checkpoint's event side: consumed entries, wait registrations, wake."""
+_WaitKey = tuple[str, str, str]
+"""A registered wait: (wait_id, type, match_key)."""
+
+
+@dataclass(frozen=True)
+class WaitChanges:
+    """How one checkpoint changes a run's registered event waits."""
+
+    removed: frozenset[_WaitKey] = frozenset()
+    added: tuple[EventWait, ...] = ()
+
+
+def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges]:
+    """Compare the waits the releasing ``updates`` want with those registered, and lock the
+    correlations of every change, in one global order, before anything is written.
+
+    Only changes are written: a run with a thousand waiting branches of which one moved
+    costs a handful of statements, not thousands. A delivery holds its correlation's lock
+    while it deletes waits and wakes runs, so the locks come first or the two deadlock
+    (PostgreSQL; under SQLite's one writer the locks are no-ops).
+    """
+    releasing = [update for update in updates if update.release]
+    if not releasing:
+        return {}
+    registered: dict[str, set[_WaitKey]] = {}
+    ids = json.dumps([update.run_id for update in releasing])
+    for row in tx.all("registered_waits", {"ids": ids}):
+        registered.setdefault(row["run_id"], set()).add(
+            (row["wait_id"], row["type"], row["match_key"]))
+    plans: dict[str, WaitChanges] = {}
+    for update in releasing:
+        wanted = {(w.wait_id, w.type, w.match_key): w for w in update.waits}
+        held = registered.get(update.run_id, set())
+        plans[update.run_id] = WaitChanges(
+            removed=frozenset(held - wanted.keys()),
+            added=tuple(wait for key, wait in wanted.items() if key not in held))
+    changed = {(key[1], key[2]) for plan in plans.values() for key in plan.removed}
+    changed |= {(w.type, w.match_key) for plan in plans.values() for w in plan.added}
+    for event_type, match_key in sorted(changed):
+        tx.one("lock_correlation", {"type": event_type, "match_key": match_key})
+    return plans
+
+
+def settle_inbox(tx: Tx, update: RunUpdate, now: datetime, changes: WaitChanges) -> None:
+    """Apply one checkpoint's event side: consumed entries, wait changes, wake."""
     tx.many("delete_inbox", [{"seq": int(seq)} for seq in update.consumed])
     if not update.release:
         return
-    tx.run("delete_run_waits", {"run_id": update.run_id})
-    register_waits(tx, update.run_id, update.waits, now)
+    tx.many("delete_wait", [{"run_id": update.run_id, "wait_id": wait_id, "type": event_type,
+                             "match_key": match_key}
+                            for wait_id, event_type, match_key in sorted(changes.removed)])
+    register_waits(tx, update.run_id, changes.added, now)
     if update.status.value == "waiting" and tx.one("run_has_inbox",
                                                    {"run_id": update.run_id}):
         tx.run("wake_run_now", {"run_id": update.run_id, "now": to_millis(now)})

@@ -241,17 +241,16 @@ class SqlStore(ABC):
         """
         outcomes: dict[str, CheckpointOutcome] = {}
         history: list[dict[str, Any]] = []
-        releasing = [update for update in updates if update.release]
         with self._transaction(write=True) as tx:
-            eventstore.lock_correlations(tx, [update.run_id for update in releasing],
-                                         [wait for update in releasing for wait in update.waits])
+            plans = eventstore.plan_wait_changes(tx, updates)
             for update in updates:
                 row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
                 if row is None:
                     outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
                     continue
                 history += rows.history_params(update.run_id, update.history)
-                eventstore.settle_inbox(tx, update, now)
+                eventstore.settle_inbox(tx, update, now,
+                                        plans.get(update.run_id, eventstore.WaitChanges()))
                 outcomes[update.run_id] = rows.checkpoint_outcome(
                     update, bool(row["cancel_requested"]))
             tx.many("insert_history", history)

@@ -178,6 +178,16 @@ ORDER BY seq
 SELECT DISTINCT type, match_key FROM event_waits
 WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
 
+-- name: registered_waits
+-- The event waits the runs in ids (a JSON array) have registered now.
+SELECT run_id, wait_id, type, match_key FROM event_waits
+WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+
+-- name: delete_wait
+DELETE FROM event_waits
+WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s AND type = %(type)s
+  AND match_key = %(match_key)s
+
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s LIMIT 1
 

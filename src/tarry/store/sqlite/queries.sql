@@ -165,6 +165,16 @@ SELECT * FROM inbox WHERE run_id IN (SELECT value FROM json_each(:ids)) ORDER BY
 SELECT DISTINCT type, match_key FROM event_waits
 WHERE run_id IN (SELECT value FROM json_each(:ids))
 
+-- name: registered_waits
+-- The event waits the runs in ids (a JSON array) have registered now.
+SELECT run_id, wait_id, type, match_key FROM event_waits
+WHERE run_id IN (SELECT value FROM json_each(:ids))
+
+-- name: delete_wait
+DELETE FROM event_waits
+WHERE run_id = :run_id AND wait_id = :wait_id AND type = :type
+  AND match_key = :match_key
+
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = :run_id AND wait_id = :wait_id LIMIT 1
 
