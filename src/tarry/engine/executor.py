@@ -7,6 +7,7 @@ recorded error, so a worker survives any data.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -105,7 +106,20 @@ class Executor:
              history: list[HistoryEntry]) -> Env:
         flow = self.catalog.by_digest(record.flow_digest)
 
+        capture: asyncio.Task[None] | None = None  # the checkpoint not yet taken
+
         async def checkpoint() -> None:
+            """Persist the state; calls made at the same moment (concurrent branches whose
+            actions finished together) share one capture and one write."""
+            nonlocal capture
+            if capture is None:
+                capture = asyncio.ensure_future(take_checkpoint())
+            await asyncio.shield(capture)
+
+        async def take_checkpoint() -> None:
+            nonlocal capture
+            await asyncio.sleep(0)  # let branches finishing this moment join this capture
+            capture = None  # from here on a new call needs a new capture
             update = RunUpdate(record.id, RunStatus.RUNNING, copy_json(state),
                                list(history), release=False, consumed=tuple(env.consumed))
             history.clear()

@@ -7,6 +7,8 @@ branch that suspends and wakes on its own.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -104,16 +106,16 @@ def _has_free_slot(cur: dict[str, Any], concurrency: int) -> bool:
 
 async def _advance_live(walker: Interpreter, each: ForEach, cur: dict[str, Any], names: Names,
                         path: str, *, waits: list[WaitInfo]) -> Outcome | None:
-    """Advance every live branch, collecting the waits of blocked ones into ``waits``.
+    """Advance every live branch at once, collecting the waits of blocked ones into ``waits``.
 
-    Returns an outcome when the whole step ends (a failure beyond ``tolerate``, an exit).
+    The branches run concurrently: their actions overlap, and the checkpoints that follow
+    actions finishing together are taken once. Returns an outcome when the whole step ends
+    (a failure beyond ``tolerate``, an exit).
     """
-    for key in sorted(cur["live"], key=int):
-        index = int(key)
-        frame = cur["live"][key]
-        iteration = names.new_child({each.as_: cur["items"][index],
-                                     "loop": {"index": index, "first": index == 0}})
-        outcome = await walker.run_scope(frame, each.steps, iteration, f"{path}[{index}].")
+    keys = sorted(cur["live"], key=int)
+    outcomes = await _all_or_none(
+        [_advance_branch(walker, each, cur, names, path, key=key) for key in keys])
+    for key, outcome in zip(keys, outcomes, strict=True):
         if isinstance(outcome, Blocked):
             waits.extend(outcome.waits)
             continue
@@ -123,8 +125,31 @@ async def _advance_live(walker: Interpreter, each: ForEach, cur: dict[str, Any],
                 return outcome
             cur["done"][key] = {"failed": True, "error": outcome.error}
         elif isinstance(outcome, Done):
-            cur["done"][key] = frame["b"]
+            cur["done"][key] = cur["live"][key]["b"]
         else:
             return outcome
         del cur["live"][key]
     return None
+
+
+async def _advance_branch(walker: Interpreter, each: ForEach, cur: dict[str, Any], names: Names,
+                          path: str, *, key: str) -> Outcome:
+    index = int(key)
+    iteration = names.new_child({each.as_: cur["items"][index],
+                                 "loop": {"index": index, "first": index == 0}})
+    return await walker.run_scope(cur["live"][key], each.steps, iteration, f"{path}[{index}].")
+
+
+async def _all_or_none(branches: list[Coroutine[Any, Any, Outcome]]) -> list[Outcome]:
+    """Every branch's outcome; if one raises (the run's lease was lost, a cancel was
+    requested), the others are cancelled and the error propagates."""
+    if len(branches) == 1:
+        return [await branches[0]]
+    tasks = [asyncio.ensure_future(branch) for branch in branches]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

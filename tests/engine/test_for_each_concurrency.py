@@ -1,0 +1,55 @@
+"""for_each branches run at the same time: their actions overlap and share checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tarry.engine.actions import ActionContext
+from tarry.store.base import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.testing import Harness
+
+FANOUT = """
+flow: fanout
+steps:
+  - calls:
+      for_each: [1, 2, 3, 4, 5, 6, 7, 8]
+      concurrency: 8
+      steps:
+        - call: { rendezvous: { n: "{{ item }}" } }
+"""
+
+
+async def test_concurrent_branches_overlap_their_actions_and_share_checkpoints(
+        tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    inside = 0
+    everyone_in = asyncio.Event()
+
+    async def rendezvous(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        nonlocal inside
+        inside += 1
+        if inside == 8:
+            everyone_in.set()
+        await asyncio.wait_for(everyone_in.wait(), timeout=5)  # only if all 8 run at once
+        return {"n": args["n"]}
+
+    harness = Harness(tmp_path, actions={"rendezvous": rendezvous}, store_url=store_url)
+    written: list[int] = []
+    checkpoint = harness.engine.store.checkpoint
+
+    def counting(worker: str, now: Any, updates: list[RunUpdate]
+                 ) -> dict[str, CheckpointOutcome]:
+        written.extend(1 for update in updates if not update.release)
+        return checkpoint(worker, now, updates)
+
+    monkeypatch.setattr(harness.engine.store, "checkpoint", counting)
+    run_id = harness.start(harness.flow(FANOUT))
+    await harness.run_until_idle()
+    document = harness.document(run_id)
+    assert document["status"] == RunStatus.SUCCEEDED
+    assert [scope["call"]["n"] for scope in document["bindings"]["calls"]] == list(range(1, 9))
+    assert len(written) == 1  # eight actions finished together: one intermediate checkpoint
+    harness.close()
