@@ -295,6 +295,7 @@ def summarize(size: int, rounds: Sequence[dict[str, Any]], limit: float) -> dict
         "cpu_ms_per_wake": per_wake,
         "machine_busy_fraction": _median_or_none(
             [each["cpu"]["machine_busy_fraction"] for each in rounds]),
+        "other_cores": _median_or_none([each["cpu"]["other_cores"] for each in rounds]),
         "executions": {key: sum(each["executions"][key] for each in rounds)
                        for key in rounds[0]["executions"]},
         "rounds": list(rounds),
@@ -358,7 +359,8 @@ def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tupl
              verdict.get(f"wakes/s, {size} workers ÷ 1 worker", "")),
             (f"{size} worker(s): CPU ms per wake, workers / PostgreSQL",
              f"{_number(per_wake['workers'])} / {_number(per_wake['postgres_sessions'])}", ""),
-            (f"{size} worker(s): machine busy", "—" if busy is None else f"{busy:.0%}", ""),
+            (f"{size} worker(s): machine busy, of which cores not ours",
+             f"{_percent(busy)}, {_number(fleet['other_cores'])}", ""),
         ]
     doubled = next(goal for goal in goals if goal.name == "runs not executed exactly once")
     rows.append(("runs not executed exactly once", f"{doubled.value:.0f}",
@@ -368,6 +370,10 @@ def table_rows(results: Mapping[str, Any], goals: Sequence[Target]) -> list[tupl
 
 def _number(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,29 +61,43 @@ def backend_pids(url: str) -> list[int]:
 @dataclass
 class CpuMeter:
     """CPU used between :meth:`start` and :meth:`stop`: by the processes of each group, and by
-    the machine as a whole (a fraction of all its cores)."""
+    the machine as a whole (a fraction of all its cores, and what the groups leave of it)."""
 
     _start: dict[int, float | None]
     _machine: tuple[int, int] | None
+    _began: float
 
     @classmethod
     def start(cls, pids: Iterable[int]) -> CpuMeter:
         """Read the counters now."""
-        return cls({pid: process_cpu_seconds(pid) for pid in pids}, machine_jiffies())
+        return cls({pid: process_cpu_seconds(pid) for pid in pids}, machine_jiffies(),
+                   time.monotonic())
 
     def stop(self, groups: dict[str, Iterable[int]]) -> dict[str, Any]:
-        """CPU seconds per group since :meth:`start` (a process started since counts from
-        zero) and the machine's busy fraction."""
-        seconds: dict[str, float | None] = {}
-        for name, pids in groups.items():
-            used = [self._used(pid) for pid in pids]
-            seconds[name] = None if any(value is None for value in used) else sum(
-                value for value in used if value is not None)
+        """Since :meth:`start`: CPU seconds per group (a process started since counts from
+        zero), the cores each group kept busy on average, the machine's busy fraction, and
+        the cores busy with anything else (this machine's other users included)."""
+        elapsed = time.monotonic() - self._began
+        seconds = {name: self._group_seconds(pids) for name, pids in groups.items()}
+        cores = {name: None if used is None else used / elapsed for name, used in seconds.items()}
+        busy = self._busy_fraction()
+        rest = None
+        if busy is not None and None not in cores.values():
+            rest = busy * (os.cpu_count() or 1) - sum(value or 0.0 for value in cores.values())
+        return {"seconds": elapsed, "cpu_seconds": seconds, "cores": cores,
+                "machine_busy_fraction": busy, "other_cores": rest}
+
+    def _group_seconds(self, pids: Iterable[int]) -> float | None:
+        used = [self._used(pid) for pid in pids]
+        if any(value is None for value in used):
+            return None
+        return sum(value for value in used if value is not None)
+
+    def _busy_fraction(self) -> float | None:
         end = machine_jiffies()
-        busy = None
-        if self._machine is not None and end is not None and end[1] > self._machine[1]:
-            busy = (end[0] - self._machine[0]) / (end[1] - self._machine[1])
-        return {"cpu_seconds": seconds, "machine_busy_fraction": busy}
+        if self._machine is None or end is None or end[1] <= self._machine[1]:
+            return None
+        return (end[0] - self._machine[0]) / (end[1] - self._machine[1])
 
     def _used(self, pid: int) -> float | None:
         now = process_cpu_seconds(pid)
