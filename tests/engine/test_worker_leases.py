@@ -15,6 +15,7 @@ from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.engine.values import from_iso
+from tarry.errors import StoreUnavailable
 from tarry.language.loader import parse_flow
 from tarry.store import open_store
 from tarry.store.base import RunStatus
@@ -94,3 +95,35 @@ def _engine(tmp_path: Path, slow_action: ActionFunction) -> Engine:
     registry.register("slow.action", slow_action)
     store = open_store(f"sqlite:///{tmp_path / 'tarry.db'}")
     return Engine(store, FlowCatalog(tmp_path, store, registry.names()), registry, SystemClock())
+
+
+@pytest.mark.slow
+async def test_a_store_outage_while_idle_does_not_stop_the_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def quick(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        return {}
+
+    engine = _engine(tmp_path, quick)
+    real_next_due = engine.store.next_due_at
+    outages = [StoreUnavailable("the database restarted")] * 3
+
+    def flaky_next_due() -> Any:
+        if outages:
+            raise outages.pop()
+        return real_next_due()
+
+    monkeypatch.setattr(engine.store, "next_due_at", flaky_next_due)
+    stop = asyncio.Event()
+    task = asyncio.create_task(engine.worker(concurrency=2).run(stop))
+    await asyncio.sleep(0.1)
+    run = engine.start(parse_flow(TIMER, "timer.yaml")).id
+    for _ in range(100):
+        if engine.store.get_run(run).status is RunStatus.SUCCEEDED:
+            break
+        await asyncio.sleep(0.02)
+    assert not task.done(), "the worker died"
+    stop.set()
+    await task
+    assert outages == []
+    assert engine.store.get_run(run).status is RunStatus.SUCCEEDED
+    engine.close()

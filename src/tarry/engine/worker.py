@@ -76,18 +76,16 @@ class Worker:
                     await _first_done(running, stop)
                     continue
                 try:
-                    started = self._start(self._claim(min(self.batch, free)), running)
+                    if self._start(self._claim(min(self.batch, free)), running):
+                        await asyncio.sleep(0)  # let them begin; claim again while slots are free
+                    else:
+                        await self._idle(stop)
                     failures = 0
-                except StoreError as exc:
+                except StoreError as exc:  # the database is away: back off, never die
                     failures += 1
                     delay = min(0.1 * 2 ** failures, _ERROR_BACKOFF_MAX)
                     logger.warning("store unavailable (%s); retrying in %.1fs", exc, delay)
                     await _sleep_or_stop(stop, delay)
-                    continue
-                if started:
-                    await asyncio.sleep(0)  # let them begin; claim again while slots are free
-                else:
-                    await self._idle(stop)
             if running:  # graceful stop: in-flight runs finish (or checkpoint) first
                 await asyncio.gather(*running)
         finally:
