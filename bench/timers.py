@@ -234,7 +234,7 @@ def say(message: str) -> None:
 def run_limit(base: str, sizes: Sizes) -> dict[str, Any]:
     """Phase 1: the physical limit of the store on this machine."""
     say(f"limit: {sizes.limit_rounds} rounds of {sizes.limit_seconds}s")
-    with scratch_store(base, "limit") as url:
+    with scratch_store(base, "timerslimit") as url:
         return measure_limit(url, seconds=sizes.limit_seconds,
                              rounds=sizes.limit_rounds).document()
 
@@ -242,7 +242,7 @@ def run_limit(base: str, sizes: Sizes) -> dict[str, Any]:
 def run_burst(base: str, directory: Path, runs: int) -> tuple[dict[str, Any], SetupRates]:
     """Phase 2: ``runs`` timers due at one instant; how fast the worker wakes them all."""
     say(f"burst: {runs} runs due at the same instant")
-    with scratch_store(base, "burst") as url, bench_engine(url, directory) as bench:
+    with scratch_store(base, "timersburst") as url, bench_engine(url, directory) as bench:
         ids, create_s = bench.start(BURST_FLOW, [{}] * runs)
         due = wall_now() + timedelta(seconds=create_s * SETUP_SAFETY) + SPAWN_MARGIN
         prestart_s = bench.prestart(due - BURST_WAIT)
@@ -275,7 +275,7 @@ def run_steady(base: str, directory: Path, sizes: Sizes, rates: SetupRates) -> d
     lead = timedelta(seconds=rates.seconds_for(runs) * SETUP_SAFETY) + SPAWN_MARGIN
     first = wall_now() + lead
     dues = [first + timedelta(seconds=index / sizes.steady_rate) for index in range(runs)]
-    with scratch_store(base, "steady") as url, bench_engine(url, directory) as bench:
+    with scratch_store(base, "timerssteady") as url, bench_engine(url, directory) as bench:
         ids, create_s = bench.start(STEADY_FLOW, [{"due": iso(due)} for due in dues])
         prestart_s = bench.prestart(min(wall_now(), first - timedelta(milliseconds=1)))
         with WorkerProcess(url, directory, concurrency=CONCURRENCY) as worker:
@@ -302,7 +302,7 @@ def run_steady(base: str, directory: Path, sizes: Sizes, rates: SetupRates) -> d
 def run_rss(base: str, directory: Path, sizes: Sizes) -> dict[str, Any]:
     """Phase 4: an idle worker's peak RSS with few and with many runs waiting a day."""
     points: list[dict[str, Any]] = []
-    with scratch_store(base, "rss") as url, bench_engine(url, directory) as bench:
+    with scratch_store(base, "timersrss") as url, bench_engine(url, directory) as bench:
         for waiting in (sizes.rss_small, sizes.rss_large):
             say(f"rss: {waiting} runs waiting a day, worker idle for {sizes.idle_seconds}s")
             created = points[-1]["waiting_runs"] if points else 0
