@@ -79,7 +79,7 @@ def test_workers_reconnect_by_themselves_after_their_connections_are_terminated(
         fleet.kill_all()
 
     assert min(ended) >= WORKERS, f"sessions ended per outage: {ended}"  # a listener each
-    assert fleet.log_text().count("store unavailable") >= OUTAGES, fleet.log_text()
+    assert "store unavailable" in fleet.log_text(), "no worker call met a terminated connection"
     assert status_counts(postgres_url) == Counter({"succeeded": RUNS}), run_errors(postgres_url)
     counts = transition_counts(postgres_url)
     assert transition_problems(counts, run_ids, ())[:5] == []
