@@ -222,7 +222,7 @@ def run_profile(base: str, directory: Path, runs: int,
     """The burst once more, woken by one worker in this process under cProfile."""
     say(f"profile: {runs} runs woken by one worker in this process, under cProfile")
     profiler = cProfile.Profile()
-    with scratch_store(base, "profile") as url, bench_engine(url, directory) as bench:
+    with scratch_store(base, "fleetprofile") as url, bench_engine(url, directory) as bench:
         due = prepare_burst(bench, runs, 1, prestart_estimate).due
         engine = Engine.from_settings(load_settings(directory, env={"TARRY_DATABASE": url}))
         try:
@@ -314,7 +314,7 @@ def measure(base: str, directory: Path, sizes: Sizes, *, fleet_sizes: Sequence[i
     """The limit, then the fleets, round after round (then, if asked, the profile of one
     worker); the figures."""
     say(f"limit: {sizes.limit_rounds} rounds of {sizes.limit_seconds}s")
-    with scratch_store(base, "limit") as url:
+    with scratch_store(base, "fleetlimit") as url:
         limit = measure_limit(url, seconds=sizes.limit_seconds,
                               rounds=sizes.limit_rounds).document()
     rounds: dict[int, list[dict[str, Any]]] = {size: [] for size in fleet_sizes}

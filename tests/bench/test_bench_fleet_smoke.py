@@ -20,7 +20,7 @@ _TINY = ["--burst", "10", "--repeat", "1", "--limit-seconds", "0.05", "--limit-r
 @pytest.mark.postgres
 def test_fleet_benchmark_writes_every_figure_and_drops_its_databases(
         tmp_path: Path, postgres_server: PostgresServer) -> None:
-    query = "SELECT datname FROM pg_database WHERE datname LIKE 'tarry\\_bench\\_%'"
+    query = "SELECT datname FROM pg_database WHERE datname LIKE 'tarry\\_bench\\_fleet%'"
     before = set(postgres_server.execute(query))  # other runs on a shared server may own some
     result_file = tmp_path / "fleet.json"
     finished = subprocess.run([sys.executable, str(_SCRIPT), *_TINY, "--store",
