@@ -43,7 +43,7 @@ def deliver_new(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
 
 def redeliver(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
     """Deliver a stored invalid, unmatched or buffered event again with ``event``'s data."""
-    stored = find_by_id(tx, event.id)
+    stored = _locked(tx, event.id)
     if stored.state not in _REDELIVERABLE:
         raise EventError(f"event '{event.id}' is {stored.state}; only invalid, unmatched or "
                          "buffered events can be redelivered")
@@ -55,7 +55,7 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
 
 def discard(tx: Tx, event_id: str, now: datetime) -> EventRecord:
     """Mark a stored invalid, unmatched or buffered event discarded."""
-    stored = find_by_id(tx, event_id)
+    stored = _locked(tx, event_id)
     if stored.state not in _REDELIVERABLE:
         raise EventError(f"event '{event_id}' is {stored.state}; only invalid, unmatched or "
                          "buffered events can be discarded")
@@ -65,6 +65,14 @@ def discard(tx: Tx, event_id: str, now: datetime) -> EventRecord:
                                      "now": to_millis(now)})
     assert row is not None
     return record_from_row(row)
+
+
+def _locked(tx: Tx, event_id: str) -> EventRecord:
+    """The stored event, read again once its id is locked: two operators redelivering (or
+    discarding) one event at once act one after the other, and the second sees the first."""
+    stored = find_by_id(tx, event_id)
+    tx.one("lock_event_id", {"type": stored.type, "id": event_id})
+    return find_by_id(tx, event_id)
 
 
 def find_by_id(tx: Tx, event_id: str) -> EventRecord:
