@@ -14,6 +14,8 @@ Benchmarks read the wall clock: measuring it is their purpose.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import math
 import os
@@ -30,14 +32,16 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from rich.console import Console
 from rich.table import Table
 
+from tarry.clock import SystemClock
 from tarry.config import sqlite_path
 from tarry.store import open_store
 from tarry.store.sqlfiles import load_queries
@@ -46,17 +50,23 @@ __all__ = [
     "LimitResult",
     "Target",
     "WorkerProcess",
+    "add_size_options",
+    "chosen_sizes",
+    "iso",
     "limit_rounds",
     "machine",
     "measure_limit",
     "median",
+    "millis",
     "peak_rss_kib",
     "percentile",
     "print_table",
     "redact",
+    "say",
     "scratch_store",
     "store_kind",
     "store_size_bytes",
+    "wall_now",
     "write_json",
 ]
 
@@ -467,3 +477,47 @@ def peak_rss_kib(pid: int) -> int:
     if found is None:
         raise RuntimeError(f"no VmHWM in /proc/{pid}/status")
     return int(found[1])
+
+
+# -- time, progress and the command line, shared by every benchmark script ------------------
+
+_wall_clock = SystemClock()
+Sizes = TypeVar("Sizes")
+
+
+def wall_now() -> datetime:
+    """The real instant, as tarry stamps it (UTC, milliseconds)."""
+    return _wall_clock.now()
+
+
+def iso(instant: datetime) -> str:
+    """An instant as ISO 8601 UTC with milliseconds."""
+    return instant.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def millis(delta: timedelta) -> float:
+    """A duration in milliseconds."""
+    return delta.total_seconds() * 1000
+
+
+def say(message: str) -> None:
+    """Progress, on standard error."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def add_size_options(parser: argparse.ArgumentParser, full: Any) -> None:
+    """``--quick`` and one ``--<size>`` option per field of the sizes dataclass of ``full``
+    (the smoke tests run every script with tiny sizes this way)."""
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
+    for field in dataclasses.fields(full):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
+                            type=type(getattr(full, field.name)), help=field.name)
+
+
+def chosen_sizes(args: argparse.Namespace, full: Sizes, quick: Sizes) -> Sizes:
+    """The preset (full or ``--quick``) with any size overridden on the command line."""
+    preset = quick if args.quick else full
+    overrides = {field.name: getattr(args, field.name)
+                 for field in dataclasses.fields(preset)  # type: ignore[arg-type]
+                 if getattr(args, field.name) is not None}
+    return dataclasses.replace(preset, **overrides)  # type: ignore[type-var]

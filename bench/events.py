@@ -49,15 +49,19 @@ from common import (
     LimitResult,
     Target,
     WorkerProcess,
+    add_size_options,
+    chosen_sizes,
     limit_rounds,
     machine,
     median,
+    millis,
     percentile,
     print_table,
+    say,
     scratch_store,
+    wall_now,
     write_json,
 )
-from timers import millis, say, wall_now
 
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
@@ -375,29 +379,18 @@ def measure(base: str, directory: Path, sizes: Sizes) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line; every size can be overridden (the smoke test uses tiny ones)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
     parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
                         "events.json", help="where to write the results")
     parser.add_argument("--store", help="sqlite:///path.db (scratch files beside it) or "
                         "postgresql://user@host/db (scratch databases on that server)")
-    for field in dataclasses.fields(Sizes):
-        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
-                            type=type(getattr(FULL, field.name)), help=field.name)
+    add_size_options(parser, FULL)
     return parser.parse_args(argv)
-
-
-def chosen_sizes(args: argparse.Namespace) -> Sizes:
-    """The preset (full or ``--quick``) with any size overridden on the command line."""
-    preset = QUICK if args.quick else FULL
-    overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Sizes)
-                 if getattr(args, field.name) is not None}
-    return dataclasses.replace(preset, **overrides)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
     args = parse_args(argv)
-    sizes = chosen_sizes(args)
+    sizes = chosen_sizes(args, FULL, QUICK)
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
         base = args.store or f"sqlite:///{folder}/bench.db"

@@ -41,12 +41,18 @@ import psycopg
 from common import (
     Target,
     WorkerProcess,
+    add_size_options,
+    chosen_sizes,
+    iso,
     machine,
     measure_limit,
     median,
+    millis,
     print_table,
+    say,
     scratch_store,
     store_kind,
+    wall_now,
     write_json,
 )
 from observe import ActivitySampler, CpuMeter, backend_pids
@@ -61,10 +67,6 @@ from timers import (
     WAIT_STEP,
     BenchEngine,
     bench_engine,
-    iso,
-    millis,
-    say,
-    wall_now,
 )
 
 from tarry.config import load_settings
@@ -384,7 +386,6 @@ def _percent(value: float | None) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line; every size can be overridden (the smoke test uses tiny ones)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
     parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
                         "fleet.json", help="where to write the results")
     parser.add_argument("--store", default=DEFAULT_STORE,
@@ -393,21 +394,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="worker processes per fleet, starting with 1 (default 1 2 4)")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one worker (in this process) waking the burst")
-    for field in dataclasses.fields(Sizes):
-        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
-                            type=type(getattr(FULL, field.name)), help=field.name)
+    add_size_options(parser, FULL)
     args = parser.parse_args(argv)
     if args.fleets[0] != 1 or min(args.fleets) < 1:
         parser.error("--fleets must start with 1 (the baseline) and name positive sizes")
     return args
-
-
-def chosen_sizes(args: argparse.Namespace) -> Sizes:
-    """The preset (full or ``--quick``) with any size overridden on the command line."""
-    preset = QUICK if args.quick else FULL
-    overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Sizes)
-                 if getattr(args, field.name) is not None}
-    return dataclasses.replace(preset, **overrides)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -415,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if store_kind(args.store) != "postgresql":
         raise SystemExit("bench/fleet.py measures a fleet on PostgreSQL: --store postgresql://…")
-    sizes = chosen_sizes(args)
+    sizes = chosen_sizes(args, FULL, QUICK)
     began = time.perf_counter()
     platform_facts = machine(args.store)  # before the work: the load average says how busy
     with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:

@@ -35,7 +35,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from common import Target, machine, percentile, print_table, scratch_store, write_json
+from common import (
+    Target,
+    machine,
+    percentile,
+    print_table,
+    say,
+    scratch_store,
+    write_json,
+)
 
 from tarry import App, Context
 from tarry.clock import SystemClock, VirtualClock
@@ -83,11 +91,6 @@ class CountingStore:
             self.calls[name] += 1
             return attribute(*args, **kwargs)
         return counted
-
-
-def say(message: str) -> None:
-    """Progress, on standard error."""
-    print(message, file=sys.stderr, flush=True)
 
 
 async def measure_size(url: str, folder: Path, steps: int, runs: int) -> dict[str, Any]:

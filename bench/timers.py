@@ -39,16 +39,22 @@ from typing import Any
 from common import (
     Target,
     WorkerProcess,
+    add_size_options,
+    chosen_sizes,
+    iso,
     machine,
     measure_limit,
+    millis,
     percentile,
     print_table,
+    say,
     scratch_store,
     store_size_bytes,
+    wall_now,
     write_json,
 )
 
-from tarry.clock import SystemClock, VirtualClock
+from tarry.clock import VirtualClock
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
@@ -90,24 +96,6 @@ SETUP_SAFETY = 1.5
 POLL_SECONDS = 0.1
 DONE_TIMEOUT = timedelta(seconds=120)
 """How long past the last due instant the worker may take before the phase gives up."""
-
-_wall_clock = SystemClock()
-
-
-def wall_now() -> datetime:
-    """The real instant, as tarry stamps it (UTC, milliseconds)."""
-    return _wall_clock.now()
-
-
-def iso(instant: datetime) -> str:
-    """An instant as ISO 8601 UTC with milliseconds."""
-    return instant.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def millis(delta: timedelta) -> float:
-    """A duration in milliseconds."""
-    return delta.total_seconds() * 1000
-
 
 @dataclass(frozen=True)
 class Sizes:
@@ -221,11 +209,6 @@ def bench_engine(url: str, directory: Path) -> Iterator[BenchEngine]:
         yield bench
     finally:
         bench.close()
-
-
-def say(message: str) -> None:
-    """Progress, on standard error."""
-    print(message, file=sys.stderr, flush=True)
 
 
 # -- phases ----------------------------------------------------------------------------------
@@ -373,29 +356,18 @@ def measure(base: str, directory: Path, sizes: Sizes) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line; every size can be overridden (the smoke test uses tiny ones)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (under a minute)")
     parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
                         "timers.json", help="where to write the results")
     parser.add_argument("--store", help="sqlite:///path.db (scratch files beside it) or "
                         "postgresql://user@host/db (scratch databases on that server)")
-    for field in dataclasses.fields(Sizes):
-        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
-                            type=type(getattr(FULL, field.name)), help=field.name)
+    add_size_options(parser, FULL)
     return parser.parse_args(argv)
-
-
-def chosen_sizes(args: argparse.Namespace) -> Sizes:
-    """The preset (full or ``--quick``) with any size overridden on the command line."""
-    preset = QUICK if args.quick else FULL
-    overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Sizes)
-                 if getattr(args, field.name) is not None}
-    return dataclasses.replace(preset, **overrides)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
     args = parse_args(argv)
-    sizes = chosen_sizes(args)
+    sizes = chosen_sizes(args, FULL, QUICK)
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
         base = args.store or f"sqlite:///{folder}/bench.db"
