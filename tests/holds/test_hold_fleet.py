@@ -75,7 +75,9 @@ def workers(project: Path, tmp_path: Path) -> Iterator[list[subprocess.Popen[byt
     processes = []
     for n in range(2):
         with (tmp_path / f"worker-{n}.log").open("wb") as output:
-            processes.append(subprocess.Popen([str(TARRY), "worker"], cwd=project, env=env,
+            # one slot each: a worker busy with a check leaves the next due run to the other
+            processes.append(subprocess.Popen([str(TARRY), "worker", "--concurrency", "1"],
+                                              cwd=project, env=env,
                                               stdout=subprocess.DEVNULL, stderr=output))
     yield processes
     for process in processes:
