@@ -521,3 +521,25 @@ def chosen_sizes(args: argparse.Namespace, full: Sizes, quick: Sizes) -> Sizes:
                  for field in dataclasses.fields(preset)  # type: ignore[arg-type]
                  if getattr(args, field.name) is not None}
     return dataclasses.replace(preset, **overrides)  # type: ignore[type-var]
+
+
+def publish(benchmark: str, args: argparse.Namespace, *, sizes: dict[str, Any],
+            facts: dict[str, Any], results: dict[str, Any], goals: Sequence[Target],
+            rows: Sequence[tuple[str, str, str]], began: float) -> int:
+    """Print a benchmark's table, write its JSON document to ``args.json``; exit status 0."""
+    document = {
+        "benchmark": benchmark,
+        "finished_at": iso(wall_now()),
+        "seconds": time.perf_counter() - began,
+        "preset": "quick" if args.quick else "full",
+        "sizes": sizes,
+        "machine": facts,
+        **results,
+        "targets": [goal.document() for goal in goals],
+        "passed": all(goal.passed for goal in goals),
+    }
+    print_table(f"tarry {benchmark}: {facts['store']}, {facts['nproc']} cores, "
+                f"Python {facts['python']}", rows)
+    write_json(args.json, document)
+    say(f"results written to {args.json}")
+    return 0

@@ -56,16 +56,13 @@ from common import (
     median,
     millis,
     percentile,
-    print_table,
+    publish,
     say,
     scratch_store,
-    wall_now,
-    write_json,
 )
 
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
-from tarry.engine.values import iso
 from tarry.language.loader import parse_flow
 from tarry.language.model import Flow
 from tarry.store import rows
@@ -397,22 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         platform_facts = machine(base)  # before the work: the load average says how busy
         results = measure(base, Path(folder), sizes)
     goals = targets(results)
-    document = {
-        "benchmark": "events",
-        "finished_at": iso(wall_now()),
-        "seconds": time.perf_counter() - began,
-        "preset": "quick" if args.quick else "full",
-        "sizes": dataclasses.asdict(sizes),
-        "machine": platform_facts,
-        **results,
-        "targets": [goal.document() for goal in goals],
-        "passed": all(goal.passed for goal in goals),
-    }
-    print_table(f"tarry events: {platform_facts['store']}, {platform_facts['nproc']} cores, "
-                f"Python {platform_facts['python']}", table_rows(results, goals))
-    write_json(args.json, document)
-    say(f"results written to {args.json}")
-    return 0
+    return publish("events", args, sizes=dataclasses.asdict(sizes), facts=platform_facts,
+                   results=results, goals=goals, rows=table_rows(results, goals), began=began)
 
 
 if __name__ == "__main__":

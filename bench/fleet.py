@@ -48,12 +48,11 @@ from common import (
     measure_limit,
     median,
     millis,
-    print_table,
+    publish,
     say,
     scratch_store,
     store_kind,
     wall_now,
-    write_json,
 )
 from observe import ActivitySampler, CpuMeter, backend_pids
 from timers import (
@@ -413,22 +412,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = measure(args.store, Path(folder), sizes, fleet_sizes=args.fleets,
                           profile=args.profile)
     goals = targets(results)
-    document = {
-        "benchmark": "fleet",
-        "finished_at": iso(wall_now()),
-        "seconds": time.perf_counter() - began,
-        "preset": "quick" if args.quick else "full",
-        "sizes": {**dataclasses.asdict(sizes), "fleets": args.fleets},
-        "machine": platform_facts,
-        **results,
-        "targets": [goal.document() for goal in goals],
-        "passed": all(goal.passed for goal in goals),
-    }
-    print_table(f"tarry fleet: PostgreSQL, {platform_facts['nproc']} cores, "
-                f"Python {platform_facts['python']}", table_rows(results, goals))
-    write_json(args.json, document)
-    say(f"results written to {args.json}")
-    return 0
+    return publish("fleet", args, sizes={**dataclasses.asdict(sizes), "fleets": args.fleets},
+                   facts=platform_facts, results=results, goals=goals,
+                   rows=table_rows(results, goals), began=began)
 
 
 if __name__ == "__main__":
