@@ -65,8 +65,8 @@ from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
 from tarry.language.model import Flow
+from tarry.model import EventState, HistoryEntry, NewRun, RunStatus
 from tarry.store import rows
-from tarry.store.base import EventState, HistoryEntry, NewRun, RunStatus
 from tarry.store.sqlstore import SqlStore
 
 EVENT_TYPE = "bench.reply"

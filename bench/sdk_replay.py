@@ -46,12 +46,12 @@ from common import (
 )
 
 from tarry import App, Context
-from tarry.clock import SystemClock, VirtualClock
+from tarry.clock import SystemClock, VirtualClock, iso
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
-from tarry.engine.values import iso
+from tarry.model import RunStatus
 from tarry.store import open_store
-from tarry.store.base import RunStatus, Store
+from tarry.store.base import Store
 
 FLOW = "bench-replay"
 WAIT = timedelta(hours=1)

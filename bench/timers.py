@@ -57,7 +57,7 @@ from tarry.clock import VirtualClock
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 
 BURST_WAIT = timedelta(seconds=2)
 BURST_FLOW = """\

@@ -15,7 +15,16 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-__all__ = ["Clock", "SystemClock", "VirtualClock", "from_millis", "to_millis", "utc"]
+__all__ = [
+    "Clock",
+    "SystemClock",
+    "VirtualClock",
+    "from_iso",
+    "from_millis",
+    "iso",
+    "to_millis",
+    "utc",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -36,6 +45,16 @@ def utc(instant: datetime) -> datetime:
     if instant.tzinfo is None:
         raise ValueError("instant has no timezone")
     return from_millis(to_millis(instant))
+
+
+def iso(instant: datetime) -> str:
+    """ISO 8601 UTC with ``Z`` and millisecond precision: ``2026-01-01T09:00:00.000Z``."""
+    return instant.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def from_iso(text: str) -> datetime:
+    """The instant written by :func:`iso`."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class Clock(Protocol):

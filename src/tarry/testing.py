@@ -17,17 +17,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tarry.actions import ActionFunction, ActionRegistry
 from tarry.clock import VirtualClock
 from tarry.config import Limits, Settings
-from tarry.engine.actions import ActionFunction, ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
+from tarry.model import EventRecord, RunRecord
 from tarry.store import open_store
-from tarry.store.base import EventRecord, RunRecord
 
 __all__ = ["Harness"]
 

@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tarry.clock import from_iso
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
-from tarry.engine.values import from_iso
+from tarry.model import RunStatus
 from tarry.store import open_store
-from tarry.store.base import RunStatus
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tarry.engine.actions import ActionContext
-from tarry.store.base import RunStatus
+from tarry.actions import ActionContext
+from tarry.model import RunStatus
 from tarry.testing import Harness
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

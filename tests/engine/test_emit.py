@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from tarry.actions import ActionContext, idempotency_key
 from tarry.config import load_settings
-from tarry.engine.actions import ActionContext, idempotency_key
 from tarry.engine.runtime import Engine
-from tarry.store.base import EventState, RunStatus
+from tarry.model import EventState, RunStatus
 from tarry.testing import Harness
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -21,16 +21,16 @@ from typing import Any
 
 import pytest
 
+from tarry.actions import ActionRegistry
 from tarry.clock import SystemClock
-from tarry.engine.actions import ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import parse_manifests
 from tarry.language.model import Flow
+from tarry.model import EventRecord, EventState, RunStatus
 from tarry.store import open_store
-from tarry.store.base import EventRecord, EventState, RunStatus
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tarry.engine.actions import ActionContext
-from tarry.store.base import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.actions import ActionContext
+from tarry.model import CheckpointOutcome, RunStatus, RunUpdate
 from tarry.testing import Harness
 
 FANOUT = """

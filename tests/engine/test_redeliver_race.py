@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tarry.errors import EventError
-from tarry.store.base import EventRecord, EventState
+from tarry.model import EventRecord, EventState
 from tarry.testing import Harness
 
 MANIFESTS = "events:\n  ticket.reply:\n    correlate_on: [ticket]\n    buffer: 0\n"

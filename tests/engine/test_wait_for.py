@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tarry.engine.actions import ActionContext
-from tarry.store.base import EventState, RunStatus
+from tarry.actions import ActionContext
+from tarry.model import EventState, RunStatus
 from tarry.testing import Harness
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -9,16 +9,15 @@ from typing import Any
 
 import pytest
 
-from tarry.clock import SystemClock
-from tarry.engine.actions import ActionContext, ActionFunction, ActionRegistry
+from tarry.actions import ActionContext, ActionFunction, ActionRegistry
+from tarry.clock import SystemClock, from_iso
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
-from tarry.engine.values import from_iso
 from tarry.errors import StoreUnavailable
 from tarry.language.loader import parse_flow
+from tarry.model import RunStatus
 from tarry.store import open_store
-from tarry.store.base import RunStatus
 
 TIMER = """
 flow: timer

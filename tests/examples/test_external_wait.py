@@ -23,15 +23,15 @@ import pytest
 from markdown_blocks import ROOT, blocks
 from typer.testing import CliRunner
 
+from tarry.actions import ActionFunction
 from tarry.cli import app
 from tarry.config import load_settings
-from tarry.engine.actions import ActionFunction
 from tarry.engine.runtime import Engine
 from tarry.language.loader import load_flow
 from tarry.language.manifests import load_manifests
 from tarry.language.model import Flow
+from tarry.model import EventState, RunStatus
 from tarry.store import open_store
-from tarry.store.base import EventState, RunStatus
 from tarry.testing import Harness
 
 EXAMPLE = ROOT / "examples" / "external-wait"

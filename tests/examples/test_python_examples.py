@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tarry.config import load_settings
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 from tarry.testing import Harness
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python"

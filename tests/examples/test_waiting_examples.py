@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tarry.actions import ActionFunction
 from tarry.cli import app
 from tarry.config import load_settings
-from tarry.engine.actions import ActionFunction
 from tarry.engine.runtime import Engine
 from tarry.language.loader import load_flow
 from tarry.language.model import Flow
+from tarry.model import RunStatus
 from tarry.store import open_store
-from tarry.store.base import RunStatus
 from tarry.testing import Harness
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "waiting"

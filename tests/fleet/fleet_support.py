@@ -37,8 +37,8 @@ from tarry.clock import SystemClock
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine, new_run_id
 from tarry.language.inputs import bind_inputs
+from tarry.model import HistoryEntry, NewRun, RunStatus
 from tarry.store import rows
-from tarry.store.base import HistoryEntry, NewRun, RunStatus
 from tarry.store.sqlfiles import load_queries
 
 TARRY = Path(sys.executable).parent / "tarry"

@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 
+from tarry.actions import ActionContext, ActionRegistry
 from tarry.clock import Clock, SystemClock, VirtualClock
-from tarry.engine.actions import ActionContext, ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.errors import StoreUnavailable
 from tarry.language.loader import parse_flow
+from tarry.model import RunStatus
 from tarry.store import open_store
-from tarry.store.base import RunStatus, Store
+from tarry.store.base import Store
 
 FLOW = """
 flow: noted

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tarry.store.base import HistoryEntry, NewRun, RunStatus
+from tarry.model import HistoryEntry, NewRun, RunStatus
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 LEASE = timedelta(seconds=30)

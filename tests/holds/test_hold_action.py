@@ -10,7 +10,7 @@ import pytest
 from hold_support import T0, script
 
 from tarry.config import Limits
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 from tarry.testing import Harness
 
 pytestmark = pytest.mark.slow  # real check processes

@@ -18,7 +18,7 @@ from hold_support import T0, NoJitter, at, script
 
 from tarry.config import Limits
 from tarry.errors import RunError
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 from tarry.testing import Harness
 
 pytestmark = pytest.mark.slow  # real check processes

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from tarry.cli import app
 from tarry.config import load_settings
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 from tarry.testing import Harness
 
 pytestmark = pytest.mark.slow  # the real check script runs

@@ -24,7 +24,7 @@ from hold_support import script
 
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 
 pytestmark = pytest.mark.slow
 

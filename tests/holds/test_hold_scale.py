@@ -20,8 +20,8 @@ from tarry.config import Limits
 from tarry.engine.runtime import new_run_id
 from tarry.holds.admission import held_run, hold_of
 from tarry.language.model import Flow
+from tarry.model import HistoryEntry, NewRun, RunStatus
 from tarry.store import rows
-from tarry.store.base import HistoryEntry, NewRun, RunStatus
 from tarry.store.sqlfiles import load_queries
 from tarry.testing import Harness
 

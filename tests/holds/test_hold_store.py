@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 from hold_support import LEASE, T0, at, entry, new_run
 
-from tarry.store.base import CheckpointOutcome, RunStatus, RunUpdate, Store
+from tarry.model import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.store.base import Store
 
 WINDOW = timedelta(minutes=15)
 

@@ -30,10 +30,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tarry.clock import iso
 from tarry.config import load_settings
 from tarry.engine import interpreter, runtime
-from tarry.engine.values import iso
-from tarry.store.base import RunRecord, RunUpdate
+from tarry.model import RunRecord, RunUpdate
 from tarry.testing import Harness
 
 ROOT = Path(__file__).resolve().parents[2]

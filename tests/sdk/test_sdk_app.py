@@ -16,7 +16,7 @@ from tarry import App, Context
 from tarry.config import load_settings
 from tarry.errors import ConfigError, FlowNotFound
 from tarry.language.model import InputSpec
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 from tarry.testing import Harness
 
 

@@ -17,7 +17,7 @@ from tarry import (
     WaitForConditionError,
     WaitStrategy,
 )
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 
 
 class Poller:

@@ -12,12 +12,12 @@ import pytest
 from golden_cases import CASES, EXAMPLE, GOLDEN, dump, example_app, golden_path, observed, record
 
 from tarry import App
-from tarry.engine.actions import ActionRegistry
+from tarry.actions import ActionRegistry
+from tarry.clock import from_iso
 from tarry.engine.catalog import Program
 from tarry.engine.executor import update_for
 from tarry.engine.interpreter import Env
 from tarry.engine.outcome import Done
-from tarry.engine.values import from_iso
 from tarry.language.manifests import load_manifests
 
 GOLDEN_FILES = sorted(GOLDEN.glob("*.json"))

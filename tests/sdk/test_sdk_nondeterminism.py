@@ -8,7 +8,7 @@ from datetime import timedelta
 from sdk_support import HarnessFor
 
 from tarry import App, Context, NondeterminismError
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 
 
 def order_app(*, changed: bool = False, shorter: bool = False) -> App:

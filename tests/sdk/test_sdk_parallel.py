@@ -9,7 +9,7 @@ from typing import Any
 from sdk_support import START, HarnessFor
 
 from tarry import App, Context, StepError
-from tarry.store.base import EventState, RunStatus
+from tarry.model import EventState, RunStatus
 
 
 def waits_of(harness: Any, run_id: str) -> list[tuple[str, str]]:

@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tarry.model import RunRecord, RunStatus
 from tarry.store import open_store
-from tarry.store.base import RunRecord, RunStatus
 
 pytestmark = pytest.mark.slow
 

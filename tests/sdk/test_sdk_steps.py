@@ -13,7 +13,7 @@ from sdk_support import START, HarnessFor, exactly
 
 from tarry import App, Context, StepError
 from tarry.errors import RunError
-from tarry.store.base import RunStatus
+from tarry.model import RunStatus
 
 
 async def test_a_step_runs_once_however_many_times_the_flow_is_replayed(

@@ -10,10 +10,10 @@ import pytest
 from sdk_support import START, HarnessFor
 
 from tarry import App, Context, EventResult
-from tarry.engine.actions import ActionRegistry
+from tarry.actions import ActionRegistry
 from tarry.engine.interpreter import Env
 from tarry.engine.outcome import Blocked
-from tarry.store.base import EventState, RunStatus
+from tarry.model import EventState, RunStatus
 
 
 def approval_app() -> App:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tarry.store.base import HistoryEntry, NewRun, RunStatus, RunUpdate
+from tarry.model import HistoryEntry, NewRun, RunStatus, RunUpdate
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 LEASE = timedelta(seconds=30)

@@ -10,7 +10,8 @@ import pytest
 from store_samples import LEASE, T0, at, entry, eventually, new_run, suspend
 
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
-from tarry.store.base import CheckpointOutcome, RunStatus, RunUpdate, Store
+from tarry.model import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.store.base import Store
 
 # -- flows ------------------------------------------------------------------------------------
 

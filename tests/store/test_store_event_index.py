@@ -18,8 +18,9 @@ import pytest
 
 from tarry.clock import to_millis
 from tarry.language.manifests import correlation_key
+from tarry.model import NewRun, RunStatus
 from tarry.store import rows
-from tarry.store.base import NewRun, RunStatus, Store
+from tarry.store.base import Store
 from tarry.store.sqlite import SQLiteStore
 from tarry.store.sqlstore import SqlStore
 

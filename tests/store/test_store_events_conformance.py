@@ -9,15 +9,8 @@ import pytest
 from store_samples import T0, at, eventually, new_run
 
 from tarry.errors import EventError
-from tarry.store.base import (
-    CheckpointOutcome,
-    EventState,
-    EventWait,
-    NewEvent,
-    RunStatus,
-    RunUpdate,
-    Store,
-)
+from tarry.model import CheckpointOutcome, EventState, EventWait, NewEvent, RunStatus, RunUpdate
+from tarry.store.base import Store
 
 KEY = '["1700.1"]'
 

@@ -14,8 +14,9 @@ from store_samples import T0, at, eventually, new_run
 
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
+from tarry.model import CheckpointOutcome, EventWait, RunStatus, RunUpdate
 from tarry.store import open_store
-from tarry.store.base import CheckpointOutcome, EventWait, RunStatus, RunUpdate, Store
+from tarry.store.base import Store
 
 pytestmark = pytest.mark.postgres
 

@@ -6,7 +6,7 @@ import pytest
 from store_samples import T0, at, entry
 
 from tarry.clock import to_millis
-from tarry.store.base import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.model import CheckpointOutcome, RunStatus, RunUpdate
 from tarry.store.rows import checkpoint_outcome, history_params, update_params
 
 

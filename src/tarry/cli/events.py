@@ -21,7 +21,7 @@ from rich.table import Table
 from tarry.cli.options import parse_json_object
 from tarry.cli.session import console, note, open_engine, print_json
 from tarry.engine.documents import event_document
-from tarry.store.base import EventRecord, EventState
+from tarry.model import EventRecord, EventState
 
 __all__ = ["describe_event", "events_app", "events_table", "read_data", "send"]
 

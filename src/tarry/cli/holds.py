@@ -16,11 +16,10 @@ from rich import box
 from rich.table import Table
 
 from tarry.cli.session import console, note, open_run_store, print_json
-from tarry.clock import SystemClock
-from tarry.engine.values import iso
+from tarry.clock import SystemClock, iso
 from tarry.holds.doctor import Level, diagnose
 from tarry.language.durations import format_duration, parse_instant
-from tarry.store.base import RunRecord, RunStatus
+from tarry.model import RunRecord, RunStatus
 
 __all__ = ["HoldAfterOption", "doctor", "held", "held_row", "hold_after", "shown_rows"]
 

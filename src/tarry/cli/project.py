@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from tarry.actions import ActionRegistry
 from tarry.cli.session import note, print_json
 from tarry.config import Settings, load_settings
-from tarry.engine.actions import ActionRegistry
 from tarry.engine.builtins import register_builtins
 from tarry.errors import LoadError, Problem
 from tarry.language.loader import load_flow

@@ -16,7 +16,8 @@ from tarry.cli.options import current_user, parse_inputs
 from tarry.cli.session import console, note, open_engine, open_run_store, print_json
 from tarry.clock import SystemClock
 from tarry.engine.documents import history_document, run_document
-from tarry.store.base import RunRecord, RunStatus, Store
+from tarry.model import RunRecord, RunStatus
+from tarry.store.base import Store
 
 __all__ = ["cancel", "exit_code", "list_runs", "run", "show", "start"]
 

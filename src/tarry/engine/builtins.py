@@ -11,10 +11,10 @@ from typing import Any, Protocol
 import httpx
 
 from tarry._suggest import did_you_mean
-from tarry.engine.actions import ActionContext, ActionFunction, ActionRegistry, StepFailure
+from tarry.actions import ActionContext, ActionFunction, ActionRegistry, StepFailure
 from tarry.engine.documents import event_document
 from tarry.errors import EventError
-from tarry.store.base import EventRecord
+from tarry.model import EventRecord
 
 __all__ = ["EventSender", "emit_action", "register_builtins", "register_emit"]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 
 from tarry.clock import Clock
-from tarry.store.base import CheckpointOutcome, RunUpdate, Store
+from tarry.model import CheckpointOutcome, RunUpdate
+from tarry.store.base import Store
 
 __all__ = ["Committer"]
 

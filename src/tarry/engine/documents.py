@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tarry.engine.values import iso
-from tarry.store.base import EventRecord, EventState, HistoryEntry, RunRecord
+from tarry.clock import iso
+from tarry.model import EventRecord, EventState, HistoryEntry, RunRecord
 
 __all__ = ["bindings_of", "event_document", "history_document", "run_document"]
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from tarry.clock import from_iso, iso
 from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
-from tarry.engine.values import from_iso, iso, to_json
+from tarry.engine.values import to_json
 from tarry.language.model import Step, WaitFor
 
 if TYPE_CHECKING:

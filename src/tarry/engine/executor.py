@@ -13,16 +13,17 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from tarry.engine.actions import ActionRegistry
+from tarry.actions import ActionRegistry
+from tarry.clock import iso
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
-from tarry.engine.values import copy_json, iso
+from tarry.engine.values import copy_json
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
-from tarry.store.base import (
+from tarry.model import (
     CheckpointOutcome,
     EventWait,
     HistoryEntry,

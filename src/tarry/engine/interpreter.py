@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tarry.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
+from tarry.clock import from_iso, iso
 from tarry.engine import events, loops
-from tarry.engine.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
 from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
-from tarry.engine.values import from_iso, iso, to_json
+from tarry.engine.values import to_json
 from tarry.errors import ActionError, ExpressionError
 from tarry.language.durations import parse_duration, parse_instant
 from tarry.language.expressions import EvalContext, render
@@ -44,7 +45,7 @@ from tarry.language.model import (
     Wait,
     WaitFor,
 )
-from tarry.store.base import HistoryEntry
+from tarry.model import HistoryEntry
 
 __all__ = ["Env", "Interpreter", "Names"]
 

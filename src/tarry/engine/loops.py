@@ -12,9 +12,10 @@ from collections.abc import Coroutine
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from tarry.clock import from_iso, iso
 from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
-from tarry.engine.values import from_iso, iso, to_json
+from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
 from tarry.language.model import Backoff, ForEach, Repeat, Step
 

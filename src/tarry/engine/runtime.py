@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from tarry._suggest import did_you_mean
+from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Settings
-from tarry.engine.actions import ActionRegistry
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
@@ -28,8 +28,7 @@ from tarry.holds.service import Holds
 from tarry.language.inputs import bind_inputs
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
-from tarry.store import open_store
-from tarry.store.base import (
+from tarry.model import (
     EventRecord,
     EventState,
     HistoryEntry,
@@ -37,8 +36,9 @@ from tarry.store.base import (
     NewRun,
     RunRecord,
     RunStatus,
-    Store,
 )
+from tarry.store import open_store
+from tarry.store.base import Store
 
 __all__ = ["Engine", "new_run_id"]
 

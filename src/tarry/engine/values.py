@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from tarry.clock import iso
 from tarry.language.durations import format_duration
 
-__all__ = ["copy_json", "from_iso", "iso", "to_json"]
+__all__ = ["copy_json", "to_json"]
 
-
-def iso(instant: datetime) -> str:
-    """ISO 8601 UTC with ``Z`` and millisecond precision: ``2026-01-01T09:00:00.000Z``."""
-    return instant.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def from_iso(text: str) -> datetime:
-    """The instant written by :func:`iso`."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def to_json(value: Any) -> Any:

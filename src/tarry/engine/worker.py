@@ -18,8 +18,8 @@ import socket
 import uuid
 from datetime import timedelta
 
+from tarry.actions import ActionRegistry
 from tarry.clock import Clock
-from tarry.engine.actions import ActionRegistry
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
@@ -27,7 +27,8 @@ from tarry.errors import StoreError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
-from tarry.store.base import CheckpointOutcome, InboxEvent, RunRecord, Store
+from tarry.model import CheckpointOutcome, InboxEvent, RunRecord
+from tarry.store.base import Store
 
 __all__ = ["Worker", "worker_name"]
 

@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from tarry._suggest import did_you_mean
-from tarry.engine.actions import ActionContext, ActionFunction, ActionRegistry, StepFailure
+from tarry.actions import ActionContext, ActionFunction, ActionRegistry, StepFailure
 from tarry.holds.checks import Answer
 from tarry.holds.service import Holds
 

@@ -17,16 +17,15 @@ from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from tarry.clock import utc
+from tarry.clock import iso, utc
 from tarry.config import Limits
-from tarry.engine.values import iso
 from tarry.errors import RunError
 from tarry.holds.service import Holds
 from tarry.holds.state import HoldState, Refusal, Refused, undeclared, waiting_for
 from tarry.language.durations import format_duration
 from tarry.language.holds import MAX_CONDITIONS
 from tarry.language.model import Flow
-from tarry.store.base import HistoryEntry, NewRun, RunStatus
+from tarry.model import HistoryEntry, NewRun, RunStatus
 
 __all__ = ["SUPERSEDE_WINDOW", "admit", "held_run", "hold_of", "start_refusal"]
 

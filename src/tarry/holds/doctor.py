@@ -27,8 +27,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from tarry._suggest import did_you_mean
+from tarry.clock import iso
 from tarry.config import Settings, load_settings
-from tarry.engine.values import iso
 from tarry.errors import ConfigError, LoadError, TarryError
 from tarry.holds.checks import is_executable_file
 from tarry.language.durations import format_duration

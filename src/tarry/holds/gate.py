@@ -30,7 +30,7 @@ from tarry.holds.state import (
     undeclared,
     waiting_for,
 )
-from tarry.store.base import HistoryEntry, RunRecord, RunStatus, RunUpdate
+from tarry.model import HistoryEntry, RunRecord, RunStatus, RunUpdate
 
 __all__ = ["DENIALS_SUSTAINED", "HoldGate"]
 

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeAlias
 
+from tarry.clock import from_iso, iso
 from tarry.config import Limits
-from tarry.engine.values import from_iso, iso
 from tarry.holds.cadence import denied_delay, next_check_delay
 from tarry.holds.checks import Answer
 from tarry.language.durations import format_duration

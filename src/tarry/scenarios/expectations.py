@@ -34,8 +34,8 @@ from tarry.language.fields import (
     read_text,
 )
 from tarry.language.yamlsource import YamlEntry, YamlNode, YamlScalar, YamlSeq, describe, to_plain
+from tarry.model import EventState, RunStatus
 from tarry.scenarios.model import Expectation
-from tarry.store.base import EventState, RunStatus
 
 __all__ = ["BINDING_PATH_PATTERN", "EXPECTATION_KINDS", "read_expect"]
 

@@ -26,14 +26,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tarry.actions import ActionContext, StepFailure
+from tarry.clock import iso
 from tarry.config import Settings, load_settings
-from tarry.engine.actions import ActionContext, StepFailure
-from tarry.engine.values import iso
 from tarry.errors import LoadError, Problem
+from tarry.model import EventState
 from tarry.scenarios.compare import Mismatch, Observed, compare
 from tarry.scenarios.model import Answer, Scenario, ScriptedEvent, Stub, StubFailure
 from tarry.scenarios.resolve import resolve_flow
-from tarry.store.base import EventState
 from tarry.testing import Harness
 
 __all__ = ["ScenarioResult", "project_settings", "run_scenario"]

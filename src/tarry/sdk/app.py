@@ -27,10 +27,10 @@ from tarry.engine.outcome import Outcome
 from tarry.engine.runtime import Engine
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
+from tarry.model import EventRecord
 from tarry.sdk.flows import FlowFunction, PythonFlow, python_flow
 from tarry.sdk.runner import advance_flow
 from tarry.sdk.serializers import Codec, JsonSerializer, Serializer
-from tarry.store.base import EventRecord
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tarry.clock import from_iso, iso
 from tarry.engine.outcome import WaitInfo
-from tarry.engine.values import from_iso, iso
 from tarry.errors import StepError, WaitForConditionError
 from tarry.sdk.operations import FlowRun, call
 from tarry.sdk.replay import Operation, Scope

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
 
-from tarry.engine.values import from_iso
+from tarry.clock import from_iso
 from tarry.sdk import branches, conditions
 from tarry.sdk.conditions import CheckContext
 from tarry.sdk.operations import FlowRun

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
+from tarry.clock import from_iso, iso
 from tarry.engine.outcome import WaitInfo
-from tarry.engine.values import from_iso, iso
 from tarry.errors import EventError, StepError
 from tarry.language.manifests import Manifest
 from tarry.sdk.replay import Journal, Operation, Scope

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tarry.clock import from_millis, to_millis
 from tarry.errors import EventError
-from tarry.store.base import EventRecord, EventState, EventWait, InboxEvent, NewEvent, RunUpdate
+from tarry.model import EventRecord, EventState, EventWait, InboxEvent, NewEvent, RunUpdate
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:

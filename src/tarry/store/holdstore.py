@@ -21,8 +21,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from tarry.clock import to_millis
+from tarry.model import HistoryEntry, NewRun
 from tarry.store import rows
-from tarry.store.base import HistoryEntry, NewRun
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx

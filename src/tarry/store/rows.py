@@ -14,14 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from tarry.clock import from_millis, to_millis
-from tarry.store.base import (
-    CheckpointOutcome,
-    HistoryEntry,
-    NewRun,
-    RunRecord,
-    RunStatus,
-    RunUpdate,
-)
+from tarry.model import CheckpointOutcome, HistoryEntry, NewRun, RunRecord, RunStatus, RunUpdate
 
 __all__ = [
     "Row",

@@ -18,8 +18,7 @@ from typing import Any, Protocol, cast
 
 from tarry.clock import from_millis, to_millis
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
-from tarry.store import eventstore, holdstore, rows
-from tarry.store.base import (
+from tarry.model import (
     CheckpointOutcome,
     EventRecord,
     EventState,
@@ -31,6 +30,7 @@ from tarry.store.base import (
     RunStatus,
     RunUpdate,
 )
+from tarry.store import eventstore, holdstore, rows
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
 

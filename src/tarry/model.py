@@ -1,0 +1,204 @@
+"""tarry's domain types: runs, their history, events and what a worker writes for a run.
+
+These are the values every layer passes around (the engine, holds, the store, the CLI and the
+server); they live below all of them, so none has to import another to name a run.
+
+All instants are aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "CheckpointOutcome",
+    "EventRecord",
+    "EventState",
+    "EventWait",
+    "HistoryEntry",
+    "InboxEvent",
+    "NewEvent",
+    "NewRun",
+    "RunRecord",
+    "RunStatus",
+    "RunUpdate",
+]
+
+
+class RunStatus(StrEnum):
+    """The lifecycle of a run (SPEC section 4)."""
+
+    HELD = "held"
+    PENDING = "pending"
+    RUNNING = "running"
+    WAITING = "waiting"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    REFUSED = "refused"
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended for good."""
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED,
+                       RunStatus.REFUSED})
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One transition of a run: when, what kind, at which step, with what details."""
+
+    at: datetime
+    kind: str
+    step: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run to create. ``due_at`` is when a worker should first pick it up."""
+
+    id: str
+    flow: str
+    flow_digest: str
+    status: RunStatus
+    inputs: dict[str, Any]
+    target: str | None
+    created_at: datetime
+    due_at: datetime | None
+    state: dict[str, Any] = field(default_factory=dict)
+    waiting_for: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as stored."""
+
+    id: str
+    flow: str
+    flow_digest: str
+    status: RunStatus
+    inputs: dict[str, Any]
+    target: str | None
+    state: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    due_at: datetime | None = None
+    exit: str | None = None
+    error: dict[str, Any] | None = None
+    reason: str | None = None
+    result: Any = None
+    waiting_for: dict[str, Any] | None = None
+    lease_owner: str | None = None
+    cancel_requested: bool = False
+    cancelled_by: str | None = None
+
+
+@dataclass(frozen=True)
+class EventWait:
+    """One event a suspended branch of a run waits for.
+
+    ``wait_id`` is the path of the waiting step (unique within the run); an ``any:`` wait
+    registers one EventWait per alternative under the same ``wait_id``. ``match_key`` is the
+    canonical text of the correlation values (``tarry.language.manifests.correlation_key``).
+    """
+
+    wait_id: str
+    type: str
+    match_key: str
+    until: datetime
+
+
+@dataclass(frozen=True)
+class InboxEvent:
+    """An event delivered to one waiting branch of a run and not yet consumed by it."""
+
+    inbox_id: str
+    wait_id: str
+    event_id: str
+    type: str
+    data: dict[str, Any]
+    received_at: datetime
+
+
+class EventState(StrEnum):
+    """What became of an event (SPEC 8.1, the event document)."""
+
+    DELIVERED = "delivered"
+    BUFFERED = "buffered"
+    UNMATCHED = "unmatched"
+    INVALID = "invalid"
+    DUPLICATE = "duplicate"
+    DISCARDED = "discarded"
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to record. ``errors`` non-empty means invalid (quarantined, not delivered);
+    otherwise ``match_key`` is its correlation key and ``buffer_until`` how long it may wait
+    for a run (None or a past instant: it is unmatched at once when no run waits)."""
+
+    id: str
+    type: str
+    data: Any
+    received_at: datetime
+    match_key: str | None = None
+    errors: tuple[str, ...] = ()
+    buffer_until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """An event as stored, with the runs it was delivered to."""
+
+    id: str
+    type: str
+    state: EventState
+    data: Any
+    received_at: datetime
+    runs: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    buffer_until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RunUpdate:
+    """What a worker writes for a run it holds the lease on: the new state and history.
+
+    ``release`` gives the lease up (the run suspended or ended); otherwise the worker keeps
+    it (an intermediate checkpoint) and ``due_at`` is ignored.
+    """
+
+    run_id: str
+    status: RunStatus
+    state: dict[str, Any]
+    history: list[HistoryEntry]
+    release: bool = True
+    due_at: datetime | None = None
+    exit: str | None = None
+    error: dict[str, Any] | None = None
+    reason: str | None = None
+    result: Any = None
+    waiting_for: dict[str, Any] | None = None
+    waits: tuple[EventWait, ...] = ()
+    """Every event wait the run has after this update (replaces the previous set)."""
+    consumed: tuple[str, ...] = ()
+    """Inbox entries the run has taken in (deleted with this update)."""
+
+
+class CheckpointOutcome(StrEnum):
+    """What became of one :class:`RunUpdate`."""
+
+    SAVED = "saved"
+    """Written; the worker may go on."""
+    CANCEL_REQUESTED = "cancel_requested"
+    """Written, but someone asked to cancel: the worker must stop and call ``cancel``."""
+    LEASE_LOST = "lease_lost"
+    """Not written: another worker owns the run now. Drop it."""

@@ -1,0 +1,62 @@
+"""The package import graph points one way (docs/architecture.md, "The packages").
+
+The domain types (``tarry.model``), the clock and the action registry sit below everything;
+``store`` and ``language`` know nothing of the engine; ``holds`` is used by the engine and
+never uses it back. Every import counts, including those inside functions.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parent.parent / "src" / "tarry"
+
+FORBIDDEN: dict[str, frozenset[str]] = {
+    "model": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios",
+                        "actions", "config"}),
+    "clock": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios"}),
+    "actions": frozenset({"engine", "holds", "store", "sdk", "cli", "scenarios"}),
+    "store": frozenset({"engine", "holds", "language", "sdk", "cli", "scenarios", "testing"}),
+    "language": frozenset({"engine", "holds", "store", "sdk", "cli", "scenarios", "testing"}),
+    "holds": frozenset({"engine", "sdk", "cli", "scenarios", "testing"}),
+    "engine": frozenset({"sdk", "cli", "scenarios", "testing"}),
+}
+"""For each top-level part of the package, the parts it may not import."""
+
+
+def _part(module: Path) -> str:
+    """The top-level part a source file belongs to (``engine``, ``model``, …)."""
+    relative = module.relative_to(SOURCE)
+    return relative.parts[0].removesuffix(".py")
+
+
+def _imported_parts(module: Path) -> set[str]:
+    """The top-level parts of ``tarry`` that ``module`` imports anywhere in its body."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text(), str(module))):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "tarry" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+MODULES = sorted(path for path in SOURCE.rglob("*.py") if _part(path) in FORBIDDEN)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda path: str(path.relative_to(SOURCE)))
+def test_module_imports_only_what_its_layer_allows(module: Path) -> None:
+    wrong = _imported_parts(module) & FORBIDDEN[_part(module)]
+    assert not wrong, f"{module.relative_to(SOURCE)} imports tarry.{', tarry.'.join(wrong)}"
+
+
+def test_holds_and_engine_do_not_import_each_other() -> None:
+    holds = set().union(*(_imported_parts(p) for p in (SOURCE / "holds").rglob("*.py")))
+    engine = set().union(*(_imported_parts(p) for p in (SOURCE / "engine").rglob("*.py")))
+    assert "engine" not in holds
+    assert "holds" in engine  # the engine drives the hold gate; the dependency is one way
