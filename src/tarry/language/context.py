@@ -64,6 +64,9 @@ class LoadContext:
     visible: frozenset[str] = ALWAYS_VISIBLE
     claimed: Mapping[str, str] = field(default_factory=dict)
     manifests: Mapping[str, Manifest] | None = None
+    scope_hint: str = ""
+    """Appended to "undefined name" when nothing closer explains it (what this part of the
+    file may see)."""
 
     def report(self, pos: Position, message: str) -> None:
         """Record one problem at ``pos``."""
@@ -114,4 +117,5 @@ class LoadContext:
             self.report(pos, f"{what} '{name}' shadows {self.claimed[name]}")
 
     def _hint(self, name: str) -> str:
-        return _WHY_UNDEFINED.get(name) or did_you_mean(name, self.visible)
+        return (_WHY_UNDEFINED.get(name) or did_you_mean(name, self.visible)
+                or self.scope_hint)

@@ -19,7 +19,7 @@ from tarry.language.manifests import Manifest
 from tarry.language.model import Position
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar
 
-__all__ = ["check_emit", "check_event_match"]
+__all__ = ["check_emit", "check_event_match", "check_event_type"]
 
 _NAME = re.compile(NAME_PATTERN)
 
@@ -49,6 +49,11 @@ def check_emit(ctx: LoadContext, args: YamlNode) -> None:
                                   and isinstance(entry.value.value, str)
                                   and is_template(entry.value.value)):
         _declared(ctx, entry.value)
+
+
+def check_event_type(ctx: LoadContext, event: YamlNode) -> None:
+    """Report the event type named by ``event`` (a trigger's) when it is not declared."""
+    _declared(ctx, event)
 
 
 def _declared(ctx: LoadContext, event: YamlNode) -> Manifest | None:

@@ -32,6 +32,7 @@ from tarry.language.inputs import INPUT_TYPES, type_mismatch
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow, HoldCondition, InputSpec, InputType, Scope
 from tarry.language.steps import read_scope
+from tarry.language.triggers import TRIGGER_NEAR_MISSES, read_triggers
 from tarry.language.yamlsource import (
     YamlMap,
     YamlNode,
@@ -47,9 +48,11 @@ BUILTIN_ACTIONS: frozenset[str] = frozenset({"log", "set", "fail", "emit", "http
                                              "check"})
 """The actions every project has; user actions come from the project config."""
 
-_FLOW_KEYS = ("flow", "description", "timezone", "inputs", "hold", "steps", "recover")
+_FLOW_KEYS = ("flow", "description", "timezone", "inputs", "hold", "on", "steps",
+              "recover")
 _START_GATE = ": a flow's start gate is 'hold:'"
-_NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _START_GATE}
+_NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _START_GATE,
+                **TRIGGER_NEAR_MISSES}
 
 
 def load_flow(path: Path, *, actions: Collection[str] | None = None,
@@ -105,6 +108,8 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
     ctx = replace(ctx, timezone=fields.read("timezone", _read_timezone, None))
     inputs: dict[str, InputSpec] = read_optional(ctx, root, "inputs", _read_inputs, {})
     hold: tuple[HoldCondition, ...] = read_optional(ctx, root, "hold", read_hold, ())
+    on = fields.entry("on")
+    triggers = () if on is None else read_triggers(ctx, on.value, "on", inputs)
     for name in inputs:
         ctx = ctx.claiming(name, f"the input '{name}'")
     steps = fields.entry("steps")
@@ -120,6 +125,7 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
         timezone=ctx.timezone,
         inputs=inputs,
         hold=hold,
+        triggers=triggers,
     )
 
 

@@ -16,8 +16,10 @@ from typing import Any, Literal, TypeAlias
 __all__ = [
     "Action",
     "Backoff",
+    "CatchUp",
     "Construct",
     "EventAlternative",
+    "EventTrigger",
     "Exit",
     "Fail",
     "Flow",
@@ -32,9 +34,11 @@ __all__ = [
     "Remind",
     "Repeat",
     "Retry",
+    "ScheduleTrigger",
     "Scope",
     "Step",
     "Template",
+    "Trigger",
     "Value",
     "Wait",
     "WaitFor",
@@ -236,6 +240,38 @@ class HoldCheck:
 HoldCondition: TypeAlias = HoldAfter | HoldCheck
 
 
+CatchUp = Literal["none", "latest", "all"]
+"""Which occurrences a schedule creates after downtime: none, the latest missed, or all."""
+
+
+@dataclass(frozen=True)
+class EventTrigger:
+    """``on: - event: <type>``: every event of that type for which ``condition`` holds starts
+    a run, with ``target`` and ``inputs`` computed from the event (``event`` in scope)."""
+
+    event: str
+    pos: Position
+    condition: Template | bool = True
+    target: Template | str | None = None
+    inputs: Value = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScheduleTrigger:
+    """``on: - schedule: <cron>``: a run at each occurrence of ``cron`` in ``timezone``;
+    ``catch_up`` says which missed occurrences are created after downtime."""
+
+    cron: str
+    timezone: str
+    pos: Position
+    catch_up: CatchUp = "latest"
+    target: Template | str | None = None
+    inputs: Value = field(default_factory=dict)
+
+
+Trigger: TypeAlias = EventTrigger | ScheduleTrigger
+
+
 @dataclass(frozen=True)
 class Flow:
     """A loaded, validated flow.
@@ -253,3 +289,4 @@ class Flow:
     timezone: str | None = None
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     hold: tuple[HoldCondition, ...] = ()
+    triggers: tuple[Trigger, ...] = ()
