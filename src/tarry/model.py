@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "WAIT_KINDS",
     "CheckpointOutcome",
     "EventRecord",
     "EventState",
@@ -48,6 +49,10 @@ class RunStatus(StrEnum):
 
 _TERMINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED,
                        RunStatus.REFUSED})
+
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
+"""What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
+any other value filters on an event type (SPEC 8.2, ``GET /v1/runs``)."""
 
 
 @dataclass(frozen=True)

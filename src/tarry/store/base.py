@@ -110,8 +110,22 @@ class Store(Protocol):
         ...
 
     def list_runs(self, *, status: RunStatus | None = None, flow: str | None = None,
+                  target: str | None = None, waiting_for: str | None = None,
+                  after: tuple[datetime, str] | None = None,
                   limit: int = 100) -> list[RunRecord]:
-        """Runs, newest first, optionally filtered."""
+        """Runs, newest first (by ``created_at``, then id), optionally filtered.
+
+        ``waiting_for`` is a wait kind (:data:`tarry.model.WAIT_KINDS`: the kind of the run's
+        ``waiting_for``) or an event type (any event wait of the run, every branch and
+        alternative). ``after`` is the position ``(created_at, id)`` of the last run of the
+        previous page (keyset paging: a run created meanwhile never shifts a page).
+        """
+        ...
+
+    def count_runs_per_status(self, *, flow: str | None = None, target: str | None = None,
+                              waiting_for: str | None = None) -> dict[RunStatus, int]:
+        """How many runs have each status (a status without runs is absent), with the
+        filters of :meth:`list_runs`."""
         ...
 
     def next_due_at(self) -> datetime | None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 from tarry.clock import from_millis, to_millis
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import (
+    WAIT_KINDS,
     CheckpointOutcome,
     EventRecord,
     EventState,
@@ -86,13 +87,13 @@ class Tx:
             self.cursor.executemany(self._queries[name], param_sets)
 
 
-_LIST_QUERIES = {
-    (False, False): "list_runs",
-    (True, False): "list_runs_by_status",
-    (False, True): "list_runs_by_flow",
-    (True, True): "list_runs_by_status_and_flow",
-}
-"""Which query lists runs, by (filtered by status, filtered by flow)."""
+def _run_filters(flow: str | None, target: str | None,
+                 waiting_for: str | None) -> dict[str, str | None]:
+    """The filter parameters of ``list_runs`` and ``count_runs_per_status``: a wait kind,
+    else an event type, for ``waiting_for``."""
+    kind = waiting_for if waiting_for in WAIT_KINDS else None
+    event = waiting_for if waiting_for is not None and kind is None else None
+    return {"flow": flow, "target": target, "wait_kind": kind, "wait_event": event}
 
 
 class SqlStore(ABC):
@@ -295,13 +296,25 @@ class SqlStore(ABC):
         return [rows.entry_from_row(row) for row in entries]
 
     def list_runs(self, *, status: RunStatus | None = None, flow: str | None = None,
+                  target: str | None = None, waiting_for: str | None = None,
+                  after: tuple[datetime, str] | None = None,
                   limit: int = 100) -> list[RunRecord]:
-        """Runs, newest first, optionally filtered by status and flow."""
-        query = _LIST_QUERIES[status is not None, flow is not None]
-        params = {"status": status.value if status else None, "flow": flow, "limit": limit}
+        """Runs, newest first, optionally filtered; ``after`` is the position (created_at,
+        id) of the last run of the previous page."""
+        params = {**_run_filters(flow, target, waiting_for),
+                  "status": status.value if status else None, "limit": limit,
+                  "before_at": to_millis(after[0]) if after else None,
+                  "before_id": after[1] if after else None}
         with self._transaction(write=False) as tx:
-            found = tx.all(query, params)
+            found = tx.all("list_runs", params)
         return [rows.record_from_row(row) for row in found]
+
+    def count_runs_per_status(self, *, flow: str | None = None, target: str | None = None,
+                              waiting_for: str | None = None) -> dict[RunStatus, int]:
+        """How many runs have each status (absent: none), filtered as :meth:`list_runs`."""
+        with self._transaction(write=False) as tx:
+            found = tx.all("count_runs_per_status", _run_filters(flow, target, waiting_for))
+        return {RunStatus(row["status"]): int(row["total"]) for row in found}
 
     def next_due_at(self) -> datetime | None:
         """The earliest ``due_at`` of any run, or None."""

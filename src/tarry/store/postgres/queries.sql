@@ -91,19 +91,30 @@ SELECT * FROM runs WHERE id = %(id)s
 SELECT at, kind, step, data FROM history WHERE run_id = %(run_id)s ORDER BY id
 
 -- name: list_runs
-SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT %(limit)s
-
--- name: list_runs_by_status
-SELECT * FROM runs WHERE status = %(status)s
+-- Newest first, each filter optional (NULL: any); keyset paging after (before_at, before_id).
+-- A wait kind is the kind of the run's earliest wait; an event type is any of its event waits.
+SELECT * FROM runs
+WHERE (%(status)s::text IS NULL OR status = %(status)s::text)
+  AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
+  AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
+  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                               WHERE w.run_id = runs.id
+                                                 AND w.type = %(wait_event)s::text))
+  AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
+       OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
 ORDER BY created_at DESC, id DESC LIMIT %(limit)s
 
--- name: list_runs_by_flow
-SELECT * FROM runs WHERE flow = %(flow)s
-ORDER BY created_at DESC, id DESC LIMIT %(limit)s
-
--- name: list_runs_by_status_and_flow
-SELECT * FROM runs WHERE status = %(status)s AND flow = %(flow)s
-ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+-- name: count_runs_per_status
+-- The filters of list_runs but status, counted per status.
+SELECT status, count(*) AS total FROM runs
+WHERE (%(flow)s::text IS NULL OR flow = %(flow)s::text)
+  AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
+  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                               WHERE w.run_id = runs.id
+                                                 AND w.type = %(wait_event)s::text))
+GROUP BY status
 
 -- name: next_due_at
 SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL

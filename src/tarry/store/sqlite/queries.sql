@@ -83,17 +83,28 @@ SELECT * FROM runs WHERE id = :id
 SELECT at, kind, step, data FROM history WHERE run_id = :run_id ORDER BY id
 
 -- name: list_runs
-SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT :limit
-
--- name: list_runs_by_status
-SELECT * FROM runs WHERE status = :status ORDER BY created_at DESC, id DESC LIMIT :limit
-
--- name: list_runs_by_flow
-SELECT * FROM runs WHERE flow = :flow ORDER BY created_at DESC, id DESC LIMIT :limit
-
--- name: list_runs_by_status_and_flow
-SELECT * FROM runs WHERE status = :status AND flow = :flow
+-- Newest first, each filter optional (NULL: any); keyset paging after (:before_at, :before_id).
+-- A wait kind is the kind of the run's earliest wait; an event type is any of its event waits.
+SELECT * FROM runs
+WHERE (:status IS NULL OR status = :status)
+  AND (:flow IS NULL OR flow = :flow)
+  AND (:target IS NULL OR target = :target)
+  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
+  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
+  AND (:before_at IS NULL OR created_at < :before_at
+       OR (created_at = :before_at AND id < :before_id))
 ORDER BY created_at DESC, id DESC LIMIT :limit
+
+-- name: count_runs_per_status
+-- The filters of list_runs but status, counted per status.
+SELECT status, count(*) AS total FROM runs
+WHERE (:flow IS NULL OR flow = :flow)
+  AND (:target IS NULL OR target = :target)
+  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
+  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
+GROUP BY status
 
 -- name: next_due_at
 SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
