@@ -1,18 +1,28 @@
 """Every exception tarry raises on purpose.
 
-The hierarchy::
+The hierarchy (the four API bases, marked ``[API]``, say how a server answers: 404, 409,
+400 and 503; a concrete error may also belong to a family such as ``RunError``)::
 
     TarryError                      base of everything below; catch this to catch tarry
     ├── ConfigError                 tarry.toml or a TARRY_* variable is wrong
     ├── LoadError                   a flow, manifest or scenario file was refused at load
     │                               (carries every Problem found, each with file:line:col)
     ├── ExpressionError             a {{ … }} expression failed to parse or to evaluate
-    ├── RunError                    a request about a run cannot be honoured
-    │   ├── RunNotFound             no run has that id
-    │   └── RunStateError           the run is in a status that forbids the request
-    ├── FlowNotFound                no YAML file or registered Python flow has that name
-    ├── EventError                  an event cannot be accepted or waited for (unknown type,
-    │                               unknown id, a match that is not the manifest's keys)
+    ├── NotFound [API]              nothing has that id or name (``kind``, ``key``)
+    │   ├── RunNotFound             no run has that id                  (also a RunError)
+    │   ├── FlowNotFound            no YAML file or registered Python flow has that name
+    │   ├── EventNotFound           no event has that id                (also an EventError)
+    │   └── UnknownEventType        no manifest declares that type      (also an EventError)
+    ├── Conflict [API]              the thing exists, but its state forbids the request
+    │   │                           (``kind``, ``key``, ``state``)
+    │   ├── RunStateError           e.g. cancelling a finished run      (also a RunError)
+    │   └── EventStateError         e.g. redelivering a delivered event, or an id that
+    │                               several types share                 (also an EventError)
+    ├── InvalidRequest [API]        the request itself is wrong (``problems``)
+    │   └── InvalidRunRequest       bad inputs, a bad --hold-after      (also a RunError)
+    ├── RunError                    a request about a run cannot be honoured (family)
+    ├── EventError                  an event cannot be accepted or waited for (family; also
+    │                               a Python flow's wait whose match is not the manifest's)
     ├── ActionError                 an action is unknown or misbehaved (wrong return type)
     ├── StepError                   a step of a Python flow raised (recorded: a replay raises
     │                               the same StepError, never calls the step again)
@@ -22,8 +32,11 @@ The hierarchy::
     │                               recorded (which operation, recorded vs requested)
     ├── SerializationError          a value a Python flow records cannot be stored as JSON
     └── StoreError                  the store failed; the driver's exception is ``__cause__``
-        ├── StoreUnavailable        the database cannot be reached (retry later)
+        ├── StoreUnavailable [API]  the database cannot be reached (``retry_after`` seconds)
         └── MigrationError          the schema is missing, newer than this code, or broken
+
+Every error has ``details``: its structured fields as a JSON object (what an API puts in
+``{error: {type, message, details}}``).
 
 A message is always a sentence a user can act on; structured fields carry the details so a
 program need not parse the message.
@@ -37,12 +50,18 @@ from typing import Any
 __all__ = [
     "ActionError",
     "ConfigError",
+    "Conflict",
     "EventError",
+    "EventNotFound",
+    "EventStateError",
     "ExpressionError",
     "FlowNotFound",
+    "InvalidRequest",
+    "InvalidRunRequest",
     "LoadError",
     "MigrationError",
     "NondeterminismError",
+    "NotFound",
     "Problem",
     "RunError",
     "RunNotFound",
@@ -52,12 +71,62 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TarryError",
+    "UnknownEventType",
     "WaitForConditionError",
 ]
 
 
 class TarryError(Exception):
     """Base class of every error tarry raises on purpose."""
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """The structured fields of this error, as a JSON object (empty unless a subclass
+        has some)."""
+        return {}
+
+
+class NotFound(TarryError):
+    """Nothing of ``kind`` (``run``, ``flow``, ``event``, ``event type``) has ``key``."""
+
+    def __init__(self, message: str, *, kind: str, key: str) -> None:
+        self.kind = kind
+        self.key = key
+        super().__init__(message)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{kind, key}``."""
+        return {"kind": self.kind, "key": self.key}
+
+
+class Conflict(TarryError):
+    """The ``kind`` with ``key`` exists, but its ``state`` forbids the request."""
+
+    def __init__(self, message: str, *, kind: str, key: str, state: str) -> None:
+        self.kind = kind
+        self.key = key
+        self.state = state
+        super().__init__(message)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{kind, key, state}``."""
+        return {"kind": self.kind, "key": self.key, "state": self.state}
+
+
+class InvalidRequest(TarryError):
+    """The request itself is wrong; ``problems`` lists every reason (the message joins
+    them with ``; ``)."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{problems}``."""
+        return {"problems": list(self.problems)}
 
 
 class ConfigError(TarryError):
@@ -107,25 +176,56 @@ class RunError(TarryError):
     """A request about a run cannot be honoured."""
 
 
-class RunNotFound(RunError):
+class RunNotFound(NotFound, RunError):
     """No run has the given id."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        super().__init__(f"no run with id {run_id!r}")
+        super().__init__(f"no run with id {run_id!r}", kind="run", key=run_id)
 
 
-class RunStateError(RunError):
+class RunStateError(Conflict, RunError):
     """The run's status forbids the request (for example cancelling a finished run)."""
 
+    def __init__(self, run_id: str, status: str, message: str) -> None:
+        super().__init__(message, kind="run", key=run_id, state=status)
 
-class FlowNotFound(TarryError):
-    """No flow file or registered Python flow answers to the name."""
+
+class InvalidRunRequest(InvalidRequest, RunError):
+    """A start's inputs or options are wrong (every problem in ``problems``)."""
+
+
+class FlowNotFound(NotFound):
+    """No flow file, registered Python flow or stored source answers to ``key``."""
+
+    def __init__(self, message: str, *, key: str) -> None:
+        super().__init__(message, kind="flow", key=key)
 
 
 class EventError(TarryError):
     """An event cannot be accepted or waited for: its type is not declared, no event has that
     id, or a wait's match does not give exactly the manifest's correlation keys."""
+
+
+class EventNotFound(NotFound, EventError):
+    """No event has the id ``key``."""
+
+    def __init__(self, event_id: str) -> None:
+        super().__init__(f"no event with id '{event_id}'", kind="event", key=event_id)
+
+
+class UnknownEventType(NotFound, EventError):
+    """No manifest declares the event type ``key``."""
+
+    def __init__(self, event_type: str, message: str) -> None:
+        super().__init__(message, kind="event type", key=event_type)
+
+
+class EventStateError(Conflict, EventError):
+    """The event's state forbids the request (``state``), or its id is ambiguous."""
+
+    def __init__(self, event_id: str, state: str, message: str) -> None:
+        super().__init__(message, kind="event", key=event_id, state=state)
 
 
 class ActionError(TarryError):
@@ -197,7 +297,17 @@ class StoreError(TarryError):
 
 
 class StoreUnavailable(StoreError):
-    """The database cannot be reached right now; the operation may be retried."""
+    """The database cannot be reached right now; the operation may be retried after
+    ``retry_after`` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float = 1.0) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{retry_after}``."""
+        return {"retry_after": self.retry_after}
 
 
 class MigrationError(StoreError):

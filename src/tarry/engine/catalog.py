@@ -116,10 +116,11 @@ class FlowCatalog:
         if name_or_path in candidates:
             return self._remember(self._load(candidates[name_or_path]))
         if path.suffix in _SUFFIXES:
-            raise FlowNotFound(f"no flow file at {name_or_path}")
+            raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
         where = " or on the app" if self.programs else ""
         raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}{where}"
-                           f"{did_you_mean(name_or_path, [*candidates, *self.programs])}")
+                           f"{did_you_mean(name_or_path, [*candidates, *self.programs])}",
+                           key=name_or_path)
 
     def by_digest(self, digest: str) -> Flow:
         """The flow a run started with, from the store."""
@@ -144,7 +145,8 @@ class FlowCatalog:
             registered = ("this worker's app does not register it"
                           f"{did_you_mean(name, self.programs)}" if self.programs
                           else 'no app is configured (set [tarry] app = "module:attribute")')
-            raise FlowNotFound(f"the run's flow is the Python flow '{name}', but {registered}")
+            raise FlowNotFound(f"the run's flow is the Python flow '{name}', but {registered}",
+                               key=name)
         return program
 
     def all_files(self) -> list[Path]:

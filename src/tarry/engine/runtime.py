@@ -21,7 +21,7 @@ from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
 from tarry.engine.worker import Worker, worker_name
-from tarry.errors import EventError
+from tarry.errors import UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.service import Holds
@@ -173,9 +173,9 @@ class Engine:
         try:
             return self.manifests[event_type]
         except KeyError:
-            raise EventError(f"unknown event type '{event_type}'"
-                             f"{did_you_mean(event_type, self.manifests)}; declare it in "
-                             "events.yaml") from None
+            raise UnknownEventType(event_type, f"unknown event type '{event_type}'"
+                                   f"{did_you_mean(event_type, self.manifests)}; declare it "
+                                   "in events.yaml") from None
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
         """The run document of ``run_id``."""

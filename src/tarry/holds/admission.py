@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from tarry.clock import iso, utc
 from tarry.config import Limits
-from tarry.errors import RunError
+from tarry.errors import InvalidRunRequest
 from tarry.holds.service import Holds
 from tarry.holds.state import HoldState, Refusal, Refused, undeclared, waiting_for
 from tarry.language.durations import format_duration
@@ -34,7 +34,7 @@ SUPERSEDE_WINDOW = timedelta(minutes=15)
 
 
 def hold_of(flow: Flow, hold_after: datetime | None) -> HoldState | None:
-    """The gate of a new run of ``flow`` (None: not held); raises ``RunError`` when
+    """The gate of a new run of ``flow`` (None: not held); raises ``InvalidRunRequest`` when
     ``hold_after`` has no zone, or would make a second ``after`` or a fifth condition."""
     if not flow.hold and hold_after is None:
         return None
@@ -42,14 +42,17 @@ def hold_of(flow: Flow, hold_after: datetime | None) -> HoldState | None:
     if hold_after is None:
         return hold
     if hold_after.tzinfo is None:
-        raise RunError(f"--hold-after needs an instant with a zone (such as "
-                       f"{hold_after.isoformat()}Z), got {hold_after.isoformat()}")
+        raise InvalidRunRequest(
+            f"--hold-after needs an instant with a zone (such as {hold_after.isoformat()}Z), "
+            f"got {hold_after.isoformat()}")
     if hold.after is not None:
-        raise RunError(f"flow '{flow.name}' already holds its runs until {iso(hold.after)}; "
-                       "a hold has at most one 'after', so --hold-after cannot add another")
+        raise InvalidRunRequest(
+            f"flow '{flow.name}' already holds its runs until {iso(hold.after)}; a hold has "
+            "at most one 'after', so --hold-after cannot add another")
     if len(flow.hold) >= MAX_CONDITIONS:
-        raise RunError(f"flow '{flow.name}' already has {len(flow.hold)} hold conditions; "
-                       f"a hold has at most {MAX_CONDITIONS}, so --hold-after cannot add one")
+        raise InvalidRunRequest(
+            f"flow '{flow.name}' already has {len(flow.hold)} hold conditions; a hold has "
+            f"at most {MAX_CONDITIONS}, so --hold-after cannot add one")
     return replace(hold, after=utc(hold_after))
 
 

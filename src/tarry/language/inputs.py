@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
 from tarry._suggest import did_you_mean
-from tarry.errors import RunError
+from tarry.errors import InvalidRunRequest
 from tarry.language.durations import parse_duration, parse_instant
 from tarry.language.model import Flow, InputType
 from tarry.language.yamlsource import describe_value
@@ -61,7 +61,7 @@ def type_mismatch(kind: InputType, value: Any, timezone: str | None = None) -> s
 def bind_inputs(flow: Flow, given: Mapping[str, Any]) -> dict[str, Any]:
     """The run's input values: ``given`` checked against ``flow.inputs``, defaults filled in.
 
-    Raises ``RunError`` naming every problem: a missing required input, a value of the
+    Raises ``InvalidRunRequest`` naming every problem: a missing required input, a value of the
     wrong type, an input the flow does not declare.
     """
     problems = [_unknown(flow, name) for name in given if name not in flow.inputs]
@@ -77,7 +77,7 @@ def bind_inputs(flow: Flow, given: Mapping[str, Any]) -> dict[str, Any]:
         else:
             bound[name] = copy.deepcopy(spec.default)
     if problems:
-        raise RunError("; ".join(problems))
+        raise InvalidRunRequest(problems)
     return bound
 
 

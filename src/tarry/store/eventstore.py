@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tarry.clock import from_millis, to_millis
-from tarry.errors import EventError
+from tarry.errors import EventNotFound, EventStateError
 from tarry.model import EventRecord, EventState, EventWait, InboxEvent, NewEvent, RunUpdate
 from tarry.store.rows import Row
 
@@ -45,8 +45,9 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
     """Deliver a stored invalid, unmatched or buffered event again with ``event``'s data."""
     stored = _locked(tx, event.id)
     if stored.state not in _REDELIVERABLE:
-        raise EventError(f"event '{event.id}' is {stored.state}; only invalid, unmatched or "
-                         "buffered events can be redelivered")
+        raise EventStateError(event.id, stored.state.value,
+                              f"event '{event.id}' is {stored.state}; only invalid, unmatched "
+                              "or buffered events can be redelivered")
     state, runs = _deliver(tx, event, now)
     row = tx.one("replace_event", _event_params(event, state, runs, now))
     assert row is not None
@@ -57,8 +58,9 @@ def discard(tx: Tx, event_id: str, now: datetime) -> EventRecord:
     """Mark a stored invalid, unmatched or buffered event discarded."""
     stored = _locked(tx, event_id)
     if stored.state not in _REDELIVERABLE:
-        raise EventError(f"event '{event_id}' is {stored.state}; only invalid, unmatched or "
-                         "buffered events can be discarded")
+        raise EventStateError(event_id, stored.state.value,
+                              f"event '{event_id}' is {stored.state}; only invalid, unmatched "
+                              "or buffered events can be discarded")
     row = tx.one("set_event_state", {"type": stored.type, "id": event_id,
                                      "state": EventState.DISCARDED.value,
                                      "runs": json.dumps(list(stored.runs)),
@@ -79,9 +81,10 @@ def find_by_id(tx: Tx, event_id: str) -> EventRecord:
     """The one stored event with ``event_id``."""
     rows = tx.all("events_with_id", {"id": event_id})
     if not rows:
-        raise EventError(f"no event with id '{event_id}'")
+        raise EventNotFound(event_id)
     if len(rows) > 1:
-        raise EventError(f"several event types have an event with id '{event_id}'")
+        raise EventStateError(event_id, "ambiguous",
+                              f"several event types have an event with id '{event_id}'")
     return record_from_row(rows[0])
 
 

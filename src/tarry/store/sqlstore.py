@@ -183,7 +183,7 @@ class SqlStore(ABC):
         with self._transaction(write=False) as tx:
             row = tx.one("flow_source", {"digest": digest})
         if row is None:
-            raise FlowNotFound(f"no flow source saved under digest {digest!r}")
+            raise FlowNotFound(f"no flow source saved under digest {digest!r}", key=digest)
         return str(row["source"])
 
     # -- runs -----------------------------------------------------------------------------
@@ -268,7 +268,7 @@ class SqlStore(ABC):
                 raise RunNotFound(run_id)
             status = RunStatus(found["status"])
             if status.is_terminal:
-                raise RunStateError(f"run {run_id} already {status}")
+                raise RunStateError(run_id, status.value, f"run {run_id} already {status}")
             running = status is RunStatus.RUNNING
             query, kind = (("request_cancel", "cancel_requested") if running
                            else ("cancel_run", "cancelled"))
