@@ -84,6 +84,7 @@ def test_a_schedule_occurrence_sees_its_instant_and_has_a_unique_key() -> None:
     at = datetime(2026, 10, 24, 7, tzinfo=UTC)
     start = schedule_start(nightly, trigger, "report:abc", at, NOW)
     assert (start.inputs, start.target, start.key, start.origin) == (
-        {"repo": "report-2026-10-24T07:00:00.000Z"}, "nightly", "report:abc@2026-10-24T07:00:00.000Z",
+        {"repo": "report-2026-10-24T07:00:00.000Z"}, "nightly",
+        "report:abc@2026-10-24T07:00:00.000Z",
         {"trigger": "schedule", "schedule": "report:abc",
          "scheduled_at": "2026-10-24T07:00:00.000Z"})
