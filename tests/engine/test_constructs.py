@@ -197,6 +197,47 @@ steps:
     assert gaps == [10, 20, 35, 35]
 
 
+BACKOFF_POLL = """
+flow: backoff
+steps:
+  - indexed:
+      repeat:
+        backoff: { initial: 10s, max_delay: 35s, rate: 2 }
+        max: 5
+        until: "{{ check.UNTIL }}"
+      steps:
+        - check: { probe: {} }
+"""
+
+
+async def test_repeat_until_a_boolean_value_polls_until_it_is_true(
+        harness: Harness, probe: Recorder) -> None:
+    probe.results = [{"ready": False}, {"ready": False}, {"ready": True}]
+    run_id = await run_flow(harness, BACKOFF_POLL.replace("UNTIL", "ready"))
+    assert harness.record(run_id).status is RunStatus.SUCCEEDED
+    assert probe.times == [START, START + timedelta(seconds=10), START + timedelta(seconds=30)]
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    (POLL.replace("check.status == 'indexed'", "check.status"), "'pending'"),
+    (BACKOFF_POLL.replace("UNTIL", "status"), "'pending'"),
+    (BACKOFF_POLL.replace("UNTIL", "missing | default(null)"), "null"),
+    (BACKOFF_POLL.replace("UNTIL", "attempts"), "3"),
+])
+async def test_repeat_until_that_is_not_true_or_false_fails_the_first_iteration(
+        harness: Harness, probe: Recorder, source: str, shown: str) -> None:
+    probe.results = [{"status": "pending", "attempts": 3}]
+    run_id = await run_flow(harness, source)
+    record = harness.record(run_id)
+    expression = source.split('until: "')[1].split('"', maxsplit=1)[0]
+    assert record.status is RunStatus.FAILED
+    assert record.error == {
+        "type": "expression", "step": "indexed",
+        "message": f"'until' must be true or false, got {shown}; compare the value, such as "
+                   f"{{{{ check.status == 'done' }}}}: {expression}"}
+    assert len(probe.calls) == 1
+
+
 async def test_for_each_binds_every_iteration_scope(harness: Harness) -> None:
     run_id = await run_flow(harness, """
 flow: each

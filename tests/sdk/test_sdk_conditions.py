@@ -14,6 +14,7 @@ from tarry import (
     App,
     CheckContext,
     Context,
+    StepError,
     WaitForConditionError,
     WaitStrategy,
 )
@@ -131,23 +132,103 @@ async def test_the_flow_may_catch_exhaustion_and_read_the_last_state(
     assert len(poller.calls) == 2
 
 
-async def test_an_async_check_and_the_default_strategy(harness_for: HarnessFor) -> None:
+async def test_an_async_check_and_the_default_strategy_with_a_boolean_state(
+        harness_for: HarnessFor) -> None:
     app = App()
     attempts: list[int] = []
 
-    async def check(state: int, check_ctx: CheckContext) -> int:
+    async def check(state: bool, check_ctx: CheckContext) -> bool:
         attempts.append(check_ctx.attempt)
-        return state + 1 if state < 2 else 0
+        return check_ctx.attempt == 3
 
     @app.flow("counting")
-    async def flow(ctx: Context) -> int:
-        return await ctx.wait_for_condition("count", check=check, initial_state=0)
+    async def flow(ctx: Context) -> bool:
+        return await ctx.wait_for_condition("count", check=check, initial_state=False)
 
     harness = harness_for(app)
     run_id = harness.start("counting")
     await harness.run_until_idle()
-    assert harness.record(run_id).result == 1
-    assert attempts == [1]
+    assert harness.record(run_id).result is True
+    assert attempts == [1, 2, 3]
+
+
+NOT_A_BOOLEAN = ("the condition's state is 'pending' (str), not True or False: without is_done "
+                 "the state itself says whether the condition is met; pass is_done to the "
+                 "strategy, e.g. is_done=lambda state: state == \"completed\"")
+
+
+@pytest.mark.parametrize("strategy", [None, WaitStrategy.fixed("30s"), WaitStrategy.linear()])
+async def test_a_state_that_is_not_a_boolean_without_is_done_fails_at_the_first_attempt(
+        harness_for: HarnessFor, strategy: WaitStrategy[Any] | None) -> None:
+    app = App()
+    calls: list[int] = []
+
+    def check(state: str, check_ctx: CheckContext) -> str:
+        calls.append(check_ctx.attempt)
+        return "pending"
+
+    @app.flow("forgetful")
+    async def flow(ctx: Context) -> str:
+        if strategy is None:
+            return await ctx.wait_for_condition("poll", check=check, initial_state="unknown")
+        return await ctx.wait_for_condition("poll", check=check, initial_state="unknown",
+                                            strategy=strategy)
+
+    harness = harness_for(app)
+    run_id = harness.start("forgetful")
+    await harness.run_until_idle()
+    record = harness.record(run_id)
+    assert record.status is RunStatus.FAILED
+    assert record.error == {"type": "step-error", "step": "poll",
+                            "message": f"step 'poll' raised TypeError: {NOT_A_BOOLEAN}"}
+    assert calls == [1]
+    failed = [e.data for e in harness.engine.store.history(run_id) if e.kind == "step.failed"]
+    assert failed == [{"attempt": 1, "error": {"type": "TypeError", "message": NOT_A_BOOLEAN}}]
+
+
+async def test_a_caught_not_a_boolean_failure_replays_as_the_same_error(
+        harness_for: HarnessFor) -> None:
+    app = App()
+    calls: list[int] = []
+
+    def check(state: str, check_ctx: CheckContext) -> str:
+        calls.append(check_ctx.attempt)
+        return "pending"
+
+    @app.flow("caught")
+    async def flow(ctx: Context) -> str:
+        try:
+            await ctx.wait_for_condition("poll", check=check, initial_state="unknown")
+        except StepError as error:
+            await ctx.wait("then", "1h")
+            return error.type
+        return "met"
+
+    harness = harness_for(app)
+    run_id = harness.start("caught")
+    await harness.run_until_idle()
+    assert harness.record(run_id).result == "TypeError"
+    assert calls == [1]
+
+
+async def test_a_boolean_state_with_is_done_is_judged_by_is_done(
+        harness_for: HarnessFor) -> None:
+    app = App()
+
+    def check(state: bool, check_ctx: CheckContext) -> bool:
+        return check_ctx.attempt < 2
+
+    @app.flow("inverted")
+    async def flow(ctx: Context) -> bool:
+        return await ctx.wait_for_condition(
+            "poll", check=check, initial_state=True,
+            strategy=WaitStrategy.fixed("10s", is_done=lambda busy: not busy))
+
+    harness = harness_for(app)
+    run_id = harness.start("inverted")
+    await harness.run_until_idle()
+    assert harness.record(run_id).result is False
+    assert harness.clock.now() == START + timedelta(seconds=10)
 
 
 async def test_a_failing_check_fails_the_condition_and_replays_as_the_same_error(
@@ -155,7 +236,7 @@ async def test_a_failing_check_fails_the_condition_and_replays_as_the_same_error
     app = App()
     calls: list[int] = []
 
-    def check(state: int, check_ctx: CheckContext) -> int:
+    def check(state: bool, check_ctx: CheckContext) -> bool:
         calls.append(check_ctx.attempt)
         if check_ctx.attempt == 2:
             raise ConnectionError("provider down")
@@ -164,7 +245,7 @@ async def test_a_failing_check_fails_the_condition_and_replays_as_the_same_error
     @app.flow("flaky")
     async def flow(ctx: Context) -> str:
         try:
-            await ctx.wait_for_condition("poll", check=check, initial_state=0,
+            await ctx.wait_for_condition("poll", check=check, initial_state=False,
                                          strategy=WaitStrategy.fixed("10s"))
         except Exception as error:
             await ctx.wait("then", "1h")

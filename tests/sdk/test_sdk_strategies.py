@@ -26,57 +26,58 @@ def seconds(*values: float) -> list[timedelta]:
     return [timedelta(seconds=value) for value in values]
 
 
-def delays(strategy: WaitStrategy[int], attempts: int, rng: random.Random) -> list[timedelta]:
+def delays(strategy: WaitStrategy[bool], attempts: int, rng: random.Random) -> list[timedelta]:
     """The delay after each of ``attempts`` checks that did not meet the condition."""
-    return [strategy.decide(0, attempt, rng).delay for attempt in range(1, attempts + 1)]
+    return [strategy.decide(False, attempt, rng).delay for attempt in range(1, attempts + 1)]
 
 
 def test_exponential_defaults_grow_by_half_from_five_seconds_up_to_five_minutes() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.exponential(jitter=Jitter.NONE)
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential(jitter=Jitter.NONE)
     assert delays(strategy, 7, Draws()) == seconds(5, 7.5, 11.25, 16.875, 25.3125, 37.96875,
                                                    56.953125)
-    assert strategy.decide(0, 11, Draws()).delay == timedelta(seconds=288.325195)
-    assert [strategy.decide(0, n, Draws()).delay for n in (12, 40, 59)] == seconds(300, 300, 300)
+    assert strategy.decide(False, 11, Draws()).delay == timedelta(seconds=288.325195)
+    assert [strategy.decide(False, n, Draws()).delay
+            for n in (12, 40, 59)] == seconds(300, 300, 300)
 
 
 def test_exponential_defaults_give_up_after_sixty_attempts() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.exponential()
-    assert strategy.decide(0, 59, random.Random(1)).should_continue
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential()
+    assert strategy.decide(False, 59, random.Random(1)).should_continue
     with pytest.raises(WaitForConditionError) as raised:
-        strategy.decide(0, 60, random.Random(1))
-    assert (raised.value.attempts, raised.value.last_state) == (60, 0)
+        strategy.decide(False, 60, random.Random(1))
+    assert (raised.value.attempts, raised.value.last_state) == (60, False)
 
 
 def test_exponential_with_its_own_numbers() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.exponential(
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential(
         initial_delay=timedelta(seconds=2), rate=3, max_delay="1m", jitter=Jitter.NONE)
     assert delays(strategy, 5, Draws()) == seconds(2, 6, 18, 54, 60)
 
 
 def test_exponential_never_overflows_however_many_attempts() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.exponential(max_attempts=100_000, rate=10,
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential(max_attempts=100_000, rate=10,
                                                            jitter=Jitter.NONE)
-    assert strategy.decide(0, 5_000, Draws()).delay == timedelta(seconds=300)
+    assert strategy.decide(False, 5_000, Draws()).delay == timedelta(seconds=300)
 
 
 def test_full_jitter_is_uniform_between_zero_and_the_delay_floored_at_one_second() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.exponential(initial_delay="10s", rate=2)
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential(initial_delay="10s", rate=2)
     assert delays(strategy, 3, Draws(0.5, 0.25, 0.0)) == seconds(5, 5, 1)
     rng = random.Random(7)
     for attempt in range(1, 60):
         base = min(10 * 2 ** (attempt - 1), 300)
-        delay = strategy.decide(0, attempt, rng).delay.total_seconds()
+        delay = strategy.decide(False, attempt, rng).delay.total_seconds()
         assert 1 <= delay <= base
 
 
 def test_half_jitter_is_between_half_the_delay_and_the_delay() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.exponential(initial_delay="8s", rate=2,
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential(initial_delay="8s", rate=2,
                                                            jitter=Jitter.HALF)
     assert delays(strategy, 2, Draws(0.0, 0.5)) == seconds(4, 12)
     rng = random.Random(3)
     for attempt in range(1, 60):
         base = min(8 * 2 ** (attempt - 1), 300)
-        delay = strategy.decide(0, attempt, rng).delay.total_seconds()
+        delay = strategy.decide(False, attempt, rng).delay.total_seconds()
         assert base / 2 <= delay <= base
 
 
@@ -87,15 +88,15 @@ def test_jitter_apply(jitter: Jitter, draw: float, expected: float) -> None:
 
 
 def test_linear_defaults_add_five_seconds_each_time_without_a_cap() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.linear()
+    strategy: WaitStrategy[bool] = WaitStrategy.linear()
     assert delays(strategy, 4, Draws()) == seconds(5, 10, 15, 20)
-    assert strategy.decide(0, 59, Draws()).delay == timedelta(seconds=295)
+    assert strategy.decide(False, 59, Draws()).delay == timedelta(seconds=295)
     with pytest.raises(WaitForConditionError):
-        strategy.decide(0, 60, Draws())
+        strategy.decide(False, 60, Draws())
 
 
 def test_linear_with_a_cap() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.linear(initial_delay="1m", increment="30s",
+    strategy: WaitStrategy[bool] = WaitStrategy.linear(initial_delay="1m", increment="30s",
                                                       max_delay="2m")
     assert delays(strategy, 5, Draws()) == seconds(60, 90, 120, 120, 120)
 
@@ -110,8 +111,8 @@ def test_fixed_waits_the_same_every_time() -> None:
 
 
 def test_a_delay_under_one_second_is_floored() -> None:
-    strategy: WaitStrategy[int] = WaitStrategy.fixed("200ms")
-    assert strategy.decide(0, 1, Draws()).delay == timedelta(seconds=1)
+    strategy: WaitStrategy[bool] = WaitStrategy.fixed("200ms")
+    assert strategy.decide(False, 1, Draws()).delay == timedelta(seconds=1)
     assert Decision.continue_after("10ms").delay == timedelta(seconds=1)
     assert Decision.continue_after(timedelta(minutes=2)).delay == timedelta(minutes=2)
 
@@ -126,10 +127,36 @@ def test_is_done_is_asked_first_so_the_last_attempt_may_succeed() -> None:
     assert str(raised.value) == "the condition was not met after 3 attempts; last state: 'pending'"
 
 
-def test_without_is_done_a_truthy_state_means_done() -> None:
-    strategy: WaitStrategy[object] = WaitStrategy.exponential()
-    assert strategy.decide({"id": 1}, 1, Draws()) == Decision.stop()
-    assert strategy.decide(None, 1, Draws(0.5)).should_continue
+def test_without_is_done_the_state_is_the_answer_true_or_false() -> None:
+    strategy: WaitStrategy[bool] = WaitStrategy.exponential()
+    assert strategy.decide(True, 1, Draws()) == Decision.stop()
+    assert strategy.decide(False, 1, Draws(0.5)).should_continue
+
+
+def test_with_is_done_a_boolean_state_is_judged_by_is_done() -> None:
+    strategy: WaitStrategy[bool] = WaitStrategy.fixed("5s", is_done=lambda state: not state)
+    assert strategy.decide(False, 1, Draws()) == Decision.stop()
+    assert strategy.decide(True, 1, Draws()).should_continue
+
+
+NOT_A_BOOLEAN = ("({kind}), not True or False: without is_done the state itself says whether "
+                 "the condition is met; pass is_done to the strategy, e.g. is_done=lambda "
+                 "state: state == \"completed\"")
+
+
+@pytest.mark.parametrize("build", [
+    WaitStrategy.exponential, WaitStrategy.linear, lambda: WaitStrategy.fixed("30s")])
+@pytest.mark.parametrize(("state", "shown", "kind"), [
+    ("pending", "'pending'", "str"), ({"id": 1}, "{'id': 1}", "dict"), (None, "None", "NoneType"),
+    (1, "1", "int"), ("x" * 100, "'" + "x" * 76 + "...", "str")])
+def test_without_is_done_any_other_state_is_refused_saying_to_pass_is_done(
+        build: object, state: object, shown: str, kind: str) -> None:
+    assert callable(build)
+    strategy = build()
+    with pytest.raises(TypeError) as raised:
+        strategy.decide(state, 1, Draws(0.5))
+    assert str(raised.value) == (f"the condition's state is {shown} "
+                                 + NOT_A_BOOLEAN.format(kind=kind))
 
 
 def test_from_function_decides_with_the_state_and_the_attempt() -> None:
@@ -148,7 +175,7 @@ def test_from_function_decides_with_the_state_and_the_attempt() -> None:
 def test_from_function_must_return_a_decision() -> None:
     strategy: WaitStrategy[int] = WaitStrategy.from_function(lambda state, attempt: "later")  # type: ignore[arg-type, return-value]
     with pytest.raises(TypeError) as raised:
-        strategy.decide(0, 1, Draws())
+        strategy.decide(False, 1, Draws())
     assert str(raised.value) == "a wait strategy must return a Decision, got str"
 
 

@@ -17,7 +17,8 @@ from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
-from tarry.language.model import Backoff, ForEach, Repeat, Step
+from tarry.language.model import Backoff, ForEach, Repeat, Step, Template
+from tarry.language.yamlsource import describe_value
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Interpreter, Names
@@ -56,7 +57,8 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
         if not isinstance(outcome, Done):
             return outcome
         cur["done"].append(frame["b"])
-        if repeat.until is None or walker.truthy(repeat.until, iteration.new_child(frame["b"])):
+        if repeat.until is None or _until_holds(walker, repeat.until,
+                                                iteration.new_child(frame["b"])):
             return Done(cur["done"])
         if index + 1 >= repeat.max:
             return step_error("repeat-exhausted",
@@ -64,6 +66,17 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
         pause = _pause(walker, repeat, index + 1, names)
         cur.update(i=index + 1, frame=new_frame(), next_at=iso(env.now + pause))
         env.record("wait.registered", path, kind="poll", until=cur["next_at"])
+
+
+def _until_holds(walker: Interpreter, until: Template, names: Names) -> bool:
+    """The value of ``until``, which must be true or false: a state such as ``'pending'``
+    is refused rather than taken for a met condition because it is truthy."""
+    value = walker.render(until.source, names)
+    if not isinstance(value, bool):
+        raise ExpressionError(
+            f"'until' must be true or false, got {describe_value(to_json(value))}; compare "
+            f"the value, such as {{{{ check.status == 'done' }}}}", expression=until.source)
+    return value
 
 
 def _pause(walker: Interpreter, repeat: Repeat, pause: int, names: Names) -> timedelta:

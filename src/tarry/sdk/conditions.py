@@ -6,8 +6,9 @@ checkpoint, so a crash repeats at most the attempt in flight. The strategy then 
 stop (the state is returned), or check again after a delay, the run suspended meanwhile
 like any wait (``waiting_for.kind = poll``). A strategy that gives up makes the operation
 raise :class:`~tarry.errors.WaitForConditionError` with the attempts and the last state;
-a check that raises fails the operation with a :class:`~tarry.errors.StepError`, both
-recorded, so a replay raises the same error again.
+a check that raises, or a strategy that cannot decide (a state that is not a boolean for a
+strategy without ``is_done``), fails the operation with a :class:`~tarry.errors.StepError`,
+both recorded, so a replay raises the same error again.
 
 The operation's journal entry::
 
@@ -23,7 +24,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from tarry.clock import from_iso, iso
 from tarry.engine.outcome import WaitInfo
@@ -91,19 +92,31 @@ async def _attempt(run: FlowRun, op: Operation, entry: dict[str, Any], check: Ca
     try:
         state = await call(check, (run.codec.load(entry["state"]), context), {})
     except Exception as exc:
-        entry.update(attempt=attempt, status="failed",
-                     error={"type": type(exc).__name__, "message": str(exc)})
-        run.record("step.failed", op.path, attempt=attempt, error=entry["error"])
-        await run.checkpoint()
-        raise StepError(op.path, entry["error"]["type"], entry["error"]["message"]) from exc
+        entry["attempt"] = attempt
+        await _fail(run, op, entry, exc)
     entry.update(attempt=attempt,
                  state=run.codec.store(state, f"the state of condition '{op.path}'"))
-    _decide(run, op, entry, strategy)
+    try:
+        _decide(run, op, entry, strategy)
+    except Exception as exc:
+        await _fail(run, op, entry, exc)
     await run.checkpoint()
+
+
+async def _fail(run: FlowRun, op: Operation, entry: dict[str, Any],
+                exc: Exception) -> NoReturn:
+    """Record that the check or the strategy raised ``exc``, checkpoint, raise a StepError."""
+    entry.update(status="failed", error={"type": type(exc).__name__, "message": str(exc)})
+    run.record("step.failed", op.path, attempt=entry["attempt"], error=entry["error"])
+    await run.checkpoint()
+    raise StepError(op.path, entry["error"]["type"], entry["error"]["message"]) from exc
 
 
 def _decide(run: FlowRun, op: Operation, entry: dict[str, Any],
             strategy: WaitStrategy[Any]) -> None:
+    """Let the strategy decide after this attempt; it raising anything but
+    WaitForConditionError (a state that is not a boolean without ``is_done``) is the
+    caller's to record."""
     attempt = entry["attempt"]
     try:
         decision = strategy.decide(run.codec.load(entry["state"]), attempt, run.env.rng)

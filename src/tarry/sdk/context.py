@@ -114,7 +114,8 @@ class Context:
             check: Callable[[S, CheckContext], Awaitable[S]] | Callable[[S, CheckContext], S],
             initial_state: S, strategy: WaitStrategy[S] | None = None) -> S:
         """Call ``check(state, check_ctx)`` until ``strategy`` (default:
-        ``WaitStrategy.exponential()``, done when the state is truthy) stops; the run is
+        ``WaitStrategy.exponential()``, done when the state is ``True``; without an
+        ``is_done`` a state that is not a boolean fails the operation) stops; the run is
         suspended between checks. Returns the last state; raises
         :class:`~tarry.errors.WaitForConditionError` when the strategy gives up."""
         return cast(S, await conditions.wait_for_condition(

@@ -8,10 +8,12 @@ Pure functions of the state, the attempt number and a random draw — no clock, 
     WaitStrategy.from_function(lambda state, attempt: Decision.stop() if state else
                                Decision.continue_after("1m"))
 
-A built-in strategy asks ``is_done(state)`` first (default: the state is truthy), so a
-condition met on the last attempt succeeds; then, with attempts left, continues after its
-delay; with none left it raises :class:`~tarry.errors.WaitForConditionError`. Every delay is
-floored at one second.
+A built-in strategy asks ``is_done(state)`` first, so a condition met on the last attempt
+succeeds; then, with attempts left, continues after its delay; with none left it raises
+:class:`~tarry.errors.WaitForConditionError`. Without ``is_done`` the state itself must be a
+boolean (``True`` is done): any other state raises ``TypeError`` saying to pass ``is_done``,
+so a check returning ``"pending"`` is never taken for a met condition. Every delay is floored
+at one second and otherwise kept exact (never rounded to whole seconds).
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ class WaitStrategy(Generic[S]):
         initial = _positive(initial_delay, "initial_delay")
         cap = _positive(max_delay, "max_delay")
         return cls(_polling(lambda n: _grown(initial, rate, n - 1, cap), max_attempts, spread,
-                            is_done))
+                            _done_test(is_done)))
 
     @classmethod
     def linear(cls, *, max_attempts: int = 60, initial_delay: timedelta | str = "5s",
@@ -137,14 +139,15 @@ class WaitStrategy(Generic[S]):
             grown = initial + step * (attempt - 1)
             return grown if cap is None else min(grown, cap)
 
-        return cls(_polling(delay, max_attempts, Jitter.NONE, is_done))
+        return cls(_polling(delay, max_attempts, Jitter.NONE, _done_test(is_done)))
 
     @classmethod
     def fixed(cls, delay: timedelta | str, *, max_attempts: int = 60,
               is_done: Callable[[S], bool] | None = None) -> WaitStrategy[S]:
         """The same ``delay`` after every attempt; no jitter."""
         pause = _positive(delay, "delay")
-        return cls(_polling(lambda _attempt: pause, max_attempts, Jitter.NONE, is_done))
+        return cls(_polling(lambda _attempt: pause, max_attempts, Jitter.NONE,
+                            _done_test(is_done)))
 
     @classmethod
     def from_function(cls, function: Callable[[S, int], Decision]) -> WaitStrategy[S]:
@@ -154,10 +157,9 @@ class WaitStrategy(Generic[S]):
 
 
 def _polling(delay: Callable[[int], timedelta], max_attempts: int, jitter: Jitter,
-             is_done: Callable[[S], bool] | None) -> Callable[[S, int, random.Random], Decision]:
+             done: Callable[[S], bool]) -> Callable[[S, int, random.Random], Decision]:
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
         raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
-    done = is_done if is_done is not None else bool
 
     def decide(state: S, attempt: int, rng: random.Random) -> Decision:
         if done(state):
@@ -168,6 +170,25 @@ def _polling(delay: Callable[[int], timedelta], max_attempts: int, jitter: Jitte
         return Decision.continue_after(jitter.apply(delay(attempt), draw))
 
     return decide
+
+
+def _done_test(is_done: Callable[[S], bool] | None) -> Callable[[S], bool]:
+    """``is_done`` when given; else the state itself, which must then be a boolean."""
+    if is_done is not None:
+        return is_done
+
+    def state_is_true(state: S) -> bool:
+        if isinstance(state, bool):
+            return state
+        shown = repr(state)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        raise TypeError(
+            f"the condition's state is {shown} ({type(state).__name__}), not True or False: "
+            f"without is_done the state itself says whether the condition is met; pass "
+            f"is_done to the strategy, e.g. is_done=lambda state: state == \"completed\"")
+
+    return state_is_true
 
 
 def _jitter(value: Jitter | str) -> Jitter:
