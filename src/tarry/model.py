@@ -81,6 +81,14 @@ class NewRun:
     waiting_for: dict[str, Any] | None = None
     reason: str | None = None
 
+    def record(self) -> RunRecord:
+        """The run as the store holds it once created (read back without a query)."""
+        return RunRecord(id=self.id, flow=self.flow, flow_digest=self.flow_digest,
+                         status=self.status, inputs=self.inputs, target=self.target,
+                         state=self.state, created_at=self.created_at,
+                         updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
+                         waiting_for=self.waiting_for)
+
 
 @dataclass(frozen=True)
 class RunRecord:

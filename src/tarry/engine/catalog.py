@@ -12,6 +12,7 @@ to the program instead of the interpreter.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -80,12 +81,43 @@ def import_program_source(reference: str, *, root: Path | None = None) -> Progra
     return found  # type: ignore[return-value]
 
 
+_FileSignature = tuple[int, int, int]
+"""What tells a flow file changed without reading it: inode, size, modification time (ns)."""
+
+
+def _signature(path: Path) -> _FileSignature | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+_Listing = tuple[list[tuple[Path, _FileSignature | None]], list[Path]]
+"""The folders of a flows tree with their signatures, and the flow files found in them."""
+
+
+def _list_flows(root: Path) -> _Listing:
+    """Every folder under ``root`` (itself included, even when missing) with its signature,
+    and every YAML file in them, sorted."""
+    folders = [root] + ([p for p in root.rglob("*") if p.is_dir()] if root.is_dir() else [])
+    signed = [(folder, _signature(folder)) for folder in folders]
+    files = sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir()
+                   if p.suffix in _SUFFIXES)
+    return signed, files
+
+
 class FlowCatalog:
     """Resolves flow names and digests to loaded :class:`Flow` objects (cached).
 
     Flows are loaded checked against ``manifests`` when given (their event types and
     ``match`` keys). A stored flow, which a run already started with, is not checked again:
     it resumes whatever the manifests say now.
+
+    A flow file is parsed once and kept with its signature (inode, size, modification time):
+    a start costs a ``stat`` of each file in the flows folder, not a parse, and a file that
+    changed (or a broken file that was fixed) is read again on the next lookup. Each digest
+    is saved in the store once per catalog.
     """
 
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
@@ -98,13 +130,15 @@ class FlowCatalog:
         self.programs: Mapping[str, Program] = programs or {}
         """The Python flows, by name (empty without an app)."""
         self._by_digest: dict[str, Flow] = {}
+        self._files: dict[Path, tuple[_FileSignature, Flow | LoadError]] = {}
+        self._listing: _Listing | None = None
 
     def resolve(self, name_or_path: str) -> Flow:
         """The flow named ``name_or_path`` in the flows folder or on the app, or the YAML file
         at that path. A name both folder and app define is refused."""
         path = Path(name_or_path)
         if path.suffix in _SUFFIXES and path.is_file():
-            return self._remember(self._load(path))
+            return self.remember(self._load(path))
         candidates = self._named_files()
         program = self.programs.get(name_or_path)
         if program is not None and name_or_path in candidates:
@@ -112,9 +146,9 @@ class FlowCatalog:
                               f"{candidates[name_or_path]} and by a Python flow of the app; "
                               "rename one")
         if program is not None:
-            return self._remember(program.definition)
+            return self.remember(program.definition)
         if name_or_path in candidates:
-            return self._remember(self._load(candidates[name_or_path]))
+            return self.remember(self._load(candidates[name_or_path]))
         if path.suffix in _SUFFIXES:
             raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
         where = " or on the app" if self.programs else ""
@@ -150,10 +184,13 @@ class FlowCatalog:
         return program
 
     def all_files(self) -> list[Path]:
-        """Every YAML file in the flows folder, sorted."""
-        if not self.flows_dir.is_dir():
-            return []
-        return sorted(p for p in self.flows_dir.rglob("*") if p.suffix in _SUFFIXES)
+        """Every YAML file in the flows folder, sorted (listed again only when a folder in
+        it changed: a file added, removed or renamed)."""
+        listing = self._listing
+        if listing is None or any(_signature(folder) != signature
+                                  for folder, signature in listing[0]):
+            listing = self._listing = _list_flows(self.flows_dir)
+        return listing[1]
 
     def _named_files(self) -> dict[str, Path]:
         named: dict[str, Path] = {}
@@ -165,9 +202,25 @@ class FlowCatalog:
         return named
 
     def _load(self, path: Path) -> Flow:
-        return load_flow(path, actions=self.actions, manifests=self.manifests)
+        """The flow in the file at ``path``, parsed again only when the file changed."""
+        signature = _signature(path)
+        cached = self._files.get(path)
+        if signature is None or cached is None or cached[0] != signature:
+            cached = (signature or (0, 0, 0), self._parse(path))
+            if signature is not None:
+                self._files[path] = cached
+        if isinstance(cached[1], LoadError):
+            raise cached[1].with_traceback(None)
+        return cached[1]
 
-    def _remember(self, flow: Flow) -> Flow:
+    def _parse(self, path: Path) -> Flow | LoadError:
+        try:
+            return load_flow(path, actions=self.actions, manifests=self.manifests)
+        except LoadError as exc:
+            return exc
+
+    def remember(self, flow: Flow) -> Flow:
+        """``flow``, its source saved in the store unless this catalog already saved it."""
         if flow.digest not in self._by_digest:
             self.store.save_flow(flow.digest, flow.name, flow.source)
             self._by_digest[flow.digest] = flow

@@ -8,7 +8,7 @@ documents.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
 from tarry.engine.worker import Worker, worker_name
-from tarry.errors import UnknownEventType
+from tarry.errors import InvalidRunRequest, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.service import Holds
@@ -105,21 +105,49 @@ class Engine:
 
         A flow with ``hold:`` (or a start with ``hold_after``, an aware instant) creates a
         held run — or a refused one, when its hold is refused at start (SPEC section 5).
+        One store transaction (the first start of a flow also saves its source).
         """
-        loaded = self.catalog.resolve(flow) if isinstance(flow, str) else flow
-        if not isinstance(flow, str):
-            self.store.save_flow(loaded.digest, loaded.name, loaded.source)
-        now = self.clock.now()
-        run = NewRun(id=new_run_id(), flow=loaded.name, flow_digest=loaded.digest,
-                     status=RunStatus.PENDING, inputs=bind_inputs(loaded, inputs or {}),
-                     target=target, created_at=now, due_at=now)
-        created = HistoryEntry(now, "created", None, {"target": target} if target else {})
+        loaded = self._loaded(flow)
+        run, created = self._new_run(loaded, inputs, target)
         hold = hold_of(loaded, hold_after)
-        if hold is None:
-            self.store.create_run(run, [created])
-        else:
-            admit(self.holds, run, hold, created)
-        return self.store.get_run(run.id)
+        if hold is not None:
+            return admit(self.holds, run, hold, created).record()
+        self.store.create_run(run, [created])
+        return run.record()
+
+    def start_many(self, flow: str | Flow, inputs: Iterable[Mapping[str, Any] | None], *,
+                   targets: Iterable[str | None] | None = None) -> list[RunRecord]:
+        """Create one run of ``flow`` per item of ``inputs`` (with the matching item of
+        ``targets``, if given), for bulk creation: every input is checked first, then all
+        the runs are inserted in one transaction — all of them or, on any error, none.
+
+        The runs of a flow with ``hold:`` are admitted one after another instead (each start
+        is decided against the runs held before it, SPEC section 5).
+        """
+        loaded = self._loaded(flow)
+        given = list(inputs)
+        labels = list(targets) if targets is not None else [None] * len(given)
+        if len(labels) != len(given):
+            raise InvalidRunRequest(f"start_many got {len(given)} inputs but {len(labels)} targets")
+        new = [self._new_run(loaded, each, target) for each, target in zip(given, labels,
+                                                                           strict=True)]
+        hold = hold_of(loaded, None)
+        if hold is not None:
+            return [admit(self.holds, run, hold, created).record() for run, created in new]
+        self.store.create_runs([(run, [created]) for run, created in new])
+        return [run.record() for run, _ in new]
+
+    def _loaded(self, flow: str | Flow) -> Flow:
+        return self.catalog.resolve(flow) if isinstance(flow, str) else self.catalog.remember(flow)
+
+    def _new_run(self, flow: Flow, inputs: Mapping[str, Any] | None,
+                 target: str | None) -> tuple[NewRun, HistoryEntry]:
+        """A pending run of ``flow`` due now, and its ``created`` history entry."""
+        now = self.clock.now()
+        run = NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
+                     status=RunStatus.PENDING, inputs=bind_inputs(flow, inputs or {}),
+                     target=target, created_at=now, due_at=now)
+        return run, HistoryEntry(now, "created", None, {"target": target} if target else {})
 
     async def drive(self, run_id: str, *, follow: bool = False,
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:

@@ -74,8 +74,9 @@ def held_run(run: NewRun, hold: HoldState, limits: Limits) -> NewRun:
                    waiting_for=waiting_for(hold, due, limits))
 
 
-def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> None:
-    """Create ``run`` (built as pending) held on ``hold`` — or refused, with its reason.
+def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> NewRun:
+    """Create ``run`` (built as pending) held on ``hold`` — or refused, with its reason;
+    the run as created.
 
     ``created`` is the run's first history entry; the hold's conditions are added to it.
     """
@@ -83,13 +84,15 @@ def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> 
     created = replace(created, data={**created.data, "hold": hold.conditions()})
     refusal = start_refusal(hold, holds.checks, holds.limits, now)
     if refusal is None:
-        sibling = holds.store.create_held_run(held_run(run, hold, holds.limits), [created],
+        held = held_run(run, hold, holds.limits)
+        sibling = holds.store.create_held_run(held, [created],
                                               recent_since=now - SUPERSEDE_WINDOW)
         if sibling is None:
-            return
+            return held
         refusal = Refused(Refusal.HOLD_SUPERSEDED, {"sibling": sibling})
     refused = replace(run, status=RunStatus.REFUSED, state={"hold": hold.to_json()},
                       due_at=None, reason=refusal.token.value)
     entry = HistoryEntry(now, "refused", None, {"reason": refusal.token.value,
                                                 **refusal.detail})
     holds.store.create_run(refused, [created, entry])
+    return refused

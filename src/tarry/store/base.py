@@ -13,6 +13,7 @@ All instants are aware UTC datetimes; backends store them as integer epoch milli
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -59,6 +60,11 @@ class Store(Protocol):
 
     def create_run(self, run: NewRun, history: list[HistoryEntry]) -> None:
         """Insert a run and its first history entries."""
+        ...
+
+    def create_runs(self, runs: Sequence[tuple[NewRun, Sequence[HistoryEntry]]]) -> None:
+        """Insert runs and their first history entries, all in one transaction (all or
+        none)."""
         ...
 
     def claim_due(self, now: datetime, worker: str, lease_until: datetime,

@@ -8,7 +8,7 @@ returns for them (``0``/``1`` or ``False``/``True``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -85,7 +85,7 @@ def checkpoint_outcome(update: RunUpdate, cancel_requested: bool) -> CheckpointO
     return CheckpointOutcome.SAVED
 
 
-def history_params(run_id: str, entries: list[HistoryEntry]) -> list[dict[str, Any]]:
+def history_params(run_id: str, entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
     """Parameters of ``insert_history``, one mapping per entry."""
     return [
         {
@@ -135,9 +135,12 @@ def entry_from_row(row: Row) -> HistoryEntry:
                         data=_load(row["data"]))
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""One encoder for every stored value (``json.dumps`` with options builds one per call)."""
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"),
-                                                  ensure_ascii=False)
+    return None if value is None else _ENCODER.encode(value)
 
 
 def _load(text: str | None) -> Any:

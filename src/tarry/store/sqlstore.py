@@ -190,9 +190,17 @@ class SqlStore(ABC):
 
     def create_run(self, run: NewRun, history: list[HistoryEntry]) -> None:
         """Insert a run and its first history entries."""
+        self.create_runs([(run, history)])
+
+    def create_runs(self, runs: Sequence[tuple[NewRun, Sequence[HistoryEntry]]]) -> None:
+        """Insert runs and their first history entries, all in one transaction."""
+        if not runs:
+            return
+        history = [params for run, entries in runs
+                   for params in rows.history_params(run.id, entries)]
         with self._transaction(write=True) as tx:
-            tx.run("insert_run", rows.new_run_params(run))
-            tx.many("insert_history", rows.history_params(run.id, history))
+            tx.many("insert_run", [rows.new_run_params(run) for run, _ in runs])
+            tx.many("insert_history", history)
 
     def claim_due(self, now: datetime, worker: str, lease_until: datetime,
                   limit: int) -> list[RunRecord]:

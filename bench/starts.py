@@ -1,0 +1,189 @@
+"""Runs started per second: one ``Engine.start`` at a time, and ``Engine.start_many`` batches.
+
+    nice -n 10 .venv/bin/python bench/starts.py [--quick] [--store URL] [--json PATH]
+                                                [--single N] [--batched N] [--batch N]
+
+A project with one YAML flow (two inputs, one timer) in its flows folder; the flow is named,
+as a caller would (``engine.start("greet", {...})``), so each start resolves the name. Per
+store, on a fresh database of its own:
+
+- **single** — ``--single`` starts, one after another, each its own transaction;
+- **batched** — ``--batched`` starts in ``start_many`` calls of ``--batch`` runs each (one
+  transaction per call); skipped, and reported so, by a tarry without ``start_many``;
+- **limit** — the store's raw rate of minimal durable transactions on this machine, measured
+  in the same run (the physical limit a one-at-a-time start cannot beat).
+
+Targets (SQLite): 3,000 single starts/s and 20,000 batched starts/s. Without ``--store`` both
+a SQLite file in a temporary folder and, when ``TARRY_TEST_POSTGRES`` names a server, a
+scratch PostgreSQL database are measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from common import (
+    Target,
+    add_size_options,
+    chosen_sizes,
+    machine,
+    measure_limit,
+    publish,
+    say,
+    scratch_store,
+    store_kind,
+)
+
+from tarry.config import load_settings
+from tarry.engine.runtime import Engine
+
+FLOW = """\
+flow: greet
+inputs:
+  name: { type: string, required: true }
+  times: { type: integer, default: 1 }
+steps:
+  - pause:
+      wait: { for: 1h }
+  - hello:
+      log: { message: "hello {{ name }}" }
+"""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much to measure."""
+
+    single: int = 5000
+    batched: int = 50000
+    batch: int = 1000
+    limit_seconds: float = 1.0
+
+
+FULL = Sizes()
+QUICK = Sizes(single=1000, batched=10000, batch=500, limit_seconds=0.5)
+
+
+def project(folder: Path, url: str) -> Engine:
+    """An engine over the store at ``url`` for a project holding the ``greet`` flow."""
+    flows = folder / "flows"
+    flows.mkdir(exist_ok=True)
+    (flows / "greet.yaml").write_text(FLOW, encoding="utf-8")
+    return Engine.from_settings(load_settings(folder, env={"TARRY_DATABASE": url}))
+
+
+def single_rate(engine: Engine, count: int) -> float:
+    """Starts per second, one ``start`` call (one transaction) each."""
+    engine.start("greet", {"name": "warm-up"})
+    began = time.perf_counter()
+    for number in range(count):
+        engine.start("greet", {"name": f"n{number}"})
+    return count / (time.perf_counter() - began)
+
+
+def batched_rate(engine: Engine, count: int, batch: int) -> float | None:
+    """Starts per second in ``start_many`` calls of ``batch``; None without ``start_many``."""
+    start_many = getattr(engine, "start_many", None)
+    if start_many is None:
+        return None
+    inputs = [{"name": f"n{number}"} for number in range(batch)]
+    calls = max(count // batch, 1)
+    began = time.perf_counter()
+    for _ in range(calls):
+        start_many("greet", inputs)
+    return calls * batch / (time.perf_counter() - began)
+
+
+def measure_store(base: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
+    """Every figure on one store kind, each phase on a fresh database."""
+    kind = store_kind(base)
+    with scratch_store(base, "starts_limit") as url:
+        say(f"{kind}: raw durable transactions")
+        limit = measure_limit(url, seconds=sizes.limit_seconds)
+    with scratch_store(base, "starts_single") as url:
+        say(f"{kind}: {sizes.single} single starts")
+        engine = project(folder, url)
+        try:
+            single = single_rate(engine, sizes.single)
+        finally:
+            engine.close()
+    with scratch_store(base, "starts_batched") as url:
+        say(f"{kind}: {sizes.batched} starts in batches of {sizes.batch}")
+        engine = project(folder, url)
+        try:
+            batched = batched_rate(engine, sizes.batched, sizes.batch)
+        finally:
+            engine.close()
+    return {"store": kind, "limit_per_second": limit.per_second, "single_per_second": single,
+            "batched_per_second": batched}
+
+
+def targets(results: Sequence[dict[str, Any]]) -> list[Target]:
+    """The SQLite goals of issue 10."""
+    goals = []
+    for result in results:
+        if result["store"] != "sqlite":
+            continue
+        goals.append(Target("sqlite single starts/s", result["single_per_second"], low=3000))
+        goals.append(Target("sqlite batched starts/s", result["batched_per_second"] or 0.0,
+                            low=20000))
+    return goals
+
+
+def table_rows(results: Sequence[dict[str, Any]],
+               goals: Sequence[Target]) -> list[tuple[str, str, str]]:
+    """One group of rows per store, then the targets."""
+    rows = []
+    for result in results:
+        kind = result["store"]
+        batched = result["batched_per_second"]
+        rows += [
+            (f"{kind}: raw durable transactions/s", f"{result['limit_per_second']:,.0f}", ""),
+            (f"{kind}: single starts/s", f"{result['single_per_second']:,.0f}", ""),
+            (f"{kind}: batched starts/s",
+             "n/a (no start_many)" if batched is None else f"{batched:,.0f}", ""),
+        ]
+    rows += [(goal.name, f"{goal.value:,.0f}", f"{goal.bounds} "
+              f"{'ok' if goal.passed else 'MISSED'}") for goal in goals]
+    return rows
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    add_size_options(parser, FULL)
+    parser.add_argument("--store", help="sqlite:///path.db or postgresql://… (default: SQLite, "
+                                        "and PostgreSQL when TARRY_TEST_POSTGRES is set)")
+    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
+                        "starts.json", help="where to write the results")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark, print the table, write the JSON."""
+    args = parse_args(argv)
+    sizes = chosen_sizes(args, FULL, QUICK)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
+        bases = [args.store] if args.store else [
+            f"sqlite:///{folder}/bench.db",
+            *([os.environ["TARRY_TEST_POSTGRES"]] if os.environ.get("TARRY_TEST_POSTGRES")
+              else [])]
+        facts = machine(bases[0])
+        results = [measure_store(base, Path(folder), sizes) for base in bases]
+    goals = targets(results)
+    return publish("starts", args, sizes=asdict(sizes), facts=facts,
+                   results={"stores": results}, goals=goals,
+                   rows=table_rows(results, goals), began=began)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Starting runs: one transaction per start, batches with start_many, parsed flows cached."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tarry.errors import InvalidRunRequest, LoadError
+from tarry.model import RunStatus
+from tarry.testing import Harness
+
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+GREET = """\
+flow: greet
+inputs:
+  name: { type: string, required: true }
+steps:
+  - hello:
+      set: { greeting: "hello {{ name }}" }
+"""
+
+
+@pytest.fixture
+def harness(tmp_path: Path, store_url: str) -> Iterator[Harness]:
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "greet.yaml").write_text(GREET, encoding="utf-8")
+    h = Harness(tmp_path, start=START, store_url=store_url)
+    yield h
+    h.close()
+
+
+def test_start_returns_the_run_as_stored(harness: Harness) -> None:
+    record = harness.engine.start("greet", {"name": "ada"}, target="t-1")
+    assert record == harness.record(record.id)
+    assert (record.status, record.inputs, record.target) == (RunStatus.PENDING,
+                                                              {"name": "ada"}, "t-1")
+
+
+async def test_start_many_creates_every_run_in_order(harness: Harness) -> None:
+    records = harness.engine.start_many("greet", [{"name": "ada"}, {"name": "bob"}],
+                                        targets=["a", None])
+    assert [harness.record(r.id) for r in records] == records
+    assert [(r.inputs["name"], r.target) for r in records] == [("ada", "a"), ("bob", None)]
+    await harness.run_until_idle()
+    assert [harness.document(r.id)["bindings"]["hello"] for r in records] == [
+        {"greeting": "hello ada"}, {"greeting": "hello bob"}]
+    assert harness.history_kinds(records[0].id)[0] == "created"
+
+
+def test_start_many_with_one_bad_input_creates_nothing(harness: Harness) -> None:
+    with pytest.raises(InvalidRunRequest) as caught:
+        harness.engine.start_many("greet", [{"name": "ada"}, {"name": 3}])
+    assert str(caught.value) == "input 'name' must be a string, got 3"
+    assert harness.engine.store.list_runs() == []
+
+
+def test_start_many_refuses_targets_that_do_not_pair_with_the_inputs(
+        harness: Harness) -> None:
+    with pytest.raises(InvalidRunRequest) as caught:
+        harness.engine.start_many("greet", [{"name": "ada"}], targets=["a", "b"])
+    assert str(caught.value) == "start_many got 1 inputs but 2 targets"
+    assert harness.engine.store.list_runs() == []
+
+
+def test_start_many_of_a_held_flow_admits_each_run(harness: Harness) -> None:
+    held = harness.flow("""
+flow: gated
+hold:
+  - after: "2026-03-02T09:00:00Z"
+steps:
+  - go: { log: { message: go } }
+""")
+    first, second, other = harness.engine.start_many(held, [{}, {}, {}],
+                                                     targets=["x", "x", "y"])
+    assert (first.status, second.status, other.status) == (
+        RunStatus.HELD, RunStatus.REFUSED, RunStatus.HELD)
+    assert second.reason == "hold-superseded"
+    assert harness.record(second.id) == second
+
+
+def _edit(path: Path, text: str) -> None:
+    before = path.stat().st_mtime_ns
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before + 1_000_000_000, before + 1_000_000_000))
+
+
+def test_a_changed_flow_file_is_read_again_on_the_next_start(harness: Harness) -> None:
+    path = harness.directory / "flows" / "greet.yaml"
+    first = harness.engine.start("greet", {"name": "ada"})
+    _edit(path, GREET.replace("hello {{ name }}", "hi {{ name }}"))
+    second = harness.engine.start("greet", {"name": "ada"})
+    assert first.flow_digest != second.flow_digest
+    assert harness.engine.store.flow_source(second.flow_digest) == path.read_text()
+
+
+def test_a_flow_file_added_later_is_found(harness: Harness) -> None:
+    harness.engine.start("greet", {"name": "ada"})
+    (harness.directory / "flows" / "later.yaml").write_text(
+        "flow: later\nsteps:\n  - hello: { log: { message: hi } }\n", encoding="utf-8")
+    assert harness.engine.start("later").flow == "later"
+
+
+def test_a_broken_flow_file_stays_refused_until_it_is_fixed(harness: Harness) -> None:
+    path = harness.directory / "flows" / "greet.yaml"
+    _edit(path, GREET.replace("set:", "sett:"))
+    for _ in range(2):
+        with pytest.raises(LoadError) as caught:
+            harness.engine.catalog.resolve(str(path))
+        assert str(caught.value) == (f"{path}:6:7: unknown action or key 'sett' "
+                                     "(did you mean 'set'?)")
+    _edit(path, GREET)
+    assert harness.engine.start("greet", {"name": "ada"}).flow == "greet"
