@@ -70,6 +70,9 @@ class Limits:
     """Consecutive faulty checks after which the run is refused ``hold-unanswerable``."""
     check_slots: int = 1
     """How many checks may run at once across every worker sharing the store."""
+    request_bytes: int = 1_048_576
+    """The largest HTTP request body ``tarry serve`` reads (1 MiB); a larger one is refused
+    (413) before it is read."""
 
     def __post_init__(self) -> None:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
@@ -100,6 +103,10 @@ class Settings:
     """Hold bounds and check cadence."""
     api_token: str | None = field(default=None, repr=False)
     """``TARRY_API_TOKEN``: the bearer token the HTTP API requires; environment only."""
+    api_tokens: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
+                                          repr=False)
+    """``TARRY_API_TOKENS`` (``name=token,…``): read-only, principal name → its bearer token;
+    environment only."""
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -141,6 +148,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         checks=MappingProxyType(checks),
         limits=replace(Limits(), **values),
         api_token=environ.get("TARRY_API_TOKEN") or None,
+        api_tokens=MappingProxyType(_env_tokens(environ.get("TARRY_API_TOKENS", ""))),
     )
 
 
@@ -300,6 +308,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "check_max": _Key("TARRY_CHECK_MAX", _positive_int, _positive_int_text),
         "check_faults": _Key("TARRY_CHECK_FAULTS", _positive_int, _positive_int_text),
         "check_slots": _Key("TARRY_CHECK_SLOTS", _positive_int, _positive_int_text),
+        "request_bytes": _Key("TARRY_REQUEST_BYTES", _positive_int, _positive_int_text),
     },
 }
 _TABLES = ("tarry", "actions", "checks", "limits")
@@ -339,6 +348,24 @@ def _env_checks(value: str) -> dict[str, Path]:
                               "name:/absolute/path")
         checks[name.strip()] = _check_path(path, f"TARRY_CHECKS: {name.strip()}")
     return checks
+
+
+_PRINCIPAL = re.compile(r"[A-Za-z0-9_.@-]+")
+
+
+def _env_tokens(value: str) -> dict[str, str]:
+    """``name=token,…``: each entry split on its first ``=``. A message never shows a token."""
+    tokens: dict[str, str] = {}
+    entries = [item.strip() for item in value.split(",") if item.strip()]
+    for index, entry in enumerate(entries, start=1):
+        name, equals, token = (part.strip() for part in entry.partition("="))
+        if not (equals and token) or not _PRINCIPAL.fullmatch(name):
+            raise ConfigError(f"TARRY_API_TOKENS: entry {index} is not name=token (a name of "
+                              "letters, digits, '_', '.', '@' or '-', then '=' and the token)")
+        if name in tokens:
+            raise ConfigError(f"TARRY_API_TOKENS: the principal '{name}' is named twice")
+        tokens[name] = token
+    return tokens
 
 
 def _resolve_database(url: str, root: Path) -> str:

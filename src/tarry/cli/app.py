@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tarry.cli import events, holds, project, runs, scenarios, worker
+from tarry.cli import events, holds, project, runs, scenarios, serve, worker
 from tarry.errors import LoadError, TarryError
 
 __all__ = ["app", "error_lines", "main"]
@@ -75,6 +75,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "run": runs.run,
     "start": runs.start,
     "worker": worker.worker,
+    "serve": serve.serve,
     "runs": runs.list_runs,
     "show": runs.show,
     "cancel": runs.cancel,

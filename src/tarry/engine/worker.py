@@ -63,6 +63,12 @@ class Worker:
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()
+        self._nudged = asyncio.Event()
+
+    def wake(self) -> None:
+        """Look for due runs at once rather than at the next look at the store's change token
+        (a start or an event accepted in this process calls it). Call it on the loop's thread."""
+        self._nudged.set()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
@@ -77,6 +83,7 @@ class Worker:
                     await _first_done(running, stop)
                     continue
                 try:
+                    self._nudged.clear()
                     if self._start(self._claim(min(self.batch, free)), running):
                         await asyncio.sleep(0)  # let them begin; claim again while slots are free
                     else:
@@ -149,14 +156,16 @@ class Worker:
                 self._in_flight.discard(record.id)
 
     async def _idle(self, stop: asyncio.Event) -> None:
-        """Sleep until the earliest due instant, a change in the store, or ``stop``."""
+        """Sleep until the earliest due instant, a change in the store, a :meth:`wake`, or
+        ``stop``."""
         token = self.store.change_token()
         due = self.store.next_due_at()
-        while not stop.is_set():
+        while not stop.is_set() and not self._nudged.is_set():
             remaining = (due - self.clock.now()).total_seconds() if due else _CHANGE_POLL_SECONDS
             if remaining <= 0:
                 return
-            await _sleep_or_stop(stop, min(remaining, _CHANGE_POLL_SECONDS), self.clock)
+            await _sleep_or_stop(stop, min(remaining, _CHANGE_POLL_SECONDS), self.clock,
+                                 self._nudged)
             if self.store.change_token() != token:
                 return
 
@@ -180,12 +189,15 @@ async def _first_done(running: set[asyncio.Task[None]], stop: asyncio.Event) -> 
     stopper.cancel()
 
 
-async def _sleep_or_stop(stop: asyncio.Event, seconds: float, clock: Clock | None = None) -> None:
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float, clock: Clock | None = None,
+                         nudge: asyncio.Event | None = None) -> None:
     if clock is not None:
         sleeper = asyncio.ensure_future(clock.sleep(seconds))
     else:
         sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
-    stopper = asyncio.ensure_future(stop.wait())
-    await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    for task in (sleeper, stopper):
+    waits = {sleeper, asyncio.ensure_future(stop.wait())}
+    if nudge is not None:
+        waits.add(asyncio.ensure_future(nudge.wait()))
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for task in waits:
         task.cancel()

@@ -1,0 +1,15 @@
+"""The /v1 HTTP API (SPEC 8.2): one router per resource, gathered in :data:`ROUTERS`.
+
+A new resource (``/v1/tasks``) is a module here with its ``router``, added to the list.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from tarry.server.api import events, flows, runs
+
+__all__ = ["ROUTERS"]
+
+ROUTERS: tuple[APIRouter, ...] = (runs.router, events.router, flows.router)
+"""Every /v1 router, in the order the OpenAPI document lists them."""

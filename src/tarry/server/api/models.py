@@ -1,0 +1,171 @@
+"""The request and response bodies of the /v1 API, as pydantic models (they make the
+OpenAPI document). The run and event documents are those of SPEC 8.1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from tarry.model import EventState, RunStatus
+
+__all__ = ["EventDocument", "EventList", "FlowInfo", "FlowList", "Health", "HistoryItem",
+           "ManifestInfo", "RedeliverEvent", "RunDocument", "RunError", "RunList",
+           "SendEvent", "StartRun", "WaitingFor"]
+
+JsonObject = dict[str, Any]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StartRun(_Request):
+    """``POST /v1/runs``: which flow to start, with what."""
+
+    flow: str = Field(min_length=1, max_length=512,
+                      description="A flow name (a YAML flow of the project, or a registered "
+                                  "Python flow).")
+    inputs: JsonObject = Field(default_factory=dict, description="The run's inputs.")
+    target: str | None = Field(default=None, min_length=1, max_length=512,
+                               description="An id-only label such as acme/web#7.")
+    hold_after: AwareDatetime | None = Field(
+        default=None, description="Hold the run until this instant (with its zone), besides "
+                                  "any hold its flow declares.")
+
+
+class SendEvent(_Request):
+    """``POST /v1/events/{type}`` (for types without a signature): the event."""
+
+    data: JsonObject = Field(description="The payload, validated against the manifest.")
+    id: str | None = Field(default=None, min_length=1, max_length=512,
+                           description="Dedup id: an id seen before for this type is a "
+                                       "duplicate (acknowledged, not delivered again).")
+
+
+class RedeliverEvent(_Request):
+    """``POST /v1/events/{id}/redeliver``: optionally, a corrected payload."""
+
+    data: JsonObject | None = Field(default=None,
+                                    description="The corrected payload (default: as stored).")
+
+
+class WaitingFor(BaseModel):
+    """What a waiting (or held) run waits for."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder or task.")
+    step: str | None = None
+    until: str | None = Field(default=None, description="The latest instant it waits until.")
+    event_type: str | None = None
+    match: JsonObject | None = None
+    since: str | None = None
+
+
+class RunError(BaseModel):
+    """Why a run failed."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    message: str
+    step: str | None = None
+
+
+class HistoryItem(BaseModel):
+    """One entry of a run's history."""
+
+    at: str
+    kind: str
+    step: str | None
+    data: JsonObject
+
+
+class RunDocument(BaseModel):
+    """The run document (SPEC 8.1)."""
+
+    id: str
+    flow: str
+    status: RunStatus
+    exit: str | None
+    error: RunError | None
+    reason: str | None
+    target: str | None
+    inputs: JsonObject
+    bindings: JsonObject
+    result: Any = None
+    waiting_for: WaitingFor | None
+    due_at: str | None
+    created_at: str
+    updated_at: str
+    history: list[HistoryItem] | None = Field(
+        default=None, description="Oldest first; only in GET /v1/runs/{id} and start/cancel.")
+
+
+class RunList(BaseModel):
+    """A page of runs, newest first."""
+
+    runs: list[RunDocument]
+    next_cursor: str | None = Field(description="Pass as ``cursor`` for the next page; null "
+                                                "on the last page.")
+
+
+class EventDocument(BaseModel):
+    """The event document (SPEC 8.1)."""
+
+    id: str
+    type: str
+    state: EventState
+    runs: list[str]
+    errors: list[str]
+    data: Any
+    received_at: str
+    buffer_until: str | None
+
+
+class EventList(BaseModel):
+    """A page of events, newest first."""
+
+    events: list[EventDocument]
+    next_cursor: str | None
+
+
+class ManifestInfo(BaseModel):
+    """A declared event type."""
+
+    type: str
+    correlate_on: list[str]
+    schema_: JsonObject | None = Field(alias="schema")
+    buffer_seconds: float
+    signature: str | None = Field(description="tarry, github or slack when senders sign; "
+                                              "such a type needs no bearer token.")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class FlowInfo(BaseModel):
+    """A loaded flow."""
+
+    name: str
+    description: str | None
+    source: str = Field(description="yaml or python")
+    inputs: list[str]
+    hold: bool = Field(description="Whether the flow holds its runs before the first step.")
+
+
+class FlowList(BaseModel):
+    """``GET /v1/flows``: the loaded flows, and the event types they may wait for."""
+
+    flows: list[FlowInfo]
+    events: list[ManifestInfo]
+    problems: list[str] = Field(description="Flow files that were refused at load.")
+
+
+class Health(BaseModel):
+    """``GET /healthz``."""
+
+    status: str = Field(description="ok, or unavailable when the store cannot be reached.")
+    store: str = Field(description="reachable or unreachable")
+    worker: str = Field(description="running or stopped")
+    checked_at: str
