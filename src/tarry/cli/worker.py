@@ -41,9 +41,7 @@ def worker(
     settings = load_settings()
     with _log_to_stderr(logging.DEBUG if debug else logging.INFO), \
             open_engine(settings) as engine:
-        executor = Worker(engine.store, engine.catalog, engine.actions, engine.clock,
-                          concurrency=concurrency, lease=timedelta(seconds=lease),
-                          holds=engine.holds)
+        executor = engine.worker(concurrency=concurrency, lease=timedelta(seconds=lease))
         if once:
             count = asyncio.run(executor.run_once())
             typer.echo(f"handled {count} due run{'' if count == 1 else 's'}")

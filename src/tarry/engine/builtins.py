@@ -69,9 +69,10 @@ async def http_request(args: dict[str, Any], ctx: ActionContext) -> dict[str, An
 
 
 class EventSender(Protocol):
-    """The engine's send path (``Engine.send``): validate, record and deliver one event."""
+    """The engine's send path (``AsyncEngine.send``): validate, record and deliver one event
+    (awaited: an action runs on the worker's event loop)."""
 
-    def __call__(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
+    async def __call__(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Send one event; an invalid one comes back quarantined, an unknown type raises."""
         ...
 
@@ -90,7 +91,8 @@ def emit_action(send: EventSender) -> ActionFunction:
     async def emit(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
         event_type, data, event_id = _emit_arguments(args)
         try:
-            record = send(event_type, data, id=event_id or f"emit-{ctx.idempotency_key}")
+            record = await send(event_type, data,
+                                id=event_id or f"emit-{ctx.idempotency_key}")
         except EventError as exc:
             raise StepFailure(str(exc), type="event") from None
         if record.errors:

@@ -1,8 +1,10 @@
 """Group commit: the updates of every run that finished in the same moment share a transaction.
 
 Runs executing concurrently on one worker submit their updates here; all submissions made before
-the event loop comes round are written by one ``Store.checkpoint`` call. A wake of ten thousand
-timers then costs a few hundred transactions, not ten thousand.
+the event loop comes round are written by one ``Store.checkpoint`` call, awaited through the
+async store boundary. While that transaction is in progress, new submissions gather for the
+next one, so the busier the worker, the larger each batch and the fewer the commits: a wake of
+ten thousand timers costs a few hundred transactions, not ten thousand.
 """
 
 from __future__ import annotations
@@ -11,40 +13,56 @@ import asyncio
 
 from tarry.clock import Clock
 from tarry.model import CheckpointOutcome, RunUpdate
-from tarry.store.base import Store
+from tarry.store.aio import AsyncStore
 
 __all__ = ["Committer"]
 
 
 class Committer:
-    """Batches :class:`RunUpdate` submissions into shared store transactions."""
+    """Batches :class:`RunUpdate` submissions into shared store transactions, one at a
+    time."""
 
-    def __init__(self, store: Store, worker: str, clock: Clock) -> None:
+    def __init__(self, store: AsyncStore, worker: str, clock: Clock) -> None:
         self.store = store
         self.worker = worker
         self.clock = clock
         self._pending: list[tuple[RunUpdate, asyncio.Future[CheckpointOutcome]]] = []
-        self._scheduled = False
+        self._writer: asyncio.Task[None] | None = None
 
     async def submit(self, update: RunUpdate) -> CheckpointOutcome:
         """Queue ``update`` for the next shared transaction and wait for its outcome."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[CheckpointOutcome] = loop.create_future()
         self._pending.append((update, future))
-        if not self._scheduled:
-            self._scheduled = True
-            loop.call_soon(self._flush)
+        if self._writer is None:
+            self._writer = loop.create_task(self._write())
         return await future
 
-    def _flush(self) -> None:
-        self._scheduled = False
-        batch, self._pending = self._pending, []
+    async def _write(self) -> None:
+        """Write batches until none is pending; each batch is what was submitted while the
+        previous one was being written (or, first, before the loop came round)."""
         try:
-            outcomes = self.store.checkpoint(self.worker, self.clock.now(),
-                                             [update for update, _ in batch])
+            await asyncio.sleep(0)  # let the runs finishing this moment join the first batch
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await self._write_batch(batch)
+        finally:
+            self._writer = None
+
+    async def _write_batch(
+            self, batch: list[tuple[RunUpdate, asyncio.Future[CheckpointOutcome]]]) -> None:
+        try:
+            outcomes = await self.store.checkpoint(self.worker, self.clock.now(),
+                                                   [update for update, _ in batch])
+        except asyncio.CancelledError:
+            for _, future in batch:
+                future.cancel()
+            raise
         except Exception as exc:
             for _, future in batch:
-                future.set_exception(exc)
+                if not future.done():
+                    future.set_exception(exc)
             return
         for update, future in batch:
-            future.set_result(outcomes[update.run_id])
+            if not future.done():
+                future.set_result(outcomes[update.run_id])

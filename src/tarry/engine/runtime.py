@@ -3,15 +3,21 @@
 The CLI, the HTTP server and the test harness all go through :class:`Engine`; it starts
 runs, drives one run in-process (``tarry run``), builds workers, cancels, and renders run
 documents.
+
+Its methods block (the CLI calls them directly). Code on an event loop (a server, an action)
+awaits the same operations through ``engine.aio`` (:class:`AsyncEngine`), which runs each on
+the threads of the async store boundary (``engine.async_store``,
+:class:`tarry.store.aio.AsyncStore`); ``drive`` and the workers await that boundary
+themselves.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tarry._suggest import did_you_mean
 from tarry.actions import ActionRegistry
@@ -38,11 +44,14 @@ from tarry.model import (
     RunStatus,
 )
 from tarry.store import open_store
+from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
 
 __all__ = ["Engine", "new_run_id"]
 
 _INLINE_LEASE = timedelta(seconds=30)
+
+R = TypeVar("R")
 
 
 def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime) -> NewEvent:
@@ -70,12 +79,15 @@ class Engine:
                  checks: Mapping[str, Path] | None = None,
                  limits: Limits | None = None) -> None:
         self.store = store
+        self.async_store = AsyncStore(store)
         self.catalog = catalog
         self.actions = actions
         self.clock: Clock = clock or SystemClock()
         self.manifests = dict(manifests or {})
-        self.holds = Holds(store, self.clock, checks=checks, limits=limits)
-        register_emit(actions, self.send)
+        self.holds = Holds(store, self.clock, checks=checks, limits=limits,
+                           aio=self.async_store)
+        self.aio = AsyncEngine(self)
+        register_emit(actions, self.aio.send)
         register_check(actions, self.holds)
 
     @classmethod
@@ -96,7 +108,8 @@ class Engine:
                    actions, clock, manifests, checks=settings.checks, limits=settings.limits)
 
     def close(self) -> None:
-        """Release the store."""
+        """Release the store (once the calls in progress on its threads finish)."""
+        self.async_store.close()
         self.store.close()
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
@@ -153,22 +166,41 @@ class Engine:
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
         """Execute ``run_id`` in this process until it suspends (or, with ``follow``, ends)."""
         worker = self.worker(concurrency=1)
+        store = self.async_store
         while True:
             now = self.clock.now()
-            claimed = self.store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
+            claimed = await store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
             if claimed is not None:
-                await worker.execute(claimed, self.store.inbox([run_id]).get(run_id, []))
-            record = self.store.get_run(run_id)
+                inbox = await store.inbox([run_id])
+                await worker.execute(claimed, inbox.get(run_id, []))
+            record = await store.get_run(run_id)
             if on_progress is not None and claimed is not None:
                 on_progress(record)
             if not follow or record.status.is_terminal:
                 return record
             await self._sleep_until(record.due_at)
 
-    def worker(self, *, concurrency: int = 16, name: str | None = None) -> Worker:
+    def worker(self, *, concurrency: int = 16, name: str | None = None,
+               lease: timedelta = timedelta(seconds=30)) -> Worker:
         """A worker over this engine's store, flows, actions and holds."""
-        return Worker(self.store, self.catalog, self.actions, self.clock,
-                      concurrency=concurrency, name=name or worker_name(), holds=self.holds)
+        return Worker(self.async_store, self.catalog, self.actions, self.clock,
+                      concurrency=concurrency, name=name or worker_name(), holds=self.holds,
+                      lease=lease)
+
+    def get(self, run_id: str) -> RunRecord:
+        """One run; raises ``RunNotFound``."""
+        return self.store.get_run(run_id)
+
+    def runs(self, *, status: RunStatus | None = None, flow: str | None = None,
+             target: str | None = None, waiting_for: str | None = None,
+             after: tuple[datetime, str] | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first, filtered and paged as ``Store.list_runs``."""
+        return self.store.list_runs(status=status, flow=flow, target=target,
+                                    waiting_for=waiting_for, after=after, limit=limit)
+
+    def held(self, *, limit: int = 100) -> list[RunRecord]:
+        """Held runs (SPEC section 5), newest first."""
+        return self.store.list_runs(status=RunStatus.HELD, limit=limit)
 
     def cancel(self, run_id: str, *, by: str) -> RunRecord:
         """Cancel a run (at once unless it is running; then at its next checkpoint)."""
@@ -215,3 +247,34 @@ class Engine:
             await self.clock.sleep(0.05)
             return
         await self.clock.sleep(max((instant - self.clock.now()).total_seconds(), 0.0) + 0.001)
+
+
+class AsyncEngine:
+    """The operations of an :class:`Engine` as coroutines (``engine.aio``), for code on an
+    event loop: each runs the engine's own method on the async store boundary's threads, so
+    a slow store never stalls the loop. Raises what the method raises (``NotFound``,
+    ``Conflict``, ``InvalidRequest``, ``StoreUnavailable``, …)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    @property
+    def sync(self) -> Engine:
+        """The engine whose methods these are."""
+        return self._engine
+
+    def offload(self, call: Callable[[], R]) -> Awaitable[R]:
+        """Run ``call`` on the engine's store threads; await its result."""
+        return self._engine.async_store.offload(call)
+
+    start = offloaded(Engine.start)
+    start_many = offloaded(Engine.start_many)
+    get = offloaded(Engine.get)
+    runs = offloaded(Engine.runs)
+    held = offloaded(Engine.held)
+    document = offloaded(Engine.document)
+    cancel = offloaded(Engine.cancel)
+    send = offloaded(Engine.send)
+    events = offloaded(Engine.events)
+    redeliver = offloaded(Engine.redeliver)
+    discard = offloaded(Engine.discard)

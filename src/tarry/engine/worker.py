@@ -2,8 +2,11 @@
 
 A worker holds nothing for a waiting run. When idle it sleeps until the earliest ``due_at`` in
 the store, waking early when the store's change token moves (another process started a run or
-sent an event). Leases of runs in flight are renewed in the background; a worker that dies
-simply stops renewing, and its runs become due again when their leases lapse.
+sent an event). Every store call is awaited through the async boundary
+(:class:`tarry.store.aio.AsyncStore`), so the worker's loop keeps running (other runs' actions,
+an HTTP server beside it) while a claim waits for a lock or a commit for the disk. Leases of
+runs in flight are renewed in the background; a worker that dies simply stops renewing, and its
+runs become due again when their leases lapse.
 
 A running worker claims only as many runs as it has free slots and claims again as soon as one
 frees, so a slow action (or a hold's check script) never delays the wakes due behind it.
@@ -28,7 +31,7 @@ from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
 from tarry.model import CheckpointOutcome, InboxEvent, RunRecord
-from tarry.store.base import Store
+from tarry.store.aio import AsyncStore
 
 __all__ = ["Worker", "worker_name"]
 
@@ -46,7 +49,7 @@ def worker_name() -> str:
 class Worker:
     """Executes due runs from a store; any number may share one store."""
 
-    def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
+    def __init__(self, store: AsyncStore, catalog: FlowCatalog, actions: ActionRegistry,
                  clock: Clock, *, concurrency: int = 16, batch: int = 256,
                  lease: timedelta = timedelta(seconds=30), name: str | None = None,
                  holds: Holds | None = None) -> None:
@@ -59,7 +62,7 @@ class Worker:
         self.lease = lease
         self.committer = Committer(store, self.name, clock)
         self.executor = Executor(catalog, actions, self.committer.submit,
-                                 gate=HoldGate(holds or Holds(store, clock)))
+                                 gate=HoldGate(holds or Holds(store.sync, clock, aio=store)))
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()
@@ -84,7 +87,7 @@ class Worker:
                     continue
                 try:
                     self._nudged.clear()
-                    if self._start(self._claim(min(self.batch, free)), running):
+                    if self._start(await self._claim(min(self.batch, free)), running):
                         await asyncio.sleep(0)  # let them begin; claim again while slots are free
                     else:
                         await self._idle(stop)
@@ -108,14 +111,14 @@ class Worker:
 
     async def tick(self) -> int:
         """Claim one batch of due runs, execute all of it, and return how many were claimed."""
-        claimed = self._claim(self.batch)
+        claimed = await self._claim(self.batch)
         await asyncio.gather(*(self.execute(record, inbox) for record, inbox in claimed))
         return len(claimed)
 
-    def _claim(self, limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+    async def _claim(self, limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
         """Lease up to ``limit`` due runs, each with the events delivered to it."""
         now = self.clock.now()
-        claimed = self.store.claim_due(now, self.name, now + self.lease, limit)
+        claimed = await self.store.claim_due(now, self.name, now + self.lease, limit)
         if not claimed:
             return []
         ids = [record.id for record in claimed]
@@ -123,7 +126,7 @@ class Worker:
         # leases of runs still queued behind the concurrency limit.
         self._in_flight.update(ids)
         try:
-            inboxes = self.store.inbox(ids)
+            inboxes = await self.store.inbox(ids)
         except StoreError:
             self._in_flight.difference_update(ids)  # never executed: let their leases lapse
             raise
@@ -148,7 +151,7 @@ class Worker:
                 outcome = await self.committer.submit(update)
                 if (outcome is CheckpointOutcome.CANCEL_REQUESTED
                         and not update.status.is_terminal):
-                    self.store.cancel(record.id, "request", self.clock.now())
+                    await self.store.cancel(record.id, "request", self.clock.now())
             except StoreError as exc:
                 logger.warning("run %s: could not commit (%s); it resumes after its lease",
                                record.id, exc)
@@ -158,15 +161,15 @@ class Worker:
     async def _idle(self, stop: asyncio.Event) -> None:
         """Sleep until the earliest due instant, a change in the store, a :meth:`wake`, or
         ``stop``."""
-        token = self.store.change_token()
-        due = self.store.next_due_at()
+        token = await self.store.change_token()
+        due = await self.store.next_due_at()
         while not stop.is_set() and not self._nudged.is_set():
             remaining = (due - self.clock.now()).total_seconds() if due else _CHANGE_POLL_SECONDS
             if remaining <= 0:
                 return
             await _sleep_or_stop(stop, min(remaining, _CHANGE_POLL_SECONDS), self.clock,
                                  self._nudged)
-            if self.store.change_token() != token:
+            if await self.store.change_token() != token:
                 return
 
     async def _renew_leases(self, stop: asyncio.Event) -> None:
@@ -176,8 +179,8 @@ class Worker:
             if self._in_flight:
                 try:
                     now = self.clock.now()
-                    self.store.renew_leases(self.name, sorted(self._in_flight),
-                                            now + self.lease)
+                    await self.store.renew_leases(self.name, sorted(self._in_flight),
+                                                  now + self.lease)
                 except StoreError as exc:
                     logger.warning("could not renew leases: %s", exc)
 

@@ -46,10 +46,10 @@ def check_action(holds: Holds) -> ActionFunction:
         if not await _wait_for_slot(holds, holder):
             return {"status": Answer.UNKNOWN.value, "exit": None}
         try:
-            target = holds.store.get_run(ctx.run_id).target or ctx.run_id
+            target = (await holds.aio.get_run(ctx.run_id)).target or ctx.run_id
             result = await holds.runner.run(name, path, target)
         finally:
-            holds.release_slot(holder)
+            await holds.release_slot(holder)
         return {"status": result.answer.value, "exit": result.exit}
     return check
 
@@ -71,7 +71,7 @@ async def _wait_for_slot(holds: Holds, holder: str) -> bool:
     for attempt in range(tries):
         if attempt:
             await asyncio.sleep(SLOT_POLL_SECONDS)
-        if holds.acquire_slot(holder, holds.clock.now()):
+        if await holds.acquire_slot(holder, holds.clock.now()):
             return True
     return False
 

@@ -60,7 +60,7 @@ class HoldGate:
         if verdict is None:
             hold, verdict = await self._round(record, hold, now, history)
         state["hold"] = replace(hold, clear=isinstance(verdict, Clear)).to_json()
-        return self._settle(record, state, hold, verdict, history)
+        return await self._settle(record, state, hold, verdict, history)
 
     async def _round(self, record: RunRecord, hold: HoldState, now: datetime,
                      history: list[HistoryEntry]) -> tuple[HoldState, Verdict]:
@@ -69,7 +69,7 @@ class HoldGate:
         unknown = undeclared(hold.pending, holds.checks)
         if unknown is not None:
             return hold, unknown
-        if not holds.acquire_slot(record.id, now, len(hold.pending)):
+        if not await holds.acquire_slot(record.id, now, len(hold.pending)):
             hold, until = denied(hold, now, holds.limits)
             _report_denial(record, hold, holds.limits.check_slots)
             return hold, until
@@ -84,10 +84,10 @@ class HoldGate:
                 if refusal is not None:
                     return hold, refusal
         finally:
-            holds.release_slot(record.id)
+            await holds.release_slot(record.id)
         return hold, after_round(hold, holds.clock.now(), holds.limits, holds.rng.random())
 
-    def _settle(self, record: RunRecord, state: dict[str, Any], hold: HoldState,
+    async def _settle(self, record: RunRecord, state: dict[str, Any], hold: HoldState,
                 verdict: Verdict, history: list[HistoryEntry]) -> RunUpdate | None:
         now = self.holds.clock.now()
         if isinstance(verdict, HoldUntil):
@@ -101,7 +101,7 @@ class HoldGate:
         history.append(HistoryEntry(now, "hold.cleared", None,
                                     {"conditions": hold.conditions(), "rounds": hold.rounds}))
         if record.target is not None:
-            self.holds.store.mark_hold_cleared(record.id, now)
+            await self.holds.aio.mark_hold_cleared(record.id, now)
         return None
 
 

@@ -34,7 +34,17 @@ __all__ = ["Store"]
 
 
 class Store(Protocol):
-    """Persistence for runs, their history and their flows. Every method is one transaction."""
+    """Persistence for runs, their history and their flows. Every method is one transaction.
+
+    The methods block; code on an event loop awaits them through
+    :class:`tarry.store.aio.AsyncStore` instead.
+    """
+
+    @property
+    def concurrency(self) -> int:
+        """How many calls can usefully run at once (the threads of the async boundary):
+        1 for SQLite's single writer, the connection pool's size for PostgreSQL."""
+        ...
 
     def migrate(self) -> list[str]:
         """Apply pending schema migrations; return the names of those applied."""

@@ -5,8 +5,9 @@
   ``sqlite:///:memory:`` is a private in-memory database, gone when the store closes.
 - ``postgresql://user@host:port/dbname`` (or ``postgres://``), any libpq URL. Two query
   parameters belong to tarry and are not passed to the server: ``pool_size`` (most pooled
-  connections, default 4) and ``pool_timeout`` (seconds to wait for a connection before the
-  call fails with ``StoreUnavailable``, default 10).
+  connections, default 8: a worker and an HTTP server side by side) and ``pool_timeout``
+  (seconds to wait for a connection before the call fails with ``StoreUnavailable``,
+  default 10).
 
 An empty database is migrated on first use; one whose schema is behind or ahead of this
 version of tarry is refused with :class:`tarry.errors.MigrationError`.

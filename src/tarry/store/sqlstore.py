@@ -114,6 +114,11 @@ class SqlStore(ABC):
     def _run_script(self, tx: Tx, script: str) -> None:
         """Run a migration script (several statements) inside ``tx``."""
 
+    @property
+    @abstractmethod
+    def concurrency(self) -> int:
+        """How many calls can usefully run at once."""
+
     @abstractmethod
     def change_token(self) -> object:
         """A cheap value that differs after another connection or process commits."""

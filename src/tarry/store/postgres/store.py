@@ -39,7 +39,7 @@ _MIGRATIONS = load_migrations(_PACKAGE)
 class PostgresStore(SqlStore):
     """:class:`tarry.store.base.Store` in a PostgreSQL database."""
 
-    def __init__(self, conninfo: str, *, pool_size: int = 4, pool_timeout: float = 10.0) -> None:
+    def __init__(self, conninfo: str, *, pool_size: int = 8, pool_timeout: float = 10.0) -> None:
         """Connect to ``conninfo`` (a libpq URL or key=value string) with at most
         ``pool_size`` connections; a call waits at most ``pool_timeout`` seconds for one."""
         super().__init__(_QUERIES, _MIGRATIONS)
@@ -48,8 +48,14 @@ class PostgresStore(SqlStore):
             kwargs={"row_factory": dict_row}, configure=_configure,
             check=ConnectionPool.check_connection, name="tarry")
         self._pool.open()
+        self._pool_size = pool_size
         self._listener = ChangeListener(conninfo, self._queries["listen"],
                                         connect_timeout=pool_timeout)
+
+    @property
+    def concurrency(self) -> int:
+        """The pool's size: that many transactions can be in progress at once."""
+        return self._pool_size
 
     def change_token(self) -> object:
         """The number of change notifications heard so far (see :class:`ChangeListener`)."""

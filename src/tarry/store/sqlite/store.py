@@ -54,6 +54,11 @@ class SQLiteStore(SqlStore):
             self._connection.executescript(self._queries["configure"])
 
     @property
+    def concurrency(self) -> int:
+        """1: one connection, one writer."""
+        return 1
+
+    @property
     def path(self) -> str:
         """The database file."""
         return self._path

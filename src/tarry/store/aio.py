@@ -1,0 +1,148 @@
+"""The async store boundary: every store verb as a coroutine that never blocks the event loop.
+
+A worker, the hold gate, ``Engine.drive`` and the HTTP server share one asyncio loop, so none
+of them may call the store directly: a SQLite write can wait seconds for another process's
+lock, and a PostgreSQL commit waits for the server's fsync. :class:`AsyncStore` runs each
+verb of a :class:`tarry.store.base.Store` on threads of its own and awaits the result:
+
+- **SQLite**: one thread (``Store.concurrency`` is 1), the store's single writer; SQLite
+  serialises writes anyway, and one thread keeps them in submission order.
+- **PostgreSQL**: as many threads as the connection pool has connections (the URL's
+  ``pool_size``, 8 by default: a worker and a server side by side), so a slow commit holds
+  one thread and one connection, never the loop.
+
+There is one definition of each operation: the verb of the synchronous store (the CLI and
+the test harness call it directly; this class only moves the call onto its threads). The
+async methods are derived from the :class:`Store` protocol, so their signatures follow it.
+
+Entry points:
+
+- ``AsyncStore(store)``: the boundary over ``store``; ``await astore.claim_due(...)`` and
+  every other verb; ``await astore.call(function, *args)`` runs any synchronous function
+  that uses the store (a whole ``Engine.start``, say) on the same threads;
+  ``astore.close()`` stops the threads (the store itself stays open).
+- ``await astore.wait_for_change(token, timeout)``: sleep until the store's change token
+  moves or ``timeout`` passes (push on PostgreSQL, a cheap poll on SQLite).
+- :class:`tarry.engine.runtime.AsyncEngine` (``engine.aio``): the engine's own operations
+  (start, get, list, cancel, send, events, redeliver, discard, held) awaited the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+
+from tarry.store.base import Store
+
+__all__ = ["AsyncStore", "Offloading", "offloaded"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_CHANGE_POLL_SECONDS = 0.02
+"""How often a store without push notifications is asked whether something changed."""
+
+
+class Offloading(Protocol):
+    """An object whose coroutine methods run the same-named methods of ``sync`` elsewhere."""
+
+    @property
+    def sync(self) -> Any:
+        """The object whose methods run."""
+        ...
+
+    def offload(self, call: Callable[[], R]) -> Awaitable[R]:
+        """Run ``call`` off the event loop; await its result."""
+        ...
+
+
+Owner = TypeVar("Owner", bound=Offloading)
+
+
+def offloaded(method: Callable[Concatenate[Any, P], R]
+              ) -> Callable[Concatenate[Owner, P], Coroutine[Any, Any, R]]:
+    """The coroutine method that runs ``method`` (by name, on the owner's ``sync`` object)
+    through the owner's ``offload``: one definition of the operation, awaited."""
+    name = method.__name__
+
+    async def call(self: Owner, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        function: Callable[..., R] = getattr(self.sync, name)
+        return await self.offload(functools.partial(function, *args, **kwargs))
+
+    call.__name__ = name
+    call.__doc__ = method.__doc__
+    return call
+
+
+class AsyncStore:
+    """The verbs of ``store`` as coroutines, each run on the boundary's own threads.
+
+    ``threads`` defaults to ``store.concurrency`` (1 for SQLite, the pool size for
+    PostgreSQL).
+    """
+
+    def __init__(self, store: Store, *, threads: int | None = None) -> None:
+        self._store = store
+        self.threads = threads or store.concurrency
+        self._executor = ThreadPoolExecutor(max_workers=self.threads,
+                                            thread_name_prefix="tarry-store")
+
+    @property
+    def sync(self) -> Store:
+        """The synchronous store whose verbs these are."""
+        return self._store
+
+    def offload(self, call: Callable[[], R]) -> Awaitable[R]:
+        """Run ``call`` (a function that uses the store) on the boundary's threads; await
+        its result (its exception, if it raises)."""
+        return asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    async def call(self, function: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run ``function(*args, **kwargs)`` on the boundary's threads and await its result."""
+        return await self.offload(functools.partial(function, *args, **kwargs))
+
+    async def wait_for_change(self, token: object, timeout: float) -> object:
+        """Sleep until the store's change token differs from ``token`` or ``timeout``
+        seconds pass; the token then."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            current = await self.change_token()
+            remaining = deadline - loop.time()
+            if current != token or remaining <= 0:
+                return current
+            await asyncio.sleep(min(remaining, _CHANGE_POLL_SECONDS))
+
+    def close(self) -> None:
+        """Stop the threads once the calls in progress finish (the store stays open)."""
+        self._executor.shutdown(wait=True)
+
+    save_flow = offloaded(Store.save_flow)
+    flow_source = offloaded(Store.flow_source)
+    create_run = offloaded(Store.create_run)
+    create_runs = offloaded(Store.create_runs)
+    claim_due = offloaded(Store.claim_due)
+    claim_run = offloaded(Store.claim_run)
+    renew_leases = offloaded(Store.renew_leases)
+    checkpoint = offloaded(Store.checkpoint)
+    cancel = offloaded(Store.cancel)
+    get_run = offloaded(Store.get_run)
+    history = offloaded(Store.history)
+    list_runs = offloaded(Store.list_runs)
+    count_runs_per_status = offloaded(Store.count_runs_per_status)
+    next_due_at = offloaded(Store.next_due_at)
+    count_runs = offloaded(Store.count_runs)
+    create_held_run = offloaded(Store.create_held_run)
+    mark_hold_cleared = offloaded(Store.mark_hold_cleared)
+    acquire_check_slot = offloaded(Store.acquire_check_slot)
+    release_check_slot = offloaded(Store.release_check_slot)
+    record_event = offloaded(Store.record_event)
+    inbox = offloaded(Store.inbox)
+    list_events = offloaded(Store.list_events)
+    get_event = offloaded(Store.get_event)
+    redeliver = offloaded(Store.redeliver)
+    discard = offloaded(Store.discard)
+    change_token = offloaded(Store.change_token)
