@@ -370,3 +370,16 @@ def test_a_bad_variable_is_refused_naming_the_variable(
     with pytest.raises(ConfigError) as refused:
         load(root, **{variable: value})
     assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[limits]\nhold_max = " + "[" * 3000 + "]" * 3000 + "\n",
+     "not valid TOML: arrays or tables nested too deeply"),
+    ("[limits]\ncheck_max = " + "9" * 5000 + "\n", "not valid TOML: a number is too long"),
+])
+def test_a_hostile_toml_file_is_a_config_error_not_a_crash(
+        root: Path, text: str, message: str) -> None:
+    path = write_config(root, text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(cwd=root, env={})
+    assert str(refused.value) == f"{path}: {message}"

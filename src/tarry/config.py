@@ -173,6 +173,10 @@ def _read_file(path: Path) -> dict[str, dict[str, Any]]:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+    except ValueError:  # an integer longer than Python converts (4,300 digits)
+        raise ConfigError(f"{path}: not valid TOML: a number is too long") from None
     return _check_tables(document, str(path))
 
 

@@ -160,7 +160,15 @@ def test_an_unknown_type_exits_1_with_a_suggestion(events: Project) -> None:
               "column 2 (char 1))"),
     ("[1, 2]", "expected a JSON object such as '{\"name\": \"Ada\"}', got an array"),
     ("@missing.json", "cannot read missing.json: No such file or directory"),
-])
+    ('{"a": ' + "[" * 5000 + "]" * 5000 + "}",
+     "not valid JSON (nested deeper than 64 levels of arrays and objects)"),
+    ('{"a": ' + "9" * 4301 + "}",
+     "not valid JSON (the number '9999999999999999999999999999999999999...' is longer than "
+     "4000 digits)"),
+    ('{"a": NaN}', "not valid JSON ('NaN' is not a JSON number (JSON has no NaN or "
+                   "infinity))"),
+    ('{"a": 1e400}', "not valid JSON (the number '1e400' is too large to be finite)"),
+], ids=["syntax", "array", "missing file", "deep", "long number", "NaN", "infinite"])
 def test_bad_data_is_a_usage_error(project: Project, data: str, reason: str) -> None:
     result = project.tarry("send", "slack.approval", "--data", data)
     assert result.exit_code == 2

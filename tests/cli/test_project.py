@@ -110,6 +110,21 @@ def test_event_manifests_among_the_files_are_validated_as_manifests(project: Pro
     assert project.json("validate")["manifests"] == ["flows/events.yaml"]
 
 
+def test_validate_reports_each_hostile_file_and_still_checks_the_others(
+        project: Project) -> None:
+    project.flow("quick", QUICK_FLOW)
+    project.flow("deep", "flow: deep\nsteps: " + "[" * 3000 + "]" * 3000 + "\n")
+    project.flow("long", "flow: long\nsteps:\n  - a:\n      wait: { for: P99999999999W }\n")
+    result = project.tarry("validate")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "flows/deep.yaml:2:71: the YAML nests deeper than 64 levels of mappings and lists",
+        "flows/long.yaml:4:20: duration 'P99999999999W' is longer than 100 years (36525d), "
+        "the longest tarry accepts",
+    ]
+    assert result.stderr == "2 problems in 2 of 3 flow files\n"
+
+
 def test_a_missing_path_is_a_usage_error(project: Project) -> None:
     result = project.tarry("validate", "nowhere.yaml")
     assert result.exit_code == 2

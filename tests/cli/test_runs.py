@@ -107,6 +107,22 @@ def test_a_refused_flow_prints_its_problems(flows: Project) -> None:
     assert path.is_file()
 
 
+@pytest.mark.parametrize("command", ["run", "start"])
+@pytest.mark.parametrize("bad", [
+    "flow: deep\nsteps: " + "[" * 3000 + "]" * 3000 + "\n",
+    "flow: long\nsteps:\n  - a:\n      wait: { for: P99999999999W }\n",
+    "flow: laughs\nsteps: [&a [x, x, x, x, x, x, x, x, x, x], "
+    + ", ".join(f"&{c} [{', '.join([f'*{p}'] * 10)}]" for p, c in zip("abcd", "bcde", strict=True))
+    + "]\n",
+], ids=["deep", "huge duration", "aliases"])
+def test_one_bad_file_in_flows_does_not_stop_another_flow(
+        flows: Project, command: str, bad: str) -> None:
+    flows.flow("bad", bad)
+    result = flows.tarry(command, "quick")
+    assert result.exit_code == 0, result.stderr
+    assert len(flows.json("runs")) == 1
+
+
 # --- start ------------------------------------------------------------------------------------
 
 def test_start_creates_the_run_only_and_prints_its_id(flows: Project) -> None:

@@ -7,11 +7,12 @@ reports as a usage error (exit code 2).
 from __future__ import annotations
 
 import getpass
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import typer
+
+from tarry.language.jsontext import parse_json
 
 __all__ = ["current_user", "parse_inputs", "parse_json_object", "parse_pair", "parse_value"]
 
@@ -19,7 +20,7 @@ __all__ = ["current_user", "parse_inputs", "parse_json_object", "parse_pair", "p
 def parse_value(text: str) -> Any:
     """``text`` as JSON when it parses (``3``, ``true``, ``{"a": 1}``), else the text itself."""
     try:
-        return json.loads(text)
+        return parse_json(text)
     except ValueError:
         return text
 
@@ -42,7 +43,7 @@ def parse_inputs(pairs: Sequence[str], inputs_json: str | None) -> dict[str, Any
 def parse_json_object(text: str, option: str) -> dict[str, Any]:
     """``text`` as a JSON object; anything else is a usage error of ``option``."""
     try:
-        value = json.loads(text)
+        value = parse_json(text)
     except ValueError as exc:
         raise typer.BadParameter(f"not valid JSON ({exc})", param_hint=f"'{option}'") from None
     if not isinstance(value, dict):

@@ -28,7 +28,7 @@ from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ActionError, ExpressionError
-from tarry.language.durations import parse_duration, parse_instant
+from tarry.language.durations import check_duration, grown, parse_duration, parse_instant
 from tarry.language.expressions import EvalContext, render
 from tarry.language.model import (
     Action,
@@ -176,15 +176,14 @@ class Interpreter:
         if isinstance(value, timedelta):
             return value
         computed = self.render(value.source, names)
-        if isinstance(computed, timedelta):
-            return computed
-        if isinstance(computed, str):
-            try:
-                return parse_duration(computed)
-            except ValueError as exc:
-                raise ExpressionError(str(exc), expression=value.source) from None
-        raise ExpressionError(f"expected a duration, got {type(computed).__name__}",
-                              expression=value.source)
+        if not isinstance(computed, timedelta | str):
+            raise ExpressionError(f"expected a duration, got {type(computed).__name__}",
+                                  expression=value.source)
+        try:
+            return (check_duration(computed) if isinstance(computed, timedelta)
+                    else parse_duration(computed))
+        except ValueError as exc:
+            raise ExpressionError(str(exc), expression=value.source) from None
 
     def deadline(self, value: timedelta | datetime | Template, names: Names) -> datetime:
         """A timeout: a duration from now or an instant, literal or computed."""
@@ -260,7 +259,7 @@ def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: s
     if retry is None or attempt > retry.max:
         return step_error(kind, message, path)
     env = walker.env
-    wake = env.now + retry.every * (retry.backoff ** (attempt - 1))
+    wake = env.now + grown(retry.every, retry.backoff, attempt - 1)
     cur.update(attempt=attempt, retry_at=iso(wake))
     env.record("step.retrying", path, attempt=attempt, error={"type": kind, "message": message},
                until=iso(wake))

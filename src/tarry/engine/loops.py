@@ -17,6 +17,7 @@ from tarry.engine.frames import new_frame
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
+from tarry.language.durations import grown
 from tarry.language.model import Backoff, ForEach, Repeat, Step, Template
 from tarry.language.yamlsource import describe_value
 
@@ -28,7 +29,7 @@ __all__ = ["backoff_delay", "run_for_each", "run_repeat"]
 
 def backoff_delay(backoff: Backoff, pause: int, draw: float) -> timedelta:
     """The ``pause``-th (1-based) delay of a backoff, with ``draw`` in [0, 1) for jitter."""
-    base = min(backoff.initial * (backoff.rate ** (pause - 1)), backoff.max_delay)
+    base = grown(backoff.initial, backoff.rate, pause - 1, backoff.max_delay)
     if backoff.jitter == "full":
         return base * draw
     if backoff.jitter == "half":

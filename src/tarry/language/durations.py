@@ -2,6 +2,8 @@
 
 Durations: ``500ms``, ``30s``, ``15m``, ``24h``, ``2d``, ``1w``, compounds (``1h30m``) and ISO
 8601 (``PT30S``, ``P2D``, ``P1W``). Months and years are refused: their length is ambiguous.
+No duration is longer than :data:`MAX_DURATION` (about 100 years), so any instant a wait
+computes from now stays far inside what a date can hold.
 
 Instants: ISO 8601 date-times with a zone (``Z`` or ``+02:00``). A zone-less date-time is
 refused unless a default zone is given (a flow's ``timezone:``). Impossible dates and times
@@ -12,9 +14,18 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["format_duration", "parse_duration", "parse_instant", "parse_zone"]
+from tarry._text import clip
+
+__all__ = ["MAX_DURATION", "check_duration", "format_duration", "grown",
+           "looks_like_duration", "parse_duration", "parse_instant", "parse_zone"]
+
+MAX_DURATION = timedelta(days=36_525)
+"""The longest duration tarry accepts: 100 years of 365.25 days (5217w6d)."""
+
+_MAX_MILLIS = MAX_DURATION // timedelta(milliseconds=1)
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
              "w": 604_800_000}
@@ -24,6 +35,8 @@ _ISO = re.compile(
     r"P(?!$)(?:(?P<y>\d+)Y)?(?:(?P<mo>\d+)M)?(?:(?P<w>\d+)W)?(?:(?P<d>\d+)D)?"
     r"(?:T(?=\d)(?:(?P<h>\d+)H)?(?:(?P<mi>\d+)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?"
 )
+_ISO_UNITS = (("w", "w"), ("d", "d"), ("h", "h"), ("mi", "m"), ("s", "s"))
+_MAX_DIGITS = 30  # more digits than any count within MAX_DURATION, even in milliseconds
 _INSTANT = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
     r"(?P<zone>Z|z|[+-]\d{2}:?\d{2})?"
@@ -34,21 +47,64 @@ def parse_duration(text: str) -> timedelta:
     """Parse a duration; raise ``ValueError`` with a user-facing message when invalid."""
     raw = text.strip()
     if _SHORT_WHOLE.fullmatch(raw):
-        millis = sum(int(n) * _UNITS_MS[u] for n, u in _SHORT.findall(raw))
-        return timedelta(milliseconds=millis)
+        return _bounded(text, sum(_count(n, text) * Decimal(_UNITS_MS[u])
+                                  for n, u in _SHORT.findall(raw)))
     iso = _ISO.fullmatch(raw.upper())
     if iso:
         if iso["y"] or iso["mo"]:
             raise ValueError(f"duration '{text}' uses months or years, whose length is "
                              "ambiguous; use days or weeks")
-        return timedelta(weeks=int(iso["w"] or 0), days=int(iso["d"] or 0),
-                         hours=int(iso["h"] or 0), minutes=int(iso["mi"] or 0),
-                         seconds=float(iso["s"] or 0))
+        return _bounded(text, sum(_count(iso[part], text) * Decimal(_UNITS_MS[unit])
+                                  for part, unit in _ISO_UNITS if iso[part]))
     if re.fullmatch(r"\d+(mo|y|M|Y)", raw):
         raise ValueError(f"duration '{text}' uses months or years, whose length is "
                          "ambiguous; use days or weeks")
     raise ValueError(f"'{text}' is not a duration (use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, "
                      "1h30m or ISO 8601 like PT30S)")
+
+
+def looks_like_duration(text: str) -> bool:
+    """Whether ``text`` is spelled as a duration (it may still be refused: too long, or in
+    months)."""
+    raw = text.strip()
+    return bool(_SHORT_WHOLE.fullmatch(raw) or _ISO.fullmatch(raw.upper()))
+
+
+def check_duration(delta: timedelta, text: str | None = None) -> timedelta:
+    """``delta`` itself when it is at most :data:`MAX_DURATION` long, else ``ValueError``.
+
+    ``text`` is how the duration was written, for the message.
+    """
+    if abs(delta) > MAX_DURATION:
+        shown = text if text is not None else format_duration(delta)
+        raise ValueError(f"duration '{clip(shown)}' is longer than 100 years (36525d), the "
+                         "longest tarry accepts")
+    return delta
+
+
+def grown(delta: timedelta, rate: float, times: int,
+          cap: timedelta = MAX_DURATION) -> timedelta:
+    """``delta`` grown ``times`` times by ``rate`` (a backoff), at most ``cap``: a hundred
+    retries doubling from one second reach the cap instead of overflowing."""
+    try:
+        return min(delta * (rate ** times), cap)
+    except OverflowError:
+        return cap
+
+
+def _count(digits: str, text: str) -> Decimal:
+    """One number of a duration; one too long to be a sensible count is refused as such."""
+    if len(digits) > _MAX_DIGITS:
+        check_duration(timedelta.max, text)
+    return Decimal(digits)
+
+
+def _bounded(text: str, millis: Decimal | int) -> timedelta:
+    """The duration of ``millis`` milliseconds, refused when beyond the maximum."""
+    if millis > _MAX_MILLIS:
+        check_duration(timedelta.max, text)
+    return timedelta(microseconds=int(millis * 1000))
+
 
 
 def format_duration(delta: timedelta) -> str:

@@ -16,7 +16,7 @@ from typing import TypeGuard, TypeVar
 from tarry._suggest import did_you_mean
 from tarry.errors import ExpressionError
 from tarry.language.context import LoadContext
-from tarry.language.durations import parse_duration, parse_instant
+from tarry.language.durations import looks_like_duration, parse_duration, parse_instant
 from tarry.language.expressions import compile_template, is_template
 from tarry.language.model import Template
 from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, YamlSeq, describe
@@ -238,11 +238,8 @@ def read_timeout(ctx: LoadContext, node: YamlNode,
     text = _string(node)
     if text is not None and _DATE_LIKE.match(text):
         return read_instant(ctx, node, key)
-    if text is not None:
-        try:
-            return parse_duration(text)
-        except ValueError:
-            pass
+    if text is not None and looks_like_duration(text):
+        return read_duration(ctx, node, key)
     _bad(ctx, node, key, "a duration such as 24h, an instant such as 2026-09-01T09:00:00Z, "
                          "or an expression")
     return timedelta(0)

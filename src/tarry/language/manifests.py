@@ -103,8 +103,9 @@ def parse_manifests(text: str, path: str) -> dict[str, Manifest]:
     ctx.problems.extend(problems)
     manifests: dict[str, Manifest] = {}
     if not isinstance(root, YamlMap):
-        ctx.problems.append(Problem(path, 1, 1, "an event manifest file must be a mapping "
-                                                "with an 'events:' key"))
+        if root is not None or not problems:  # an unreadable file has said why already
+            ctx.problems.append(Problem(path, 1, 1, "an event manifest file must be a "
+                                                    "mapping with an 'events:' key"))
     else:
         Fields(ctx, root, "in an event manifest file", allowed=("events",),
                required={"events": ""})

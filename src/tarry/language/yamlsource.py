@@ -11,22 +11,39 @@ it instead of using constructed Python objects:
 - Duplicate keys, non-string keys, merge keys (``<<``), unsupported tags and recursive
   aliases are reported as problems; the rest of the tree is still built so that the loader
   can report everything in one pass.
+- Bounded before anything is built: a document nested deeper than :data:`MAX_DEPTH`
+  collections, or whose aliases (``*name``) would expand to more than
+  :data:`MAX_ALIAS_NODES` nodes in all (the "billion laughs"), is refused from one linear
+  pass over the parser's events, so neither the recursive composer nor any reader of the
+  tree can run out of stack or memory.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    Event,
+    NodeEvent,
+)
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from tarry._text import clip
 from tarry.errors import Problem
 from tarry.language.model import Position
 
 __all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "MAX_NUMBER_DIGITS",
     "YamlEntry",
     "YamlMap",
     "YamlNode",
@@ -40,6 +57,15 @@ __all__ = [
 ]
 
 Scalar: TypeAlias = str | int | float | bool | None
+
+MAX_DEPTH = 64
+"""The deepest nesting of mappings and lists a YAML file may have."""
+
+MAX_NUMBER_DIGITS = 4_000
+"""The longest number a YAML file may write (Python converts at most 4,300 digits)."""
+
+MAX_ALIAS_NODES = 10_000
+"""How many nodes the aliases of one YAML file may expand to, all aliases together."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +124,9 @@ def read_yaml(text: str, file: str) -> tuple[YamlNode | None, list[Problem]]:
     """Parse one YAML document; return its tree (None when empty or unreadable) and problems."""
     yaml = YAML(typ="safe", pure=True)
     try:
+        beyond = _beyond_bounds(yaml.parse(text), file)
+        if beyond is not None:
+            return None, [beyond]
         root = yaml.compose(text)
     except MarkedYAMLError as exc:
         return None, [_syntax_problem(exc, file)]
@@ -146,7 +175,7 @@ def describe_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"'{value}'"
+        return f"'{clip(value, 80)}'"
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -159,6 +188,56 @@ def _syntax_problem(exc: MarkedYAMLError, file: str) -> Problem:
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     context = f" ({exc.context})" if exc.context else ""
     return Problem(file, line, column, f"invalid YAML: {exc.problem}{context}")
+
+
+def _beyond_bounds(events: Iterator[Event], file: str) -> Problem | None:
+    """The first place where the document nests deeper than :data:`MAX_DEPTH` or its
+    aliases expand beyond :data:`MAX_ALIAS_NODES` nodes; None when it stays within both.
+
+    One pass, constant work per event: the expanded size of every anchored node is known when
+    it ends, and an alias costs the size of the node it names.
+    """
+    open_nodes: list[_OpenNode] = [_OpenNode(None)]  # the open collections, outermost first
+    anchored: dict[str, int] = {}
+    expanded = 0
+    for event in events:
+        if isinstance(event, CollectionStartEvent):
+            if len(open_nodes) > MAX_DEPTH:
+                return _problem_at(event, file, f"the YAML nests deeper than {MAX_DEPTH} "
+                                                "levels of mappings and lists")
+            open_nodes.append(_OpenNode(event.anchor))
+            continue
+        if isinstance(event, CollectionEndEvent):
+            node = open_nodes.pop()
+        elif isinstance(event, AliasEvent):
+            node = _OpenNode(None, anchored.get(str(event.anchor), 1))
+            expanded += node.size
+            if expanded > MAX_ALIAS_NODES:
+                return _problem_at(event, file, f"the YAML aliases expand to more than "
+                                                f"{MAX_ALIAS_NODES:,} nodes; write the values "
+                                                "out or share less through aliases")
+        elif isinstance(event, NodeEvent):
+            node = _OpenNode(event.anchor)
+        else:
+            continue
+        if node.anchor is not None:
+            anchored[str(node.anchor)] = node.size
+        open_nodes[-1].size += node.size
+    return None
+
+
+@dataclass(eq=False)
+class _OpenNode:
+    """A node being counted: its anchor (if any) and its expanded size so far."""
+
+    anchor: object
+    size: int = 1
+
+
+def _problem_at(event: Event, file: str, message: str) -> Problem:
+    mark = event.start_mark
+    return Problem(file, mark.line + 1, mark.column + 1, message)
+
 
 
 def _short(tag: str) -> str:
@@ -238,14 +317,27 @@ class _TreeBuilder:
         if tag == _NULL:
             return None
         if tag in _CONSTRUCTED:
-            try:
-                value: Scalar = self._construct(node)
-            except (YAMLError, ValueError):
-                self._report(pos, f"'{node.value}' is not a valid {_short(str(tag))}")
-                return None
-            return value
+            return self._constructed(node, pos)
         self._report(pos, f"unsupported YAML tag '{_short(str(tag))}'")
         return None
+
+    def _constructed(self, node: ScalarNode, pos: Position) -> Scalar:
+        """A boolean or number; one JSON cannot hold (infinite, NaN, too long) is refused."""
+        written = clip(str(node.value))
+        if len(str(node.value)) > MAX_NUMBER_DIGITS:
+            self._report(pos, f"the number '{written}' is longer than {MAX_NUMBER_DIGITS} "
+                              "digits")
+            return None
+        try:
+            value: Scalar = self._construct(node)
+        except (YAMLError, ValueError):
+            self._report(pos, f"'{written}' is not a valid {_short(str(node.tag))}")
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            self._report(pos, f"the number '{written}' is not finite; JSON holds no "
+                              "infinity or NaN")
+            return None
+        return value
 
     def _pos(self, node: Node) -> Position:
         return Position(self.file, node.start_mark.line + 1, node.start_mark.column + 1)

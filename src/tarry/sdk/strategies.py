@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Generic, TypeVar
 
 from tarry.errors import WaitForConditionError
-from tarry.language.durations import parse_duration
+from tarry.language.durations import check_duration, grown, parse_duration
 
 __all__ = ["MIN_DELAY", "Decision", "Jitter", "WaitStrategy", "as_duration"]
 
@@ -38,15 +38,13 @@ MIN_DELAY = timedelta(seconds=1)
 
 def as_duration(value: timedelta | str, what: str) -> timedelta:
     """``value`` as a timedelta: a timedelta as is, or a duration string such as ``"30s"``."""
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, str):
-        try:
-            return parse_duration(value)
-        except ValueError as exc:
-            raise ValueError(f"{what}: {exc}") from None
-    raise TypeError(f"{what} must be a timedelta or a duration string such as '30s', "
-                    f"got {type(value).__name__}")
+    if not isinstance(value, timedelta | str):
+        raise TypeError(f"{what} must be a timedelta or a duration string such as '30s', "
+                        f"got {type(value).__name__}")
+    try:
+        return check_duration(value) if isinstance(value, timedelta) else parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
 
 
 class Jitter(StrEnum):
@@ -120,7 +118,7 @@ class WaitStrategy(Generic[S]):
             raise ValueError(f"rate must be at least 1, got {rate}")
         initial = _positive(initial_delay, "initial_delay")
         cap = _positive(max_delay, "max_delay")
-        return cls(_polling(lambda n: _grown(initial, rate, n - 1, cap), max_attempts, spread,
+        return cls(_polling(lambda n: grown(initial, rate, n - 1, cap), max_attempts, spread,
                             _done_test(is_done)))
 
     @classmethod
@@ -136,8 +134,8 @@ class WaitStrategy(Generic[S]):
         cap = None if max_delay is None else _positive(max_delay, "max_delay")
 
         def delay(attempt: int) -> timedelta:
-            grown = initial + step * (attempt - 1)
-            return grown if cap is None else min(grown, cap)
+            delay = initial + step * (attempt - 1)
+            return delay if cap is None else min(delay, cap)
 
         return cls(_polling(delay, max_attempts, Jitter.NONE, _done_test(is_done)))
 
@@ -196,15 +194,6 @@ def _jitter(value: Jitter | str) -> Jitter:
         return Jitter(value)
     except ValueError:
         raise ValueError(f"jitter must be one of {', '.join(Jitter)}, got {value!r}") from None
-
-
-def _grown(initial: timedelta, rate: float, times: int, cap: timedelta) -> timedelta:
-    """``initial · rate^times``, but at most ``cap`` (without overflowing on the way)."""
-    try:
-        seconds = initial.total_seconds() * rate ** times
-    except OverflowError:
-        return cap
-    return cap if seconds >= cap.total_seconds() else timedelta(seconds=seconds)
 
 
 def _positive(value: timedelta | str, what: str) -> timedelta:

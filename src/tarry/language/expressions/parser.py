@@ -171,8 +171,8 @@ def _duration(token: str) -> Any:
     """A duration literal (``1d``, ``1h30m``)."""
     try:
         return parse_duration(token)
-    except OverflowError:
-        raise ExpressionError(f"duration {token} is out of range") from None
+    except ValueError as exc:  # the grammar admits only well-formed ones: too long, then
+        raise ExpressionError(str(exc)) from None
 
 
 _LITERALS: dict[str, Callable[[str], Any]] = {
