@@ -34,7 +34,7 @@ def _pragma(path: Path, name: str) -> object:
 @pytest.mark.parametrize(("pragma", "expected"), [
     ("journal_mode", "wal"),
     ("foreign_keys", 1),
-    ("synchronous", 1),  # NORMAL
+    ("synchronous", 2),  # FULL: an acknowledged write survives a power loss
     ("busy_timeout", 5000),
 ])
 def test_connections_are_configured(db_path: Path, pragma: str, expected: object) -> None:

@@ -1,7 +1,8 @@
 """The SQLite store: one file, one connection per store, every write ``BEGIN IMMEDIATE``.
 
 The connection runs in WAL mode with a busy timeout (5 s by default), foreign keys on and
-``synchronous=NORMAL`` (durable against a crash of the process; see ``connection.sql``).
+``synchronous=FULL`` (a commit is on disk before it returns: durable against power loss; see
+``connection.sql`` and docs/durability.md).
 A store may be shared by threads (an asyncio worker and ``asyncio.to_thread``): a lock lets
 one transaction use the connection at a time. Several processes, or several stores in one
 process, each hold their own connection; SQLite's file locks serialise their writes.
