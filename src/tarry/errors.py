@@ -20,6 +20,7 @@ The hierarchy (the four API bases, marked ``[API]``, say how a server answers: 4
     │                               several types share                 (also an EventError)
     ├── InvalidRequest [API]        the request itself is wrong (``problems``)
     │   └── InvalidRunRequest       bad inputs, a bad --hold-after      (also a RunError)
+    │       └── AmbiguousRunId      a run id prefix that several runs' ids start with
     ├── RunError                    a request about a run cannot be honoured (family)
     ├── EventError                  an event cannot be accepted or waited for (family; also
     │                               a Python flow's wait whose match is not the manifest's)
@@ -33,6 +34,8 @@ The hierarchy (the four API bases, marked ``[API]``, say how a server answers: 4
     ├── SerializationError          a value a Python flow records cannot be stored as JSON
     └── StoreError                  the store failed; the driver's exception is ``__cause__``
         ├── StoreUnavailable [API]  the database cannot be reached (``retry_after`` seconds)
+        ├── StoreMissing            no store yet where the project says (reading never
+        │                           creates one)
         └── MigrationError          the schema is missing, newer than this code, or broken
 
 Every error has ``details``: its structured fields as a JSON object (what an API puts in
@@ -49,6 +52,7 @@ from typing import Any
 
 __all__ = [
     "ActionError",
+    "AmbiguousRunId",
     "ConfigError",
     "Conflict",
     "EventError",
@@ -69,6 +73,7 @@ __all__ = [
     "SerializationError",
     "StepError",
     "StoreError",
+    "StoreMissing",
     "StoreUnavailable",
     "TarryError",
     "UnknownEventType",
@@ -195,6 +200,16 @@ class InvalidRunRequest(InvalidRequest, RunError):
     """A start's inputs or options are wrong (every problem in ``problems``)."""
 
 
+class AmbiguousRunId(InvalidRunRequest):
+    """A run id prefix that several runs' ids start with (``prefix``, ``examples``)."""
+
+    def __init__(self, prefix: str, examples: list[str]) -> None:
+        self.prefix = prefix
+        self.examples = examples
+        super().__init__(f"run id prefix {prefix!r} is ambiguous: runs {', '.join(examples)} "
+                         "and perhaps more start with it; give more of the id")
+
+
 class FlowNotFound(NotFound):
     """No flow file, registered Python flow or stored source answers to ``key``."""
 
@@ -308,6 +323,11 @@ class StoreUnavailable(StoreError):
     def details(self) -> dict[str, Any]:
         """``{retry_after}``."""
         return {"retry_after": self.retry_after}
+
+
+class StoreMissing(StoreError):
+    """No store exists yet where the project's configuration says; commands that only read
+    never create one."""
 
 
 class MigrationError(StoreError):

@@ -39,6 +39,7 @@ def test_usage_errors_exit_2(project: Project, args: list[str]) -> None:
 
 
 def test_a_tarry_error_is_one_line_on_stderr_without_traceback(project: Project) -> None:
+    assert project.tarry("migrate").exit_code == 0
     result = project.tarry("show", "nope")
     assert result.exit_code == 1
     assert result.stdout == ""
@@ -46,6 +47,7 @@ def test_a_tarry_error_is_one_line_on_stderr_without_traceback(project: Project)
 
 
 def test_debug_adds_the_traceback(project: Project) -> None:
+    assert project.tarry("migrate").exit_code == 0
     result = project.tarry("--debug", "show", "nope")
     assert result.exit_code == 1
     assert result.stderr.startswith("Traceback (most recent call last):\n")

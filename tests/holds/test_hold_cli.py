@@ -308,6 +308,7 @@ def test_doctor_reports_a_store_behind_this_version(tmp_path: Path, project: Pro
 
 def test_doctor_only_warns_of_an_empty_store(tmp_path: Path, project: Project) -> None:
     database = tmp_path / "empty.db"
+    sqlite3.connect(database).close()
     (tmp_path / "tarry.toml").write_text(f'[tarry]\ndatabase = "sqlite:///{database}"\n')
 
     result = project.tarry("doctor")

@@ -68,7 +68,7 @@ def test_minus_and_plus(expression: str, ctx: EvalContext, expected: Any) -> Non
                            "(e.g. 2026-09-01T09:00:00Z)"),
     ("hire.local_start | minus(1d)", "filter 'minus': instant '2026-03-10T09:00:00' has no "
                                      "timezone; add 'Z' or an offset such as +02:00, or "
-                                     "declare the flow's timezone:"),
+                                     "declare the flow's 'timezone'"),
     ("now() | plus(5)", "filter 'plus' needs a duration such as 1d, not int"),
     ("now() | plus(null)", "filter 'plus' needs a duration such as 1d, not null"),
     ("now() | plus('soon')", "filter 'plus': 'soon' is not a duration (use e.g. 500ms, 30s, "
@@ -97,7 +97,7 @@ def test_date(expression: str, ctx: EvalContext, expected: Any) -> None:
 @pytest.mark.parametrize(("expression", "reason"), [
     ("'2026-03-01T09:00:00' | date", "filter 'date': instant '2026-03-01T09:00:00' has no "
                                      "timezone; add 'Z' or an offset such as +02:00, or "
-                                     "declare the flow's timezone:"),
+                                     "declare the flow's 'timezone'"),
     ("'2026-02-31T00:00:00Z' | date", "filter 'date': '2026-02-31T00:00:00Z' is not a real "
                                       "date and time (day is out of range for month)"),
     ("'tomorrow' | date", "filter 'date': 'tomorrow' is not an ISO 8601 instant "

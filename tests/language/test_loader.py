@@ -320,10 +320,10 @@ def hold_problems(hold: str, head: str = "") -> list[str]:
 @pytest.mark.parametrize(("hold", "expected"), [
     ("- after: '2026-09-01T09:00:00'\n",
      ["3:12: instant '2026-09-01T09:00:00' has no timezone; add 'Z' or an offset such as "
-      "+02:00, or declare the flow's timezone:"]),
+      "+02:00, or declare the flow's 'timezone'"]),
     ("- after: 2026-09-01T09:00:00\n",
      ["3:12: instant '2026-09-01T09:00:00' has no timezone; add 'Z' or an offset such as "
-      "+02:00, or declare the flow's timezone:"]),
+      "+02:00, or declare the flow's 'timezone'"]),
     ("- after: '2026-02-31T09:00:00Z'\n",
      ["3:12: '2026-02-31T09:00:00Z' is not a real date and time (day is out of range for "
       "month)"]),
@@ -524,7 +524,7 @@ def test_modifiers() -> None:
       "weeks"]),
     ("- a: {wait: {until: '2026-09-01 09:00'}}\n",
      ["3:23: instant '2026-09-01 09:00' has no timezone; add 'Z' or an offset such as +02:00, "
-      "or declare the flow's timezone:"]),
+      "or declare the flow's 'timezone'"]),
     ("- a: {wait: {until: 2026-02-31T00:00:00Z}}\n",
      ["3:23: '2026-02-31T00:00:00Z' is not a real date and time (day is out of range for "
       "month)"]),
@@ -566,7 +566,7 @@ def test_zone_less_wait_until_is_read_in_the_flow_timezone() -> None:
       "2026-09-01T09:00:00Z, or an expression, got 24"]),
     ("- a: {wait_for: x, timeout: '2026-09-01T09:00'}\n",
      ["3:31: instant '2026-09-01T09:00' has no timezone; add 'Z' or an offset such as "
-      "+02:00, or declare the flow's timezone:"]),
+      "+02:00, or declare the flow's 'timezone'"]),
     ("- a: {wait_for: x, timeout: 2y}\n",
      ["3:31: 'timeout' must be a duration such as 24h, an instant such as "
       "2026-09-01T09:00:00Z, or an expression, got '2y'"]),

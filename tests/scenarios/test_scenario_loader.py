@@ -111,7 +111,7 @@ def test_a_flow_may_be_named_or_given_by_path() -> None:
         "s.yaml:4:9: 'target' must be a string, got 3"], id="inputs-target"),
     pytest.param(HEAD + "start: '2026-03-01T09:00:00'\n" + OK, [
         "s.yaml:3:8: instant '2026-03-01T09:00:00' has no timezone; add 'Z' or an offset such "
-        "as +02:00, or declare the flow's timezone:"], id="zoneless-start"),
+        "as +02:00, or declare the flow's 'timezone'"], id="zoneless-start"),
     pytest.param(HEAD + "start: '2026-02-31T09:00:00Z'\n" + OK, [
         "s.yaml:3:8: '2026-02-31T09:00:00Z' is not a real date and time (day is out of range "
         "for month)"], id="impossible-start"),

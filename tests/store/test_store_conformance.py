@@ -495,3 +495,25 @@ def test_one_store_can_be_shared_by_threads(store: Store) -> None:
 
     assert errors == []
     assert len(store.list_runs(limit=100)) == total
+
+
+# -- finding runs by a prefix of their id, counting runs ----------------------------------------
+
+def test_run_ids_starting_with_a_prefix_are_found_in_order(store: Store) -> None:
+    for run_id in ("ab12", "ab34", "ac56", "b"):
+        store.create_run(new_run(run_id), [])
+    assert store.run_ids_starting("ab", limit=5) == ["ab12", "ab34"]
+    assert store.run_ids_starting("ab", limit=1) == ["ab12"]
+    assert store.run_ids_starting("ac56", limit=2) == ["ac56"]
+    assert store.run_ids_starting("ad", limit=2) == []
+    assert store.run_ids_starting("b", limit=2) == ["b"]
+
+
+def test_count_runs_counts_by_status_and_flow_together_or_alone(store: Store) -> None:
+    store.create_run(new_run("r1", flow="greet"), [])
+    store.create_run(new_run("r2", flow="greet", status=RunStatus.HELD), [])
+    store.create_run(new_run("r3", flow="other"), [])
+    assert store.count_runs() == 3
+    assert store.count_runs(flow="greet") == 2
+    assert store.count_runs(status=RunStatus.PENDING) == 2
+    assert store.count_runs(status=RunStatus.PENDING, flow="greet") == 1

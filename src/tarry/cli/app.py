@@ -12,12 +12,13 @@ import errno
 import sys
 import traceback
 from collections.abc import Callable
+from importlib.metadata import version
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from tarry.cli import events, holds, project, runs, scenarios, serve, worker
+from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.errors import LoadError, TarryError
 
 __all__ = ["app", "error_lines", "main"]
@@ -39,7 +40,7 @@ def _reportable(exc: BaseException) -> bool:
     return isinstance(exc, TarryError)
 
 
-class _TarryGroup(TyperGroup):
+class _TarryGroup(PlainGroup):
     """Runs a command and turns a tarry error into its error lines and exit code 1."""
 
     def invoke(self, ctx: Any) -> Any:  # ctx: the click Context typer passes
@@ -63,9 +64,19 @@ app = typer.Typer(
     help="tarry: a durable workflow engine whose core competence is waiting.")
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"tarry {version('tarry')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _global_options(debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the traceback of an error.")] = False) -> None:
+def _global_options(
+        debug: Annotated[bool, typer.Option(
+            "--debug", help="Show the traceback of an error.")] = False,
+        _version: Annotated[bool, typer.Option(
+            "--version", is_eager=True, expose_value=False, callback=_print_version,
+            help="Print tarry's version and exit.")] = False) -> None:
     """Options for every command (read by the error reporting)."""
 
 
@@ -87,7 +98,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
 }
 
 for _name, _command in _COMMANDS.items():
-    app.command(_name)(_command)
+    app.command(_name, cls=PlainCommand)(_command)
 app.add_typer(events.events_app)
 
 

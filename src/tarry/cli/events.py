@@ -18,9 +18,12 @@ import typer
 from rich import box
 from rich.table import Table
 
-from tarry.cli.options import parse_json_object
-from tarry.cli.session import console, note, open_engine, print_json
+from tarry.cli.layout import PlainCommand, PlainGroup
+from tarry.cli.options import choice, parse_json_object
+from tarry.cli.session import console, note, open_engine, open_run_store, print_json
+from tarry.clock import SystemClock
 from tarry.engine.documents import event_document
+from tarry.errors import StoreMissing
 from tarry.model import EventRecord, EventState
 
 __all__ = ["describe_event", "events_app", "events_table", "read_data", "send"]
@@ -65,7 +68,7 @@ def send(event_type: Annotated[str, typer.Argument(
 
 
 events_app = typer.Typer(
-    name="events", no_args_is_help=False, add_completion=False,
+    name="events", cls=PlainGroup, no_args_is_help=False, add_completion=False,
     pretty_exceptions_enable=False, rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="The event inbox: list events; redeliver or discard one.")
@@ -75,7 +78,7 @@ events_app = typer.Typer(
 def list_events(
         ctx: typer.Context,
         state: Annotated[EventState | None, typer.Option(
-            "--state", metavar="S", case_sensitive=False,
+            "--state", metavar="S", parser=choice(EventState, "an event state"),
             help="Only events in this state: " + ", ".join(EventState) + ".")] = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N events, newest first.")] = 50,
@@ -84,17 +87,23 @@ def list_events(
     """List events, newest first (the inbox: unmatched, invalid and buffered ones)."""
     if ctx.invoked_subcommand is not None:
         return
-    with open_engine() as engine:
-        docs = [event_document(record) for record in engine.events(state=state, limit=limit)]
+    nothing = f"no {state.value} events" if state else "no events"
+    try:
+        with open_run_store() as store:
+            records = store.list_events(state=state, now=SystemClock().now(), limit=limit)
+    except StoreMissing as exc:
+        records = []
+        nothing = f"{nothing}: {exc}"
+    docs = [event_document(record) for record in records]
     if as_json:
         print_json(docs)
     elif docs:
         console().print(events_table(docs))
-    else:
-        note(f"no {state.value} events" if state else "no events")
+    if not docs:
+        note(nothing)
 
 
-@events_app.command("redeliver")
+@events_app.command("redeliver", cls=PlainCommand)
 def redeliver(event_id: EventArgument, data: Annotated[str | None, typer.Option(
                   "--data", metavar="JSON|@FILE",
                   help="Corrected payload (default: the stored one).")] = None,
@@ -106,7 +115,7 @@ def redeliver(event_id: EventArgument, data: Annotated[str | None, typer.Option(
     _answer(record, as_json)
 
 
-@events_app.command("discard")
+@events_app.command("discard", cls=PlainCommand)
 def discard(event_id: EventArgument, as_json: JsonOption = False) -> None:
     """Discard an invalid, unmatched or buffered event."""
     with open_engine() as engine:
@@ -121,10 +130,16 @@ def _answer(record: EventRecord, as_json: bool) -> None:
     else:
         for line in describe_event(doc):
             typer.echo(line)
+    if record.state is EventState.DELIVERED:
+        note(_RESUMES_WITH_A_WORKER)
     if record.state is EventState.INVALID:
         note(f"the event is kept in the quarantine; correct it with: "
              f"tarry events redeliver {record.id} --data JSON")
         raise typer.Exit(1)
+
+
+_RESUMES_WITH_A_WORKER = ("a run resumes with the event when a worker executes it "
+                          "(tarry worker, or tarry serve); this command runs none")
 
 
 _OUTCOMES: dict[str, str] = {

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from tarry.cli.session import console, note, open_run_store, print_json
 from tarry.clock import SystemClock, iso
+from tarry.errors import StoreMissing
 from tarry.holds.doctor import Level, diagnose
 from tarry.language.durations import format_duration, parse_instant
 from tarry.model import RunRecord, RunStatus
@@ -39,7 +40,7 @@ def hold_after(text: str | None) -> datetime | None:
     try:
         return parse_instant(text)
     except ValueError as exc:  # a flow's timezone does not apply to the command line
-        message = str(exc).removesuffix(", or declare the flow's timezone:")
+        message = str(exc).removesuffix(", or declare the flow's 'timezone'")
         raise typer.BadParameter(message, param_hint="'--hold-after'") from None
 
 
@@ -48,10 +49,11 @@ def held(all_rows: Annotated[bool, typer.Option(
          as_json: Annotated[bool, typer.Option(
              "--json", help="Print every held run as JSON.")] = False) -> None:
     """Held runs: target, conditions, how long held, next check (three, and how many more)."""
-    with open_run_store() as store:
-        total = store.count_runs(status=RunStatus.HELD)
-        limit = total if all_rows or as_json else SHOWN
-        records = store.list_runs(status=RunStatus.HELD, limit=max(limit, 1))
+    nothing = "no held runs"
+    try:
+        total, records = _held_runs(all_rows or as_json)
+    except StoreMissing as exc:
+        total, records, nothing = 0, [], f"no held runs: {exc}"
     rows = [held_row(record, SystemClock().now()) for record in records]
     if as_json:
         print_json(rows)
@@ -59,8 +61,16 @@ def held(all_rows: Annotated[bool, typer.Option(
         console().print(_held_table(rows))
         if total > len(rows):
             typer.echo(f"and {total - len(rows)} more (tarry held --all)")
-    else:
-        note("no held runs")
+    if not rows:
+        note(nothing)
+
+
+def _held_runs(every: bool) -> tuple[int, list[RunRecord]]:
+    """How many runs are held, and the first three of them (``every``: all of them)."""
+    with open_run_store() as store:
+        total = store.count_runs(status=RunStatus.HELD)
+        limit = total if every else SHOWN
+        return total, store.list_runs(status=RunStatus.HELD, limit=max(limit, 1))
 
 
 def held_row(record: RunRecord, now: datetime) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Reading command-line values: ``-i k=v`` pairs, ``--inputs`` JSON, the OS user name.
+"""Reading command-line values: ``-i k=v`` pairs, ``--inputs`` JSON, one of an enumeration's
+values, the OS user name.
 
 Pure functions; a malformed value raises :class:`typer.BadParameter`, which the command line
 reports as a usage error (exit code 2).
@@ -7,14 +8,19 @@ reports as a usage error (exit code 2).
 from __future__ import annotations
 
 import getpass
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Any, TypeVar
 
 import typer
 
+from tarry._suggest import did_you_mean
 from tarry.language.jsontext import parse_json
 
-__all__ = ["current_user", "parse_inputs", "parse_json_object", "parse_pair", "parse_value"]
+__all__ = ["choice", "current_user", "parse_inputs", "parse_json_object", "parse_pair",
+           "parse_value"]
+
+E = TypeVar("E", bound=StrEnum)
 
 
 def parse_value(text: str) -> Any:
@@ -55,6 +61,19 @@ def parse_json_object(text: str, option: str) -> dict[str, Any]:
 
 _JSON_KINDS: dict[type, str] = {list: "an array", str: "a string", int: "a number",
                                 float: "a number", bool: "a boolean", type(None): "null"}
+
+
+def choice(kind: type[E], noun: str) -> Callable[[str], E]:
+    """A parser of one value of ``kind`` (any case) for an option; anything else is a usage
+    error that lists the values: ``'bogus' is not a status; use one of: held, pending, …``."""
+    def parse(text: str) -> E:
+        try:
+            return kind(text.lower())
+        except ValueError:
+            values = ", ".join(kind)
+            raise typer.BadParameter(f"{text!r} is not {noun}{did_you_mean(text.lower(), kind)}"
+                                     f"; use one of: {values}") from None
+    return parse
 
 
 def current_user() -> str:

@@ -12,10 +12,18 @@ from rich.console import Console
 
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
-from tarry.cli.options import current_user, parse_inputs
-from tarry.cli.session import console, note, open_engine, open_run_store, print_json
+from tarry.cli.options import choice, current_user, parse_inputs
+from tarry.cli.session import (
+    console,
+    note,
+    open_engine,
+    open_run_store,
+    print_json,
+    resolve_run_id,
+)
 from tarry.clock import SystemClock
 from tarry.engine.documents import history_document, run_document
+from tarry.errors import StoreMissing
 from tarry.model import RunRecord, RunStatus
 from tarry.store.base import Store
 
@@ -32,7 +40,8 @@ InputsOption = Annotated[str | None, typer.Option(
 TargetOption = Annotated[str | None, typer.Option(
     "--target", metavar="T", help="A label for the run, such as acme/web#7.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id.")]
+RunArgument = Annotated[str, typer.Argument(
+    metavar="RUN", help="A run id, or the start of one that no other run's id starts with.")]
 
 _UNSUCCESSFUL = frozenset({RunStatus.FAILED, RunStatus.REFUSED, RunStatus.CANCELLED})
 
@@ -116,40 +125,60 @@ def start(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: Inputs
 
 def list_runs(
         status: Annotated[RunStatus | None, typer.Option(
-            "--status", metavar="S", case_sensitive=False,
+            "--status", metavar="S", parser=choice(RunStatus, "a status"),
             help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
         flow: Annotated[str | None, typer.Option(
             "--flow", metavar="F", help="Only runs of this flow.")] = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
-    """List runs, newest first."""
-    with open_run_store() as store:
-        docs = [run_document(record)
-                for record in store.list_runs(status=status, flow=flow, limit=limit)]
+    """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
+    nothing = "no runs"
+    try:
+        docs, total = _newest_runs(status, flow, limit)
+    except StoreMissing as exc:
+        docs, total, nothing = [], 0, f"no runs: {exc}"
     if as_json:
         print_json(docs)
     elif docs:
         console().print(render.runs_table(docs))
-    else:
-        note("no runs")
+    if not docs:
+        note(nothing)
+    if total > len(docs):
+        note(f"{len(docs)} of {total} runs shown; --limit N shows more")
+
+
+def _newest_runs(status: RunStatus | None, flow: str | None,
+                 limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The newest ``limit`` run documents, and how many runs the filters select in all."""
+    with open_run_store() as store:
+        docs = [run_document(record)
+                for record in store.list_runs(status=status, flow=flow, limit=limit)]
+        total = (store.count_runs(status=status, flow=flow) if len(docs) == limit
+                 else len(docs))
+    return docs, total
 
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """One run: status, exit, what it waits for, bindings and history."""
     with open_run_store() as store:
-        doc = run_document(store.get_run(run_id), store.history(run_id))
+        found = resolve_run_id(store, run_id)
+        doc = run_document(store.get_run(found), store.history(found))
     if as_json:
         print_json(doc)
     else:
         render.show_run(console(), doc)
 
 
-def cancel(run_id: RunArgument) -> None:
+def cancel(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """Cancel a run: at once unless it is running, then at its next checkpoint."""
     with open_run_store() as store:
-        record = store.cancel(run_id, current_user(), SystemClock().now())
-        doc = run_document(record)
+        found = resolve_run_id(store, run_id)
+        record = store.cancel(found, current_user(), SystemClock().now())
+        doc = run_document(record, store.history(found)) if as_json else run_document(record)
+    if as_json:
+        print_json(doc)
+        return
     line = render.summary_line(doc)
     if record.status is RunStatus.RUNNING:
         line += "; cancel requested, it stops at its next checkpoint"

@@ -18,10 +18,12 @@ from rich.console import Console
 
 from tarry.config import Settings, load_settings
 from tarry.engine.runtime import Engine
+from tarry.errors import AmbiguousRunId, FlowNotFound, RunNotFound, StoreMissing
 from tarry.store import open_store
 from tarry.store.base import Store
 
-__all__ = ["console", "note", "open_engine", "open_run_store", "print_json"]
+__all__ = ["console", "note", "open_engine", "open_run_store", "print_json", "project_note",
+           "resolve_run_id"]
 
 _PIPE_WIDTH = 200
 
@@ -30,9 +32,14 @@ _PIPE_WIDTH = 200
 def open_engine(settings: Settings | None = None) -> Iterator[Engine]:
     """The engine of ``settings`` (default: the project around the working directory),
     closed afterwards."""
-    engine = Engine.from_settings(settings or load_settings())
+    settings = settings or load_settings()
+    engine = Engine.from_settings(settings)
     try:
         yield engine
+    except FlowNotFound as exc:
+        if settings.config_file is not None:
+            raise
+        raise FlowNotFound(f"{exc} ({project_note(settings)})") from None
     finally:
         engine.close()
 
@@ -42,13 +49,41 @@ def open_run_store(settings: Settings | None = None) -> Iterator[Store]:
     """Only the project's store, closed afterwards.
 
     Commands that read or cancel runs use it, so that a broken flow file, action module or
-    event manifest never stands between an operator and the runs already in the store.
+    event manifest never stands between an operator and the runs already in the store. They
+    never create a store: when the project's SQLite file does not exist, ``StoreMissing``
+    says where it was looked for and which project said so.
     """
-    store = open_store((settings or load_settings()).database)
+    settings = settings or load_settings()
+    path = settings.sqlite_path
+    if path is not None and not path.exists():
+        raise StoreMissing(f"no store at {path} yet ({project_note(settings)}); a command "
+                           "that starts a run or sends an event creates it")
+    store = open_store(settings.database)
     try:
         yield store
     finally:
         store.close()
+
+
+def project_note(settings: Settings) -> str:
+    """Which project a command used: ``the project of /p/tarry.toml``, or that no
+    ``tarry.toml`` was found (and where tarry looked)."""
+    if settings.config_file is not None:
+        return f"the project of {settings.config_file}"
+    return f"no tarry.toml found in {settings.root} or any folder above it, so the defaults apply"
+
+
+def resolve_run_id(store: Store, given: str) -> str:
+    """The id of the one run whose id is or starts with ``given`` (as git takes a short hash).
+
+    Raises ``RunNotFound`` when none does and ``AmbiguousRunId`` when several do.
+    """
+    found = store.run_ids_starting(given, limit=2) if given else []
+    if not found:
+        raise RunNotFound(given)
+    if len(found) > 1:
+        raise AmbiguousRunId(given, found)
+    return found[0]
 
 
 def console() -> Console:

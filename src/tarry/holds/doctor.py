@@ -204,6 +204,10 @@ def _flow_files(folder: Path, cwd: Path) -> list[Path]:
 
 def _store(settings: Settings) -> Finding:
     where = _store_name(settings)
+    if settings.sqlite_path is not None and not settings.sqlite_path.exists():
+        return Finding(Level.WARNING, "store",
+                       f"the store ({where}) does not exist yet: the first command that starts "
+                       "a run or sends an event creates it (or run `tarry migrate`)")
     try:
         store = open_store(settings.database, check_schema=False)
         try:

@@ -151,7 +151,7 @@ def parse_instant(text: str, default_zone: str | None = None) -> datetime:
         aware = _in_zone(local, default_zone, text)
     else:
         raise ValueError(f"instant '{text}' has no timezone; add 'Z' or an offset such as "
-                         "+02:00, or declare the flow's timezone:")
+                         "+02:00, or declare the flow's 'timezone'")
     return aware.astimezone(UTC)
 
 

@@ -148,8 +148,12 @@ class Store(Protocol):
         """The earliest ``due_at`` of any run, or None."""
         ...
 
-    def count_runs(self, *, status: RunStatus) -> int:
-        """How many runs have ``status``."""
+    def count_runs(self, *, status: RunStatus | None = None, flow: str | None = None) -> int:
+        """How many runs there are, optionally filtered by status and flow."""
+        ...
+
+    def run_ids_starting(self, prefix: str, *, limit: int) -> list[str]:
+        """At most ``limit`` run ids that start with ``prefix``, in order."""
         ...
 
     def create_held_run(self, run: NewRun, history: list[HistoryEntry], *,

@@ -9,6 +9,7 @@ below is the same sequence of statements on every database.
 
 from __future__ import annotations
 
+import itertools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -94,6 +95,14 @@ def _run_filters(flow: str | None, target: str | None,
     kind = waiting_for if waiting_for in WAIT_KINDS else None
     event = waiting_for if waiting_for is not None and kind is None else None
     return {"flow": flow, "target": target, "wait_kind": kind, "wait_event": event}
+
+_COUNT_QUERIES = {
+    (False, False): "count_runs",
+    (True, False): "count_runs_by_status",
+    (False, True): "count_runs_by_flow",
+    (True, True): "count_runs_by_status_and_flow",
+}
+"""Which query counts runs, by (filtered by status, filtered by flow)."""
 
 
 class SqlStore(ABC):
@@ -336,11 +345,20 @@ class SqlStore(ABC):
         due = row["due_at"] if row else None
         return None if due is None else from_millis(due)
 
-    def count_runs(self, *, status: RunStatus) -> int:
-        """How many runs have ``status``."""
+    def count_runs(self, *, status: RunStatus | None = None, flow: str | None = None) -> int:
+        """How many runs there are, optionally filtered by status and flow."""
+        query = _COUNT_QUERIES[status is not None, flow is not None]
+        params = {"status": status.value if status else None, "flow": flow}
         with self._transaction(write=False) as tx:
-            row = tx.one("count_runs_by_status", {"status": status.value})
+            row = tx.one(query, params)
         return int(row["total"]) if row else 0
+
+    def run_ids_starting(self, prefix: str, *, limit: int) -> list[str]:
+        """At most ``limit`` ids that start with ``prefix``, in order."""
+        with self._transaction(write=False) as tx:
+            found = tx.all("run_ids_from", {"prefix": prefix, "limit": limit})
+        return list(itertools.takewhile(lambda run_id: run_id.startswith(prefix),
+                                        (str(row["id"]) for row in found)))
 
     # -- holds ----------------------------------------------------------------------------
 

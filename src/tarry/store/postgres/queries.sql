@@ -230,8 +230,22 @@ ORDER BY received_at DESC, id DESC LIMIT %(limit)s
 
 -- Holds ------------------------------------------------------------------------------------
 
+-- name: count_runs
+SELECT count(*) AS total FROM runs
+
 -- name: count_runs_by_status
 SELECT count(*) AS total FROM runs WHERE status = %(status)s
+
+-- name: count_runs_by_flow
+SELECT count(*) AS total FROM runs WHERE flow = %(flow)s
+
+-- name: count_runs_by_status_and_flow
+SELECT count(*) AS total FROM runs WHERE status = %(status)s AND flow = %(flow)s
+
+-- name: run_ids_from
+-- The ids from a prefix on, in order (a range scan of the primary key): the runs whose
+-- id starts with the prefix come first.
+SELECT id FROM runs WHERE id >= %(prefix)s ORDER BY id LIMIT %(limit)s
 
 -- name: lock_hold_target
 -- Serialises starts of held runs of one flow and target until the transaction ends.

@@ -215,8 +215,22 @@ SELECT * FROM events WHERE state = :state ORDER BY received_at DESC, id DESC LIM
 
 -- Holds ------------------------------------------------------------------------------------
 
+-- name: count_runs
+SELECT count(*) AS total FROM runs
+
 -- name: count_runs_by_status
 SELECT count(*) AS total FROM runs WHERE status = :status
+
+-- name: count_runs_by_flow
+SELECT count(*) AS total FROM runs WHERE flow = :flow
+
+-- name: count_runs_by_status_and_flow
+SELECT count(*) AS total FROM runs WHERE status = :status AND flow = :flow
+
+-- name: run_ids_from
+-- The ids from a prefix on, in order (a range scan of the primary key): the runs whose
+-- id starts with the prefix come first.
+SELECT id FROM runs WHERE id >= :prefix ORDER BY id LIMIT :limit
 
 -- name: lock_hold_target
 -- Serialises starts of held runs of one flow and target (BEGIN IMMEDIATE already does).
