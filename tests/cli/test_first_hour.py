@@ -19,6 +19,8 @@ from tarry.engine.runtime import Engine
 
 TARRY = Path(sys.executable).parent / "tarry"
 
+pytestmark = pytest.mark.timeout(240)  # several processes each, on a machine that may be busy
+
 FLOW = """\
 flow: cooling
 steps:
@@ -92,7 +94,6 @@ def test_an_unknown_state_is_a_plain_usage_error(tmp_path: Path) -> None:
 
 # --- run ids, cancel --json, listing limits ---------------------------------------------------
 
-@pytest.mark.timeout(180)
 def test_a_unique_prefix_names_a_run_and_an_ambiguous_one_is_refused(project: Path) -> None:
     run_ids = start_runs(project, 17)  # 17 ids, 16 hex digits: two share a first character
     first = sorted(run_ids)[0]
@@ -125,7 +126,6 @@ def test_runs_says_how_many_it_left_out(project: Path) -> None:
 
 # --- outside a project ------------------------------------------------------------------------
 
-@pytest.mark.timeout(180)
 def test_reading_commands_outside_a_project_create_nothing_and_say_where_they_looked(
         tmp_path: Path) -> None:
     store = tmp_path / ".tarry" / "tarry.db"

@@ -39,7 +39,7 @@ def open_engine(settings: Settings | None = None) -> Iterator[Engine]:
     except FlowNotFound as exc:
         if settings.config_file is not None:
             raise
-        raise FlowNotFound(f"{exc} ({project_note(settings)})") from None
+        raise FlowNotFound(f"{exc} ({project_note(settings)})", key=exc.key) from None
     finally:
         engine.close()
 
