@@ -204,6 +204,9 @@ class RunUpdate:
     """Every event wait the run has after this update (replaces the previous set)."""
     consumed: tuple[str, ...] = ()
     """Inbox entries the run has taken in (deleted with this update)."""
+    rescan: tuple[str, ...] = ()
+    """Waits (by ``wait_id``) that turned a delivered event down in this advance and wait on:
+    the store offers each the next buffered event that counts for it."""
 
 
 class CheckpointOutcome(StrEnum):

@@ -29,6 +29,9 @@ events:
     correlate_on: [ticket]
   portal.reply:
     correlate_on: [ticket]
+  form.reply:
+    correlate_on: [ticket]
+    buffer: 0
 """
 
 APPROVAL = """
@@ -219,9 +222,7 @@ steps:
     assert len(registered) == 1
 
 
-async def test_an_event_for_a_wait_already_timed_out_is_ignored_not_redelivered(
-        harness: Harness) -> None:
-    run_id = harness.start(harness.flow("""
+LATE_REPLY = """
 flow: late-reply
 steps:
   - reply:
@@ -230,20 +231,119 @@ steps:
       timeout: 1h
   - rest:
       wait: { for: 1d }
-"""))
+"""
+
+
+async def test_a_reply_received_at_the_deadline_loses_while_a_worker_holds_the_run(
+        harness: Harness) -> None:
+    run_id = harness.start(harness.flow(LATE_REPLY))
     await harness.run_due()
     harness.clock.advance(timedelta(hours=1))
     store, worker = harness.engine.store, harness.worker
     claimed = store.claim_run(run_id, harness.clock.now(), worker.name,
                               harness.clock.now() + timedelta(seconds=30))
     assert claimed is not None
-    # the reply lands while a worker is timing the wait out: it goes into the inbox
-    assert harness.send("email.reply", {"ticket": "T5"}).runs == (run_id,)
+    # the reply lands at the deadline while a worker is timing the wait out: too late
+    late = harness.send("email.reply", {"ticket": "T5"})
+    assert (late.state, late.runs) == (EventState.BUFFERED, ())
     await worker.execute(claimed, [])
     assert harness.document(run_id)["bindings"]["reply"]["status"] == "timeout"
-    assert await harness.run_due() == 1  # woken once for the stray event, which it drops
     assert await harness.run_due() == 0
     record = harness.record(run_id)
     assert (record.status, record.due_at) == (RunStatus.WAITING,
                                               harness.clock.now() + timedelta(days=1))
+
+
+async def test_a_reply_received_after_the_deadline_never_counts_whatever_the_backlog(
+        harness: Harness) -> None:
+    run_id = harness.start(harness.flow(LATE_REPLY.replace("email.reply", "slack.approval")
+                                        .replace("ticket: \"T5\"", "message: \"m\"")))
+    await harness.run_due()
+    harness.clock.advance(timedelta(hours=1, minutes=36))  # no worker ran the timeout
+    late = harness.send("slack.approval", {"message": "m", "approved": True}, id="late")
+    assert (late.state, late.runs) == (EventState.BUFFERED, ())
+    await harness.run_due()
+    assert harness.document(run_id)["bindings"]["reply"] == {"status": "timeout",
+                                                             "event": None}
+    assert "event.received" not in harness.history_kinds(run_id)
+    assert harness.engine.events()[0].state is EventState.BUFFERED
+
+
+async def test_events_delivered_after_the_accepted_one_are_ignored_once(
+        harness: Harness) -> None:
+    run_id = harness.start(harness.flow("""
+flow: first-of-two
+steps:
+  - reply:
+      wait_for: email.reply
+      match: { ticket: "T7" }
+      timeout: 1d
+  - rest:
+      wait: { for: 1d }
+"""))
+    await harness.run_due()
+    first = harness.send("email.reply", {"ticket": "T7", "body": "one"})
+    second = harness.send("email.reply", {"ticket": "T7", "body": "two"})
+    assert first.runs == second.runs == (run_id,)
+    await harness.run_due()
+    assert harness.document(run_id)["bindings"]["reply"]["event"]["body"] == "one"
     assert harness.history_kinds(run_id).count("event.ignored") == 1
+    assert await harness.run_due() == 0
+
+
+async def test_a_rejected_reply_leaves_the_run_reachable_without_a_buffer(
+        harness: Harness) -> None:
+    run_id = harness.start(harness.flow("""
+flow: first-valid-unbuffered
+steps:
+  - reply:
+      wait_for: form.reply
+      match: { ticket: "T3" }
+      accept: "{{ event.body != 'spam' }}"
+      timeout: 1d
+"""))
+    await harness.run_due()
+    rejected = harness.send("form.reply", {"ticket": "T3", "body": "spam"})
+    valid = harness.send("form.reply", {"ticket": "T3", "body": "yes"})  # before any worker
+    assert rejected.runs == valid.runs == (run_id,)
+    await harness.run_due()
+    harness.send("form.reply", {"ticket": "T3", "body": "spam"})
+    assert harness.document(run_id)["bindings"]["reply"]["event"]["body"] == "yes"
+    assert harness.history_kinds(run_id).count("event.rejected") == 1
+
+
+async def test_a_rejected_reply_stays_reachable_after_the_worker_ran(harness: Harness) -> None:
+    run_id = harness.start(harness.flow("""
+flow: first-valid-later
+steps:
+  - reply:
+      wait_for: form.reply
+      match: { ticket: "T4" }
+      accept: "{{ event.body != 'spam' }}"
+      timeout: 1d
+"""))
+    await harness.run_due()
+    harness.send("form.reply", {"ticket": "T4", "body": "spam"})
+    await harness.run_due()
+    assert harness.send("form.reply", {"ticket": "T4", "body": "yes"}).runs == (run_id,)
+    await harness.run_due()
+    assert harness.document(run_id)["bindings"]["reply"]["event"]["body"] == "yes"
+
+
+async def test_the_first_valid_of_several_buffered_replies_wins(harness: Harness) -> None:
+    harness.send("slack.approval", {"message": "m", "approved": False}, id="no")
+    harness.send("slack.approval", {"message": "m", "approved": True}, id="yes")
+    run_id = harness.start(harness.flow("""
+flow: first-valid-buffered
+steps:
+  - reply:
+      wait_for: slack.approval
+      match: { message: "m" }
+      accept: "{{ event.approved }}"
+      timeout: 1d
+"""))
+    await harness.run_due()
+    await harness.run_due()
+    assert harness.document(run_id)["bindings"]["reply"]["event"]["approved"] is True
+    assert {e.id: e.state for e in harness.engine.events()} == {
+        "no": EventState.DELIVERED, "yes": EventState.DELIVERED}

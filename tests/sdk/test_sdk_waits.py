@@ -120,6 +120,19 @@ async def test_an_event_in_time_resumes_the_run_with_it(harness_for: HarnessFor)
                                               "succeeded"]
 
 
+async def test_an_event_received_after_the_deadline_never_counts_whatever_the_backlog(
+        harness_for: HarnessFor) -> None:
+    harness = harness_for(approval_app())
+    run_id = harness.start("approval", {"message": "M1"})
+    await harness.run_due()
+    harness.clock.advance(timedelta(hours=24, minutes=1))  # no worker ran the timeout
+    late = harness.send("slack.approval", {"message": "M1", "approved": True})
+    assert (late.state, late.runs) == (EventState.BUFFERED, ())
+    await harness.run_due()
+    assert harness.record(run_id).result == {"status": "timeout", "event": None,
+                                             "received_at": None}
+
+
 async def test_no_event_times_out_as_a_value_at_the_deadline(harness_for: HarnessFor) -> None:
     harness = harness_for(approval_app())
     run_id = harness.start("approval", {"message": "M1"})

@@ -48,10 +48,20 @@ def test_an_event_goes_to_the_inbox_of_the_waiting_run_and_wakes_it(store: Store
                                        {"approved": True}, at(1))
 
 
-def test_a_delivered_wait_is_gone_so_the_next_event_finds_no_run(store: Store) -> None:
+def test_a_delivered_wait_stays_registered_so_the_next_event_reaches_the_run_too(
+        store: Store) -> None:
     _waiting(store, "r1")
     store.record_event(_event("e1"), at(5))
-    assert store.record_event(_event("e2"), at(6)).state is EventState.UNMATCHED
+    second = store.record_event(_event("e2"), at(6))
+    assert (second.state, second.runs) == (EventState.DELIVERED, ("r1",))
+    assert [e.event_id for e in store.inbox(["r1"])["r1"]] == ["e1", "e2"]
+
+
+def test_an_event_received_at_or_after_a_wait_deadline_does_not_reach_it(store: Store) -> None:
+    _waiting(store, "r1")
+    late = _event("late", received=3600)
+    assert (store.record_event(late, at(3700)).state, store.inbox(["r1"])) == (
+        EventState.UNMATCHED, {})
 
 
 def test_an_event_reaches_every_run_waiting_on_its_correlation_only(store: Store) -> None:

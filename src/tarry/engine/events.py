@@ -24,7 +24,7 @@ from tarry.language.model import Step, WaitFor
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Interpreter, Names
 
-__all__ = ["run_wait_for"]
+__all__ = ["received_in_time", "run_wait_for"]
 
 
 async def run_wait_for(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
@@ -64,19 +64,30 @@ def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Na
 
 def _take_event(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Names,
                 path: str) -> Outcome | None:
+    """The first delivered event that counts and passes ``accept``; the ones it turned
+    down are consumed, those after it are left for ``Env.ignore_undelivered``."""
     env = walker.env
-    for delivered in env.inbox.pop(path, []):
+    inbox = env.inbox.get(path, [])
+    while inbox and received_in_time(inbox[0], cur["until"]):
+        delivered = inbox.pop(0)
         env.consumed.append(delivered["inbox_id"])
         event = delivered["data"]
         info = {"event_id": delivered["id"], "type": delivered["type"]}
         if wait.accept is not None and not walker.truthy(
                 wait.accept, names.new_child({"event": event})):
             env.record("event.rejected", path, **info)
+            env.rescan.add(path)
             continue
         env.record("event.received", path, **info)
         return Done(_binding(wait, status="received", event=event,
                              received_at=delivered["received_at"], type=delivered["type"]))
     return None
+
+
+def received_in_time(delivered: dict[str, Any], until: str) -> bool:
+    """Whether a delivered event counts for a wait with deadline ``until``: only if it was
+    received before it, whenever a worker gets to look (SPEC 3.5.7)."""
+    return from_iso(delivered["received_at"]) < from_iso(until)
 
 
 def _binding(wait: WaitFor, *, status: str, event: Any, received_at: str | None = None,

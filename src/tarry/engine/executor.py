@@ -101,7 +101,8 @@ class Executor:
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
         return update_for(record.id, state, outcome, history, now,
-                          consumed=tuple(env.consumed), result=result)
+                          consumed=tuple(env.consumed), result=result,
+                          rescan=tuple(sorted(env.rescan)))
 
     def _env(self, record: RunRecord, state: dict[str, Any], now: datetime,
              history: list[HistoryEntry]) -> Env:
@@ -141,15 +142,17 @@ class Executor:
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                history: list[HistoryEntry], now: datetime, *,
-               consumed: tuple[str, ...] = (), result: Any = None) -> RunUpdate:
+               consumed: tuple[str, ...] = (), result: Any = None,
+               rescan: tuple[str, ...] = ()) -> RunUpdate:
     """The store update that records ``outcome`` (and releases the lease); ``result`` is a
-    Python flow's return value, kept when the run succeeds."""
+    Python flow's return value, kept when the run succeeds; ``rescan`` names the waits that
+    turned an event down and wait on."""
     if isinstance(outcome, Blocked):
         shown = [w for w in outcome.waits if w.kind != "reminder"] or list(outcome.waits)
         first = min(shown, key=lambda w: w.until)
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=first.document(), consumed=consumed,
-                         waits=_event_waits(outcome))
+                         waits=_event_waits(outcome), rescan=rescan)
     if isinstance(outcome, Failed):
         history.append(HistoryEntry(now, "failed", outcome.error.get("step"),
                                     {"error": outcome.error}))

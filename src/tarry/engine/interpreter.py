@@ -70,6 +70,8 @@ class Env:
     """Events delivered to this run, by the path of the waiting step, oldest first."""
     consumed: list[str] = field(default_factory=list)
     """Inbox entries the walk looked at (to delete with the checkpoint)."""
+    rescan: set[str] = field(default_factory=set)
+    """Waits that turned an event down and wait on (offered the next buffered one)."""
     rng: random.Random = field(default_factory=lambda: _SHARED_RNG)
     """Randomness for jitter (shared: seeding a generator per run costs more than a wake)."""
 

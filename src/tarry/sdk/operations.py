@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
 from tarry.clock import from_iso, iso
+from tarry.engine.events import received_in_time
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import EventError, StepError
 from tarry.language.manifests import Manifest
@@ -164,7 +165,7 @@ class FlowRun:
             self.record("wait.registered", op.path, kind="event", until=entry["until"],
                         alternatives=[{"type": event_type, "match": values}])
         if "outcome" not in entry:
-            outcome = self._delivered(op.path) or self._timed_out(op.path, entry)
+            outcome = self._delivered(op.path, entry["until"]) or self._timed_out(op.path, entry)
             if outcome is None:
                 scope.suspend(WaitInfo("event", op.path, from_iso(entry["until"]),
                                        entry["type"], entry["match"]))
@@ -196,12 +197,14 @@ class FlowRun:
         values: dict[str, Any] = Codec.plain(dict(match), f"the match of {where}")
         return values
 
-    def _delivered(self, path: str) -> dict[str, Any] | None:
-        delivered = self.env.inbox.pop(path, [])
-        self.env.consumed.extend(item["inbox_id"] for item in delivered)
-        if not delivered:
+    def _delivered(self, path: str, until: str) -> dict[str, Any] | None:
+        """The first delivered event received before the deadline; the rest are left for
+        ``Env.ignore_undelivered``."""
+        inbox = self.env.inbox.get(path, [])
+        if not inbox or not received_in_time(inbox[0], until):
             return None
-        event = delivered[0]
+        event = inbox.pop(0)
+        self.env.consumed.append(event["inbox_id"])
         self.record("event.received", path, event_id=event["id"], type=event["type"])
         return {"status": "received", "event": event["data"],
                 "received_at": event["received_at"]}

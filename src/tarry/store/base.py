@@ -103,11 +103,10 @@ class Store(Protocol):
         """Write updates for runs ``worker`` holds, all in one transaction.
 
         Per update, besides the run row and its history: the inbox entries in ``consumed``
-        are deleted; on release, the run's event waits are replaced by ``waits`` — except
-        that a wait whose branch already has an inbox entry is not registered again, and a
-        new wait that matches a buffered event takes that event at once (it becomes
-        delivered to this run); a released run that still has inbox entries is due at
-        ``now``.
+        are deleted; on release, the run's event waits are replaced by ``waits``, and a new
+        wait (or one named in ``rescan``) whose branch has no inbox entry takes the oldest
+        buffered event received before its deadline at once (it becomes delivered to this
+        run); a released run that still has inbox entries is due at ``now``.
         """
         ...
 
@@ -188,9 +187,10 @@ class Store(Protocol):
 
         A known ``(type, id)`` is a duplicate: nothing changes and the stored record comes
         back with state ``duplicate``. An invalid event is quarantined. A valid one goes into
-        the inbox of every branch waiting on ``(type, match_key)`` (found by index), whose
-        wait registrations are removed and whose run becomes due now; with no such branch it
-        is buffered until ``buffer_until`` (or unmatched at once).
+        the inbox of every branch waiting on ``(type, match_key)`` (found by index) whose
+        deadline is after the event's ``received_at``, and their runs become due now; the
+        waits stay registered until their runs move on. With no such branch it is buffered
+        until ``buffer_until`` (or unmatched at once).
         """
         ...
 

@@ -158,7 +158,11 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
 
 
 def settle_inbox(tx: Tx, update: RunUpdate, now: datetime, changes: WaitChanges) -> None:
-    """Apply one checkpoint's event side: consumed entries, wait changes, wake."""
+    """Apply one checkpoint's event side: consumed entries, wait changes, wake.
+
+    A wait that stays registered is offered the next buffered event when it turned one down
+    in this advance (``update.rescan``): the first valid reply wins, however many came early.
+    """
     tx.many("delete_inbox", [{"seq": int(seq)} for seq in update.consumed])
     if not update.release:
         return
@@ -166,29 +170,43 @@ def settle_inbox(tx: Tx, update: RunUpdate, now: datetime, changes: WaitChanges)
                              "match_key": match_key}
                             for wait_id, event_type, match_key in sorted(changes.removed)])
     register_waits(tx, update.run_id, changes.added, now)
+    rescan = set(update.rescan)
+    kept = tuple(wait for wait in update.waits
+                 if wait.wait_id in rescan and wait not in changes.added)
+    for wait in kept:
+        _take_buffered(tx, update.run_id, wait, now)
     if update.status.value == "waiting" and tx.one("run_has_inbox",
                                                    {"run_id": update.run_id}):
         tx.run("wake_run_now", {"run_id": update.run_id, "now": to_millis(now)})
 
 
 def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datetime) -> None:
-    """Register waits; a wait that matches a buffered event takes it instead, at once."""
+    """Register waits; a wait that matches a buffered event also takes it, at once.
+
+    A wait stays registered while its run waits, delivered events or not, so that an event
+    turned down by ``accept`` never leaves the run unreachable for the next one (SPEC 3.5.8).
+    """
     for wait in waits:
-        branch = {"run_id": run_id, "wait_id": wait.wait_id}
-        if tx.one("branch_has_inbox", branch):
-            continue
         tx.one("lock_correlation", {"type": wait.type, "match_key": wait.match_key})
-        buffered = tx.one("oldest_buffered", {"type": wait.type, "match_key": wait.match_key,
-                                              "now": to_millis(now)})
-        if buffered is None:
-            tx.run("insert_wait", {**branch, "type": wait.type, "match_key": wait.match_key,
-                                   "until": to_millis(wait.until)})
-            continue
-        tx.run("delete_branch_waits", branch)
-        _put_in_inbox(tx, run_id, wait.wait_id, buffered)
-        tx.run("set_event_state", {"type": buffered["type"], "id": buffered["id"],
-                                   "state": EventState.DELIVERED.value,
-                                   "runs": json.dumps([run_id]), "now": to_millis(now)})
+        tx.run("insert_wait", {"run_id": run_id, "wait_id": wait.wait_id, "type": wait.type,
+                               "match_key": wait.match_key, "until": to_millis(wait.until)})
+        _take_buffered(tx, run_id, wait, now)
+
+
+def _take_buffered(tx: Tx, run_id: str, wait: EventWait, now: datetime) -> None:
+    """Move the oldest buffered event that counts for ``wait`` into its branch's inbox,
+    unless the branch already has one to look at."""
+    if tx.one("branch_has_inbox", {"run_id": run_id, "wait_id": wait.wait_id}):
+        return
+    buffered = tx.one("oldest_buffered", {"type": wait.type, "match_key": wait.match_key,
+                                          "now": to_millis(now),
+                                          "until": to_millis(wait.until)})
+    if buffered is None:
+        return
+    _put_in_inbox(tx, run_id, wait.wait_id, buffered)
+    tx.run("set_event_state", {"type": buffered["type"], "id": buffered["id"],
+                               "state": EventState.DELIVERED.value,
+                               "runs": json.dumps([run_id]), "now": to_millis(now)})
 
 
 def _deliver(tx: Tx, event: NewEvent, now: datetime) -> tuple[EventState, list[str]]:
@@ -196,12 +214,12 @@ def _deliver(tx: Tx, event: NewEvent, now: datetime) -> tuple[EventState, list[s
         return EventState.INVALID, []
     assert event.match_key is not None
     tx.one("lock_correlation", {"type": event.type, "match_key": event.match_key})
-    branches = tx.all("waiting_branches", {"type": event.type, "match_key": event.match_key})
+    received_at = to_millis(event.received_at)
+    branches = tx.all("waiting_branches", {"type": event.type, "match_key": event.match_key,
+                                           "received_at": received_at})
     row = {"type": event.type, "id": event.id, "data": json.dumps(event.data),
-           "received_at": to_millis(event.received_at)}
+           "received_at": received_at}
     for branch in branches:
-        tx.run("delete_branch_waits", {"run_id": branch["run_id"],
-                                       "wait_id": branch["wait_id"]})
         _put_in_inbox(tx, branch["run_id"], branch["wait_id"], row)
         tx.run("wake_waiting_run", {"run_id": branch["run_id"], "now": to_millis(now)})
     runs = sorted({branch["run_id"] for branch in branches})

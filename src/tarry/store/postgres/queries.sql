@@ -157,12 +157,11 @@ RETURNING *
 
 -- name: waiting_branches
 -- The branches waiting on one correlation: an index lookup, never a scan of waiting runs.
+-- A wait whose deadline is not after the event's arrival has lost the race (SPEC 3.5.7).
 SELECT DISTINCT run_id, wait_id FROM event_waits
 WHERE type = %(type)s AND match_key = %(match_key)s
+  AND until > %(received_at)s
 ORDER BY run_id, wait_id
-
--- name: delete_branch_waits
-DELETE FROM event_waits WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s
 
 -- name: delete_run_waits
 DELETE FROM event_waits WHERE run_id = %(run_id)s
@@ -206,9 +205,11 @@ SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s AND wait_id = %(wait_id
 SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s LIMIT 1
 
 -- name: oldest_buffered
+-- The earliest buffered event a new wait takes; one received at or after the wait's deadline
+-- never counts for it (SPEC 3.5.7).
 SELECT * FROM events
 WHERE state = 'buffered' AND type = %(type)s AND match_key = %(match_key)s
-  AND buffer_until > %(now)s
+  AND buffer_until > %(now)s AND received_at < %(until)s
 ORDER BY received_at LIMIT 1
 
 -- name: wake_waiting_run

@@ -145,12 +145,11 @@ RETURNING *
 
 -- name: waiting_branches
 -- The branches waiting on one correlation: an index lookup, never a scan of waiting runs.
+-- A wait whose deadline is not after the event's arrival has lost the race (SPEC 3.5.7).
 SELECT DISTINCT run_id, wait_id FROM event_waits
 WHERE type = :type AND match_key = :match_key
+  AND until > :received_at
 ORDER BY run_id, wait_id
-
--- name: delete_branch_waits
-DELETE FROM event_waits WHERE run_id = :run_id AND wait_id = :wait_id
 
 -- name: delete_run_waits
 DELETE FROM event_waits WHERE run_id = :run_id
@@ -193,8 +192,11 @@ SELECT 1 AS present FROM inbox WHERE run_id = :run_id AND wait_id = :wait_id LIM
 SELECT 1 AS present FROM inbox WHERE run_id = :run_id LIMIT 1
 
 -- name: oldest_buffered
+-- The earliest buffered event a new wait takes; one received at or after the wait's deadline
+-- never counts for it (SPEC 3.5.7).
 SELECT * FROM events
-WHERE state = 'buffered' AND type = :type AND match_key = :match_key AND buffer_until > :now
+WHERE state = 'buffered' AND type = :type AND match_key = :match_key
+  AND buffer_until > :now AND received_at < :until
 ORDER BY received_at LIMIT 1
 
 -- name: wake_waiting_run
