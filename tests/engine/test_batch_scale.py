@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -47,14 +46,12 @@ async def test_a_thousand_branches_send_remind_and_wait_each_on_its_own(
 
     harness = Harness(tmp_path, start=START, actions={"request.send": send},
                       manifests=MANIFESTS, store_url=store_url)
-    began = time.perf_counter()
     run_id = harness.start(harness.flow(BATCH), {"items": [f"k{i}" for i in range(ITEMS)]})
     await harness.run_due()
     await harness.advance(timedelta(hours=36))  # one reminder each, then half of them answer
     for i in range(0, ITEMS, 2):
         harness.send("item.reply", {"key": f"k{i}"})
     await harness.run_until_idle()
-    elapsed = time.perf_counter() - began
 
     document = harness.document(run_id)
     assert document["status"] == RunStatus.SUCCEEDED
@@ -66,5 +63,4 @@ async def test_a_thousand_branches_send_remind_and_wait_each_on_its_own(
     # every item was nudged on day 1; the unanswered ones again on day 2 (day 3 is the deadline)
     assert len(reminders) == ITEMS + ITEMS // 2
     assert harness.clock.now() == START + timedelta(days=3)
-    assert elapsed < 20, f"took {elapsed:.1f}s"
     harness.close()

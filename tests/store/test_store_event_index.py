@@ -106,7 +106,8 @@ def plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
 
 def test_waiting_branches_is_one_lookup_of_the_correlation_index(waiting: SqlStore) -> None:
     target = 12_345
-    params = {"type": event_type(target), "match_key": key(target)}
+    params = {"type": event_type(target), "match_key": key(target),
+              "received_at": to_millis(NOW) - 1}
     shown = plan(waiting, "waiting_branches", params)
     assert "event_waits_lookup" in shown, shown
     assert "SCAN event_waits" not in shown, shown          # SQLite: a full scan
@@ -125,7 +126,8 @@ def test_a_registering_wait_finds_a_buffered_event_by_the_buffered_index(
         recorded: SqlStore) -> None:
     target = 4 * BUFFERED_EVERY
     shown = plan(recorded, "oldest_buffered", {"type": event_type(target),
-                                               "match_key": key(target), "now": to_millis(NOW)})
+                                               "match_key": key(target), "now": to_millis(NOW),
+                                               "until": to_millis(NOW) + 86_400_000})
     assert "events_buffered" in shown, shown
     assert "SCAN events" not in shown, shown
     assert "Seq Scan on events" not in shown, shown
