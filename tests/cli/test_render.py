@@ -33,61 +33,6 @@ TIMER = {"kind": "timer", "step": "cooling_off", "until": UNTIL, "event_type": N
          "match": None}
 
 
-def test_a_timer_wait_says_what_where_since_until_and_what_next() -> None:
-    history = [entry("2026-03-01T08:59:00.000Z", "created"),
-               entry(REGISTERED, "wait.registered", "cooling_off", kind="timer", until=UNTIL),
-               entry("2026-03-01T09:00:00.400Z", "other", "cooling_off")]
-    assert render.explain_wait(doc(waiting_for=TIMER, history=history)) == (
-        f"waiting for timer at step 'cooling_off' since {REGISTERED} until {UNTIL}; "
-        "then resumes at step 'cooling_off'")
-
-
-def test_an_event_wait_names_the_event_type_and_the_match() -> None:
-    waiting = {"kind": "event", "step": "approval", "until": UNTIL,
-               "event_type": "slack.approval", "match": {"message": "17.1"}}
-    history = [entry(REGISTERED, "wait.registered", "approval", kind="event")]
-    assert render.explain_wait(doc(waiting_for=waiting, history=history)) == (
-        "waiting for event 'slack.approval' matching message=\"17.1\" at step 'approval' "
-        f"since {REGISTERED} until {UNTIL}; then resumes at step 'approval' with the event, "
-        "or with status timeout at the deadline")
-
-
-def test_a_poll_began_at_the_latest_entry_of_the_step_or_its_iterations() -> None:
-    waiting = {"kind": "poll", "step": "indexed", "until": UNTIL}
-    history = [entry("2026-03-01T08:00:00.000Z", "step.started", "indexed"),
-               entry(REGISTERED, "step.completed", "indexed[0].check"),
-               entry("2026-03-01T09:30:00.000Z", "step.completed", "indexed_other")]
-    assert render.explain_wait(doc(waiting_for=waiting, history=history)) == (
-        f"waiting to poll again at step 'indexed' since {REGISTERED} until {UNTIL}; "
-        "then runs the next iteration of step 'indexed'")
-
-
-def test_a_retry_began_when_the_retry_was_scheduled() -> None:
-    waiting = {"kind": "retry", "step": "call", "until": UNTIL}
-    history = [entry("2026-03-01T08:00:00.000Z", "step.started", "call"),
-               entry(REGISTERED, "step.retrying", "call", attempt=1)]
-    assert render.explain_wait(doc(waiting_for=waiting, history=history)) == (
-        f"waiting to retry at step 'call' since {REGISTERED} until {UNTIL}; "
-        "then runs step 'call' again")
-
-
-def test_without_history_the_wait_began_at_the_last_update() -> None:
-    explanation = render.explain_wait(doc(waiting_for=TIMER, history=None))
-    assert explanation is not None
-    assert " since 2026-03-01T09:00:00.500Z until " in explanation
-
-
-def test_a_hold_has_no_step() -> None:
-    waiting = {"kind": "hold", "step": None, "until": UNTIL}
-    assert render.explain_wait(doc(status="held", waiting_for=waiting)) == (
-        f"held before its first step since 2026-03-01T09:00:00.500Z until {UNTIL}; "
-        "then checks its hold again")
-
-
-def test_a_run_that_waits_for_nothing_has_no_explanation() -> None:
-    assert render.explain_wait(doc(status="succeeded", exit="done")) is None
-
-
 @pytest.mark.parametrize(("fields", "outcome"), [
     ({"status": "succeeded", "exit": "approved"}, "succeeded with exit 'approved'"),
     ({"status": "failed", "error": {"type": "failed", "message": "no luck", "step": "boom"}},
@@ -114,6 +59,10 @@ def test_a_short_wait_fits_a_table_cell() -> None:
     assert render.short_wait(TIMER) == f"timer until {UNTIL}"
     assert render.short_wait({"kind": "event", "event_type": "a.b", "until": UNTIL}) == (
         f"event a.b until {UNTIL}")
+    assert render.short_wait({"kind": "event", "until": UNTIL, "alternatives": [
+        {"event_type": "email.reply", "match": {}}, {"event_type": "portal.reply",
+                                                      "match": {}}]}) == (
+        f"event email.reply | portal.reply until {UNTIL}")
     assert render.short_wait(None) == ""
 
 

@@ -265,3 +265,53 @@ def test_reading_and_cancelling_runs_survive_a_broken_project(flows: Project) ->
     cancelled = flows.tarry("cancel", waiting["id"])
     assert cancelled.exit_code == 0, cancelled.stderr
     assert flows.json("show", waiting["id"])["status"] == "cancelled"
+
+
+# --- what a run waits for, and what an ended one does not -----------------------------------
+
+ANY_FLOW = """\
+flow: reply
+steps:
+  - reply:
+      wait_for:
+        any:
+          - { event: email.reply, match: { ticket: "7" } }
+          - { event: portal.reply, match: { case: "c-7" } }
+      timeout: 2d
+"""
+
+ANY_EVENTS = """\
+events:
+  email.reply: { correlate_on: [ticket] }
+  portal.reply: { correlate_on: [case] }
+"""
+
+
+def test_a_wait_for_any_names_every_alternative_in_run_show_and_json(flows: Project) -> None:
+    (flows.root / "events.yaml").write_text(ANY_EVENTS, encoding="utf-8")
+    flows.flow("reply", ANY_FLOW)
+    document = flows.json("run", "reply")
+    waiting = document["waiting_for"]
+    assert waiting["alternatives"] == [
+        {"event_type": "email.reply", "match": {"ticket": "7"}},
+        {"event_type": "portal.reply", "match": {"case": "c-7"}}]
+    registered = next(e for e in document["history"] if e["kind"] == "wait.registered")
+    assert waiting["since"] == registered["at"]
+    expected = (
+        "waiting for event 'email.reply' matching ticket=\"7\" or event 'portal.reply' "
+        f"matching case=\"c-7\" at step 'reply' since {registered['at']} until "
+        f"{waiting['until']}; then resumes at step 'reply' with the first of them to arrive, "
+        "or with status timeout at the deadline")
+    assert waiting["explanation"] == expected
+    assert flows.tarry("show", document["id"]).stdout.splitlines()[1] == expected
+    assert "email.reply | portal.reply" in flows.tarry("runs").stdout
+
+
+def test_a_cancelled_run_waits_for_nothing(flows: Project) -> None:
+    run_id = flows.json("run", "cooling")["id"]
+    assert flows.tarry("cancel", run_id).exit_code == 0
+    assert flows.json("show", run_id)["waiting_for"] is None
+    assert flows.json("runs", "--status", "cancelled")[0]["waiting_for"] is None
+    shown = flows.tarry("show", run_id).stdout
+    assert "waiting for" not in shown.split("history")[0]
+    assert "timer until" not in flows.tarry("runs", "--status", "cancelled").stdout

@@ -68,7 +68,8 @@ steps:
     assert record.due_at == START + timedelta(days=2)
     assert record.waiting_for == {"kind": "timer", "step": "cooling_off",
                                   "until": "2026-03-03T09:00:00.000Z",
-                                  "event_type": None, "match": None}
+                                  "event_type": None, "match": None,
+                                  "since": "2026-03-01T09:00:00.000Z", "others": 0}
     await harness.advance(timedelta(days=2) - timedelta(milliseconds=1))
     assert harness.record(run_id).status is RunStatus.WAITING
     await harness.advance(timedelta(milliseconds=1))

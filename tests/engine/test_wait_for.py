@@ -75,7 +75,10 @@ async def test_reply_in_time_resumes_the_run(harness: Harness) -> None:
     run_id = await start_approval(harness)
     assert harness.record(run_id).waiting_for == {
         "kind": "event", "step": "approval", "until": "2026-03-02T09:00:00.000Z",
-        "event_type": "slack.approval", "match": {"message": "ts-Approve ACME?"}}
+        "event_type": "slack.approval", "match": {"message": "ts-Approve ACME?"},
+        "since": "2026-03-01T09:00:00.000Z", "others": 0,
+        "alternatives": [{"event_type": "slack.approval",
+                          "match": {"message": "ts-Approve ACME?"}}]}
     await harness.advance(timedelta(hours=2))
     sent = harness.send("slack.approval", {"message": "ts-Approve ACME?", "approved": True})
     assert (sent.state, sent.runs) == (EventState.DELIVERED, (run_id,))

@@ -174,7 +174,9 @@ async def test_po_confirmation_received_in_time(harness: Harness) -> None:
     run_id, key = await start_order(harness)
     assert harness.record(run_id).waiting_for == {
         "kind": "event", "step": "reply", "until": stamp(timedelta(days=5)),
-        "event_type": "supplier.reply", "match": {"request": key}}
+        "event_type": "supplier.reply", "match": {"request": key}, "since": stamp(timedelta(0)),
+        "others": 0, "alternatives": [{"event_type": "supplier.reply",
+                                       "match": {"request": key}}]}
     await harness.advance(timedelta(days=1, hours=12))
     reply = {"request": key, "order": "PO-1042", "confirmed": True,
              "delivery_date": "2026-03-20"}

@@ -116,7 +116,7 @@ async def test_hello_waits_three_seconds_then_exits_greeted(harness: Harness) ->
     await harness.run_due()
     assert harness.record(run_id).waiting_for == {
         "kind": "timer", "step": "nap", "until": stamp(timedelta(seconds=3)),
-        "event_type": None, "match": None}
+        "event_type": None, "match": None, "since": stamp(timedelta(0)), "others": 0}
     await harness.run_until_idle()
     document = harness.document(run_id)
     assert (document["status"], document["exit"]) == ("succeeded", "greeted")

@@ -112,7 +112,9 @@ async def test_a_held_run_says_what_it_waits_for(build: Build) -> None:
     assert document["waiting_for"] == {
         "kind": "hold", "step": None, "until": "2026-01-01T09:01:00.000Z", "event_type": None,
         "match": None, "conditions": [{"check": "jira", "clear": False}],
-        "since": "2026-01-01T09:00:00.000Z", "rounds": 1, "expires": "2026-01-02T09:00:00.000Z"}
+        "since": "2026-01-01T09:00:00.000Z", "rounds": 1, "expires": "2026-01-02T09:00:00.000Z",
+        "explanation": "held before its first step since 2026-01-01T09:00:00.000Z until "
+                       "2026-01-01T09:01:00.000Z; then checks its hold again"}
 
 
 # -- the check contract through the gate -----------------------------------------------------

@@ -59,7 +59,7 @@ async def test_the_state_goes_from_check_to_check_until_the_condition_is_met(
     assert (record.status, record.due_at) == (RunStatus.WAITING, START + timedelta(seconds=30))
     assert record.waiting_for == {"kind": "poll", "step": "settled",
                                   "until": "2026-03-01T09:00:30.000Z", "event_type": None,
-                                  "match": None}
+                                  "match": None, "since": "2026-03-01T09:00:00.000Z", "others": 0}
     await harness.run_until_idle()
     assert harness.record(run_id).result == {"status": "completed", "polls": 3}
     assert poller.calls == [(None, 1, "settled"),

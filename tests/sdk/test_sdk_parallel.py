@@ -148,7 +148,7 @@ async def test_branches_nest(harness_for: HarnessFor) -> None:
     await harness.run_due()
     assert harness.record(run_id).waiting_for == {
         "kind": "timer", "step": "outer[0].inner[0].nap", "until": "2026-03-01T10:00:00.000Z",
-        "event_type": None, "match": None}
+        "event_type": None, "match": None, "since": "2026-03-01T09:00:00.000Z", "others": 2}
     await harness.run_until_idle()
     assert harness.record(run_id).result == [3, 3]
     assert harness.clock.now() == START + timedelta(hours=3)

@@ -45,7 +45,7 @@ async def test_a_timer_wait_suspends_the_run_until_its_instant(harness_for: Harn
     assert record.due_at == START + timedelta(days=2)
     assert record.waiting_for == {"kind": "timer", "step": "cooling-off",
                                   "until": "2026-03-03T09:00:00.000Z", "event_type": None,
-                                  "match": None}
+                                  "match": None, "since": "2026-03-01T09:00:00.000Z", "others": 0}
     await harness.run_until_idle()
     assert harness.record(run_id).result == (START + timedelta(days=2)).isoformat()
     assert harness.history_kinds(run_id) == [
@@ -107,7 +107,9 @@ async def test_an_event_in_time_resumes_the_run_with_it(harness_for: HarnessFor)
     await harness.run_due()
     assert harness.record(run_id).waiting_for == {
         "kind": "event", "step": "reply", "until": "2026-03-02T09:00:00.000Z",
-        "event_type": "slack.approval", "match": {"message": "M1"}}
+        "event_type": "slack.approval", "match": {"message": "M1"},
+        "since": "2026-03-01T09:00:00.000Z", "others": 0,
+        "alternatives": [{"event_type": "slack.approval", "match": {"message": "M1"}}]}
     await harness.advance(timedelta(hours=2))
     sent = harness.send("slack.approval", {"message": "M1", "approved": True})
     assert (sent.state, sent.runs) == (EventState.DELIVERED, (run_id,))

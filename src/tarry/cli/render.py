@@ -15,6 +15,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from tarry.engine.explain import explain_wait
+
 __all__ = [
     "describe_outcome",
     "explain_wait",
@@ -56,62 +58,18 @@ def _describe_error(error: Mapping[str, Any] | None) -> str:
 
 # --- what a waiting run waits for ---------------------------------------------------------------
 
-_WAIT_PHRASES: dict[str, tuple[str, str]] = {
-    "timer": ("waiting for timer", "then resumes at step '{step}'"),
-    "event": ("waiting for event '{event_type}'{match}",
-              "then resumes at step '{step}' with the event, or with status timeout at the "
-              "deadline"),
-    "poll": ("waiting to poll again", "then runs the next iteration of step '{step}'"),
-    "retry": ("waiting to retry", "then runs step '{step}' again"),
-    "hold": ("held before its first step", "then checks its hold again"),
-}
-"""kind → (what it waits for, what happens next); filled in from ``waiting_for``."""
-
-_REGISTRATION_KINDS = frozenset({"wait.registered", "step.retrying"})
-
-
-def explain_wait(doc: _Document) -> str | None:
-    """One line: what the run waits for, at which step, since when, until when, what next.
-
-    ``None`` when the run waits for nothing. "Since" is the history entry that registered the
-    wait (the run's last update when the document carries no history).
-    """
-    waiting = doc.get("waiting_for")
-    if not waiting:
-        return None
-    kind = waiting.get("kind", "")
-    what, then = _WAIT_PHRASES.get(kind, (f"waiting for {kind}", "then resumes"))
-    step = waiting.get("step") or ""
-    fields = {"step": step, "event_type": waiting.get("event_type") or "",
-              "match": f" matching {format_data(waiting['match'])}" if waiting.get("match")
-              else ""}
-    at_step = f" at step '{step}'" if step else ""
-    since = _wait_began(doc.get("history"), step) or doc["updated_at"]
-    return (f"{what.format(**fields)}{at_step} since {since} until {waiting['until']}; "
-            f"{then.format(**fields)}")
-
-
-def _wait_began(history: Sequence[Mapping[str, Any]] | None, step: str) -> str | None:
-    """When the wait of ``step`` began: its registration, else the step's latest entry."""
-    entries = [e for e in history or () if _within(e.get("step"), step)]
-    registered = [e for e in entries if e["kind"] in _REGISTRATION_KINDS]
-    latest = registered or entries
-    return str(latest[-1]["at"]) if latest else None
-
-
-def _within(entry_step: str | None, step: str) -> bool:
-    if not entry_step or not step:
-        return entry_step == (step or None)
-    return entry_step == step or entry_step.startswith((step + ".", step + "["))
-
+# The one-line explanation is the engine's (``tarry.engine.explain``), so the CLI, the API and
+# the dashboard say the same thing.
 
 def short_wait(waiting: Mapping[str, Any] | None) -> str:
     """A table cell: ``timer until …`` or ``event slack.approval until …``; empty if none."""
     if not waiting:
         return ""
     what = waiting["kind"]
-    if waiting.get("event_type"):
-        what = f"{what} {waiting['event_type']}"
+    types = [alt.get("event_type") for alt in waiting.get("alternatives") or ()] or [
+        waiting.get("event_type")]
+    if any(types):
+        what = f"{what} {' | '.join(str(t) for t in types if t)}"
     return f"{what} until {waiting['until']}"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tarry.clock import iso
+from tarry.engine.explain import explain_wait
 from tarry.model import EventRecord, EventState, HistoryEntry, RunRecord
 
 __all__ = ["bindings_of", "event_document", "history_document", "run_document"]
@@ -23,14 +24,25 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None) -
         "inputs": record.inputs,
         "bindings": bindings_of(record.state),
         "result": record.result,
-        "waiting_for": record.waiting_for,
+        "waiting_for": None,
         "due_at": iso(record.due_at) if record.due_at else None,
         "created_at": iso(record.created_at),
         "updated_at": iso(record.updated_at),
     }
+    document["waiting_for"] = _waiting_for(document, record)
     if history is not None:
         document["history"] = history_document(history)
     return document
+
+
+def _waiting_for(document: dict[str, Any], record: RunRecord) -> dict[str, Any] | None:
+    """What the run waits for, with its one-line ``explanation``; null once it has ended
+    (whatever a state written before that rule still says)."""
+    if record.waiting_for is None or record.status.is_terminal:
+        return None
+    waiting = {**record.waiting_for}
+    waiting["explanation"] = explain_wait({**document, "waiting_for": waiting})
+    return waiting
 
 
 def history_document(history: list[HistoryEntry]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tarry.clock import from_iso, iso
-from tarry.engine.frames import new_frame
+from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
 from tarry.engine.values import to_json
 from tarry.language.model import Step, WaitFor
@@ -55,7 +55,7 @@ def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Na
     until = walker.deadline(wait.timeout, names)
     alternatives = [{"type": alt.event, "match": to_json(walker.render(alt.match, names))}
                     for alt in wait.alternatives]
-    cur.update(until=iso(until), alternatives=alternatives, reminders=0)
+    cur.update(until=iso(until), alternatives=alternatives, reminders=0, since=iso(env.now))
     if wait.remind is not None:
         cur["remind_at"] = iso(env.now + wait.remind.every)
     env.record("wait.registered", path, kind="event", until=cur["until"],
@@ -127,7 +127,8 @@ async def _remind(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names
 
 def _waits(cur: dict[str, Any], path: str) -> tuple[WaitInfo, ...]:
     until = from_iso(cur["until"])
-    waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"])
+    registered = since(cur)
+    waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"], since=registered)
                   for alt in cur["alternatives"])
     if "remind_at" in cur:
         waits += (WaitInfo("reminder", path, from_iso(cur["remind_at"])),)

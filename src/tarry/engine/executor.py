@@ -148,10 +148,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
     Python flow's return value, kept when the run succeeds; ``rescan`` names the waits that
     turned an event down and wait on."""
     if isinstance(outcome, Blocked):
-        shown = [w for w in outcome.waits if w.kind != "reminder"] or list(outcome.waits)
-        first = min(shown, key=lambda w: w.until)
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
-                         waiting_for=first.document(), consumed=consumed,
+                         waiting_for=outcome.waiting_for(), consumed=consumed,
                          waits=_event_waits(outcome), rescan=rescan)
     if isinstance(outcome, Failed):
         history.append(HistoryEntry(now, "failed", outcome.error.get("step"),

@@ -22,13 +22,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tarry.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
+from tarry.backoff import grown
 from tarry.clock import from_iso, iso
 from tarry.engine import events, loops
-from tarry.engine.frames import new_frame
+from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ActionError, ExpressionError
-from tarry.language.durations import check_duration, grown, parse_duration, parse_instant
+from tarry.language.durations import MAX_DURATION, check_duration, parse_duration, parse_instant
 from tarry.language.expressions import EvalContext, render
 from tarry.language.model import (
     Action,
@@ -230,7 +231,7 @@ async def _run_action(walker: Interpreter, step: Step, cur: dict[str, Any], name
     if "result" in cur:  # completed and checkpointed before a crash: never run it again
         return Done(cur["result"])
     if "retry_at" in cur and env.now < from_iso(cur["retry_at"]):
-        return Blocked((WaitInfo("retry", path, from_iso(cur["retry_at"])),))
+        return Blocked((WaitInfo("retry", path, from_iso(cur["retry_at"]), since=since(cur)),))
     attempt = cur.get("attempt", 0) + 1
     name = step.construct.name
     args = to_json(walker.render(step.construct.args, names))
@@ -261,11 +262,11 @@ def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: s
     if retry is None or attempt > retry.max:
         return step_error(kind, message, path)
     env = walker.env
-    wake = env.now + grown(retry.every, retry.backoff, attempt - 1)
-    cur.update(attempt=attempt, retry_at=iso(wake))
+    wake = env.now + grown(retry.every, retry.backoff, attempt - 1, MAX_DURATION)
+    cur.update(attempt=attempt, retry_at=iso(wake), since=iso(env.now))
     env.record("step.retrying", path, attempt=attempt, error={"type": kind, "message": message},
                until=iso(wake))
-    return Blocked((WaitInfo("retry", path, wake),))
+    return Blocked((WaitInfo("retry", path, wake, since=env.now),))
 
 
 async def _run_wait(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
@@ -278,12 +279,12 @@ async def _run_wait(walker: Interpreter, step: Step, cur: dict[str, Any], names:
         else:
             assert wait.until is not None
             until = walker.instant(wait.until, names)
-        cur["until"] = iso(until)
+        cur.update(until=iso(until), since=iso(walker.env.now))
         walker.env.record("wait.registered", path, kind="timer", until=cur["until"])
     until = from_iso(cur["until"])
     if walker.env.now >= until:
         return Done({"until": cur["until"]})
-    return Blocked((WaitInfo("timer", path, until),))
+    return Blocked((WaitInfo("timer", path, until, since=since(cur)),))
 
 
 async def _run_group(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,

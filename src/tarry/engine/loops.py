@@ -12,12 +12,12 @@ from collections.abc import Coroutine
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from tarry.backoff import Jitter, grown
 from tarry.clock import from_iso, iso
-from tarry.engine.frames import new_frame
+from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
-from tarry.language.durations import grown
 from tarry.language.model import Backoff, ForEach, Repeat, Step, Template
 from tarry.language.yamlsource import describe_value
 
@@ -28,13 +28,10 @@ __all__ = ["backoff_delay", "run_for_each", "run_repeat"]
 
 
 def backoff_delay(backoff: Backoff, pause: int, draw: float) -> timedelta:
-    """The ``pause``-th (1-based) delay of a backoff, with ``draw`` in [0, 1) for jitter."""
+    """The ``pause``-th (1-based) delay of a backoff, with ``draw`` in [0, 1) for jitter:
+    ``min(initial · rate^(pause-1), max_delay)``, jittered."""
     base = grown(backoff.initial, backoff.rate, pause - 1, backoff.max_delay)
-    if backoff.jitter == "full":
-        return base * draw
-    if backoff.jitter == "half":
-        return base / 2 + base / 2 * draw
-    return base
+    return Jitter(backoff.jitter).apply(base, draw)
 
 
 async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
@@ -49,7 +46,7 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
         if "next_at" in cur:
             next_at = from_iso(cur["next_at"])
             if env.now < next_at:
-                return Blocked((WaitInfo("poll", path, next_at),))
+                return Blocked((WaitInfo("poll", path, next_at, since=since(cur)),))
             del cur["next_at"]
         index = cur["i"]
         iteration = names.new_child({"loop": {"index": index, "first": index == 0}})
@@ -65,7 +62,8 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
             return step_error("repeat-exhausted",
                               f"'until' was still false after {repeat.max} iterations", path)
         pause = _pause(walker, repeat, index + 1, names)
-        cur.update(i=index + 1, frame=new_frame(), next_at=iso(env.now + pause))
+        cur.update(i=index + 1, frame=new_frame(), next_at=iso(env.now + pause),
+                   since=iso(env.now))
         env.record("wait.registered", path, kind="poll", until=cur["next_at"])
 
 

@@ -27,11 +27,14 @@ class WaitInfo:
     until: datetime
     event_type: str | None = None
     match: dict[str, Any] | None = None
+    since: datetime | None = None
+    """When the wait was registered (None for a wait stored before that was recorded)."""
 
     def document(self) -> dict[str, Any]:
-        """The ``waiting_for`` object of the run document."""
+        """The ``waiting_for`` object of the run document, for this wait alone."""
         return {"kind": self.kind, "step": self.step, "until": _iso(self.until),
-                "event_type": self.event_type, "match": self.match}
+                "event_type": self.event_type, "match": self.match,
+                "since": _iso(self.since) if self.since is not None else None}
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,20 @@ class Blocked:
     def wake_at(self) -> datetime:
         """The earliest instant any branch must be looked at again."""
         return min(w.until for w in self.waits)
+
+    def waiting_for(self) -> dict[str, Any]:
+        """The run's ``waiting_for``: the wait due first (a reminder only when nothing else
+        waits), every alternative of its step (``alternatives``, for an event wait), and
+        how many other steps wait besides it (``others``: concurrent branches)."""
+        shown = [w for w in self.waits if w.kind != "reminder"] or list(self.waits)
+        first = min(shown, key=lambda w: w.until)
+        document = first.document()
+        if first.kind == "event":
+            document["alternatives"] = [{"event_type": w.event_type, "match": w.match}
+                                        for w in shown
+                                        if w.step == first.step and w.kind == "event"]
+        document["others"] = len({w.step for w in shown} - {first.step})
+        return document
 
 
 @dataclass(frozen=True)

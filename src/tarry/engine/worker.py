@@ -22,6 +22,7 @@ import uuid
 from datetime import timedelta
 
 from tarry.actions import ActionRegistry
+from tarry.backoff import grown
 from tarry.clock import Clock
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
@@ -38,7 +39,9 @@ __all__ = ["Worker", "worker_name"]
 logger = logging.getLogger("tarry.worker")
 
 _CHANGE_POLL_SECONDS = 0.02
-_ERROR_BACKOFF_MAX = 5.0
+_ERROR_BACKOFF_FIRST = timedelta(seconds=0.1)
+_ERROR_BACKOFF_MAX = timedelta(seconds=5)
+"""A worker whose store is unavailable retries after 0.2 s, 0.4 s, … at most 5 s."""
 
 
 def worker_name() -> str:
@@ -94,7 +97,8 @@ class Worker:
                     failures = 0
                 except StoreError as exc:  # the database is away: back off, never die
                     failures += 1
-                    delay = min(0.1 * 2 ** failures, _ERROR_BACKOFF_MAX)
+                    delay = grown(_ERROR_BACKOFF_FIRST, 2, failures,
+                                  _ERROR_BACKOFF_MAX).total_seconds()
                     logger.warning("store unavailable (%s); retrying in %.1fs", exc, delay)
                     await _sleep_or_stop(stop, delay)
             if running:  # graceful stop: in-flight runs finish (or checkpoint) first

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from tarry.backoff import added_jitter, grown
+
 __all__ = [
     "DENIED_FLOOR",
     "INTERVAL_CAP",
@@ -37,24 +39,17 @@ JITTER = 0.1
 DENIED_FLOOR = timedelta(seconds=11)
 """The shortest re-deferral of a run denied a check slot."""
 
-_DOUBLINGS_CAP = 32
-"""Beyond this many doublings every base interval is past the cap (2^32 · 30 s)."""
-
 
 def check_interval(base: timedelta, elapsed: timedelta) -> timedelta:
     """The interval after ``elapsed`` of holding: doubling every ten base intervals, capped."""
     cap = max(INTERVAL_CAP, base)
     doublings = max(elapsed, timedelta(0)) // (10 * base)
-    if doublings >= _DOUBLINGS_CAP:
-        return cap
-    return min(max(base * (1 << doublings), base), cap)
+    return max(grown(base, 2, doublings, cap), base)
 
 
 def jittered(interval: timedelta, fraction: float) -> timedelta:
     """``interval`` plus ``fraction`` (in [0, 1)) of the largest jitter."""
-    if not 0.0 <= fraction < 1.0:
-        raise ValueError(f"a jitter fraction lies in [0, 1), got {fraction}")
-    return interval + interval * (JITTER * fraction)
+    return added_jitter(interval, JITTER, fraction)
 
 
 def clamped(delay: timedelta, elapsed: timedelta, hold_max: timedelta) -> timedelta:

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tarry._text import clip
 
-__all__ = ["MAX_DURATION", "check_duration", "format_duration", "grown",
+__all__ = ["MAX_DURATION", "check_duration", "format_duration",
            "looks_like_duration", "parse_duration", "parse_instant", "parse_zone"]
 
 MAX_DURATION = timedelta(days=36_525)
@@ -80,16 +80,6 @@ def check_duration(delta: timedelta, text: str | None = None) -> timedelta:
         raise ValueError(f"duration '{clip(shown)}' is longer than 100 years (36525d), the "
                          "longest tarry accepts")
     return delta
-
-
-def grown(delta: timedelta, rate: float, times: int,
-          cap: timedelta = MAX_DURATION) -> timedelta:
-    """``delta`` grown ``times`` times by ``rate`` (a backoff), at most ``cap``: a hundred
-    retries doubling from one second reach the cap instead of overflowing."""
-    try:
-        return min(delta * (rate ** times), cap)
-    except OverflowError:
-        return cap
 
 
 def _count(digits: str, text: str) -> Decimal:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from tarry.clock import from_iso, iso
+from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import StepError, WaitForConditionError
 from tarry.sdk.operations import FlowRun, call
@@ -75,7 +76,7 @@ async def wait_for_condition(run: FlowRun, scope: Scope, name: str | None, *,
         while "status" not in entry:
             next_at = entry.get("next_at")
             if next_at is not None and run.env.now < from_iso(next_at):
-                scope.suspend(WaitInfo("poll", op.path, from_iso(next_at)))
+                scope.suspend(WaitInfo("poll", op.path, from_iso(next_at), since=since(entry)))
             await _attempt(run, op, entry, check, strategy)
     return _ending(run, op, entry)
 
@@ -131,7 +132,7 @@ def _decide(run: FlowRun, op: Operation, entry: dict[str, Any],
         run.record("condition.checked", op.path, attempt=attempt, met=True)
         run.record("step.completed", op.path)
         return
-    entry["next_at"] = iso(run.env.now + decision.delay)
+    entry.update(next_at=iso(run.env.now + decision.delay), since=iso(run.env.now))
     run.record("condition.checked", op.path, attempt=attempt, until=entry["next_at"])
 
 

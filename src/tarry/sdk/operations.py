@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tarry._suggest import did_you_mean
 from tarry.clock import from_iso, iso
 from tarry.engine.events import received_in_time
+from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import EventError, StepError
 from tarry.language.manifests import Manifest
@@ -138,14 +139,14 @@ class FlowRun:
         entry = op.entry
         if entry is None:
             instant = wake if isinstance(wake, datetime) else self.env.now + wake
-            entry = op.record({"until": iso(instant)})
+            entry = op.record({"until": iso(instant), "since": iso(self.env.now)})
             self.record("step.started", op.path)
             self.record("wait.registered", op.path, kind="timer", until=entry["until"])
         if entry.get("done"):
             return
         until_at = from_iso(entry["until"])
         if self.env.now < until_at:
-            scope.suspend(WaitInfo("timer", op.path, until_at))
+            scope.suspend(WaitInfo("timer", op.path, until_at, since=since(entry)))
         entry["done"] = True
         self.record("step.completed", op.path)
 
@@ -160,7 +161,8 @@ class FlowRun:
         if entry is None:
             values = self._checked_match(op.path, event_type, match)
             instant = deadline if isinstance(deadline, datetime) else self.env.now + deadline
-            entry = op.record({"until": iso(instant), "type": event_type, "match": values})
+            entry = op.record({"until": iso(instant), "type": event_type, "match": values,
+                               "since": iso(self.env.now)})
             self.record("step.started", op.path)
             self.record("wait.registered", op.path, kind="event", until=entry["until"],
                         alternatives=[{"type": event_type, "match": values}])
@@ -168,7 +170,7 @@ class FlowRun:
             outcome = self._delivered(op.path, entry["until"]) or self._timed_out(op.path, entry)
             if outcome is None:
                 scope.suspend(WaitInfo("event", op.path, from_iso(entry["until"]),
-                                       entry["type"], entry["match"]))
+                                       entry["type"], entry["match"], since=since(entry)))
             entry["outcome"] = outcome
             self.record("step.completed", op.path)
         return dict(Codec.copy(entry["outcome"]))

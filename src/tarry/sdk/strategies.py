@@ -22,11 +22,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import StrEnum
 from typing import Generic, TypeVar
 
+from tarry.backoff import Jitter, grown, linear
 from tarry.errors import WaitForConditionError
-from tarry.language.durations import check_duration, grown, parse_duration
+from tarry.language.durations import check_duration, parse_duration
 
 __all__ = ["MIN_DELAY", "Decision", "Jitter", "WaitStrategy", "as_duration"]
 
@@ -45,23 +45,6 @@ def as_duration(value: timedelta | str, what: str) -> timedelta:
         return check_duration(value) if isinstance(value, timedelta) else parse_duration(value)
     except ValueError as exc:
         raise ValueError(f"{what}: {exc}") from None
-
-
-class Jitter(StrEnum):
-    """How much randomness a delay gets: FULL = uniform(0, d), HALF = d/2 + uniform(0, d/2),
-    NONE = d exactly."""
-
-    FULL = "full"
-    HALF = "half"
-    NONE = "none"
-
-    def apply(self, delay: timedelta, draw: float) -> timedelta:
-        """``delay`` with this jitter, ``draw`` being uniform in [0, 1)."""
-        if self is Jitter.FULL:
-            return delay * draw
-        if self is Jitter.HALF:
-            return delay / 2 + delay / 2 * draw
-        return delay
 
 
 @dataclass(frozen=True)
@@ -133,11 +116,8 @@ class WaitStrategy(Generic[S]):
             raise ValueError("increment must not be negative")
         cap = None if max_delay is None else _positive(max_delay, "max_delay")
 
-        def delay(attempt: int) -> timedelta:
-            delay = initial + step * (attempt - 1)
-            return delay if cap is None else min(delay, cap)
-
-        return cls(_polling(delay, max_attempts, Jitter.NONE, _done_test(is_done)))
+        return cls(_polling(lambda n: linear(initial, step, n - 1, cap), max_attempts,
+                            Jitter.NONE, _done_test(is_done)))
 
     @classmethod
     def fixed(cls, delay: timedelta | str, *, max_attempts: int = 60,

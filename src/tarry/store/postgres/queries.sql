@@ -73,7 +73,8 @@ SELECT * FROM runs WHERE id = %(id)s FOR UPDATE
 
 -- name: cancel_run
 UPDATE runs
-SET status = 'cancelled', due_at = NULL, lease_owner = NULL, cancelled_by = %(by)s,
+SET status = 'cancelled', due_at = NULL, lease_owner = NULL, waiting_for = NULL,
+    cancelled_by = %(by)s,
     updated_at = %(now)s
 WHERE id = %(id)s
 RETURNING *

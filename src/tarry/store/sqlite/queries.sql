@@ -65,7 +65,8 @@ SELECT * FROM runs WHERE id = :id
 
 -- name: cancel_run
 UPDATE runs
-SET status = 'cancelled', due_at = NULL, lease_owner = NULL, cancelled_by = :by,
+SET status = 'cancelled', due_at = NULL, lease_owner = NULL, waiting_for = NULL,
+    cancelled_by = :by,
     updated_at = :now
 WHERE id = :id
 RETURNING *

@@ -1,0 +1,85 @@
+"""What a run waits for, in one line (SPEC principle 5): the same words everywhere.
+
+Every interface explains a wait with :func:`explain_wait` over the run document, so ``tarry
+show``, ``tarry run``, the API (``waiting_for.explanation``) and the dashboard say the same
+thing. It reads only ``waiting_for``, which the worker writes when the run suspends:
+
+- ``kind``, ``step``, ``until``, and ``since`` — when the wait was registered, recorded in the
+  run's state at that moment (no history is scanned);
+- for an event wait, ``alternatives``: every ``{event_type, match}`` the step waits on (a
+  ``wait_for: {any: [...]}`` names each one);
+- ``others``: how many other branches of the run wait besides the one shown (the one shown is
+  the one due first).
+
+A run that has ended waits for nothing: no explanation, and its document's ``waiting_for``
+is null.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["describe_alternatives", "explain_wait"]
+
+_WAIT_PHRASES: dict[str, tuple[str, str]] = {
+    "timer": ("waiting for timer", "then resumes at step '{step}'"),
+    "event": ("waiting for {alternatives}",
+              "then resumes at step '{step}' with {which}, or with status timeout at the "
+              "deadline"),
+    "poll": ("waiting to poll again", "then runs the next iteration of step '{step}'"),
+    "retry": ("waiting to retry", "then runs step '{step}' again"),
+    "hold": ("held before its first step", "then checks its hold again"),
+    "task": ("waiting for a person to complete task '{step}'",
+             "then resumes with their decision, or with status timeout at the deadline"),
+}
+"""kind → (what it waits for, what happens next)."""
+
+_TERMINAL = frozenset({"succeeded", "failed", "cancelled", "refused"})
+
+
+def explain_wait(doc: Mapping[str, Any]) -> str | None:
+    """One line: what the run waits for, at which step, since when, until when, what next.
+
+    ``None`` when the run waits for nothing (it has ended, or is not suspended). A wait
+    stored before ``since`` was recorded is dated by the run's last update.
+    """
+    waiting = doc.get("waiting_for")
+    if not waiting or doc.get("status") in _TERMINAL:
+        return None
+    kind = waiting.get("kind", "")
+    what, then = _WAIT_PHRASES.get(kind, (f"waiting for {kind}", "then resumes"))
+    step = waiting.get("step") or ""
+    alternatives = _alternatives(waiting)
+    fields = {"step": step, "alternatives": describe_alternatives(alternatives),
+              "which": "the event" if len(alternatives) < 2 else "the first of them to arrive"}
+    at_step = f" at step '{step}'" if step else ""
+    since = waiting.get("since") or doc.get("updated_at")
+    others = waiting.get("others") or 0
+    more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
+            f"{'s' if others == 1 else ''} as well") if others else ""
+    return (f"{what.format(**fields)}{at_step} since {since} until {waiting['until']}; "
+            f"{then.format(**fields)}{more}")
+
+
+def describe_alternatives(alternatives: list[Mapping[str, Any]]) -> str:
+    """``event 'a' matching k="v" or event 'b' matching …``."""
+    return " or ".join(
+        f"event '{alt.get('event_type') or ''}'"
+        + (f" matching {_pairs(alt['match'])}" if alt.get("match") else "")
+        for alt in alternatives) or "an event"
+
+
+def _alternatives(waiting: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    found = waiting.get("alternatives")
+    if found:
+        return list(found)
+    if waiting.get("event_type"):
+        return [{"event_type": waiting["event_type"], "match": waiting.get("match")}]
+    return []
+
+
+def _pairs(data: Mapping[str, Any]) -> str:
+    return " ".join(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
+                    for key, value in data.items())
