@@ -1,7 +1,7 @@
 """Every exception tarry raises on purpose.
 
-The hierarchy (the four API bases, marked ``[API]``, say how a server answers: 404, 409,
-400 and 503; a concrete error may also belong to a family such as ``RunError``)::
+The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 409, 400,
+403 and 503; a concrete error may also belong to a family such as ``RunError``)::
 
     TarryError                      base of everything below; catch this to catch tarry
     ├── ConfigError                 tarry.toml or a TARRY_* variable is wrong
@@ -12,18 +12,26 @@ The hierarchy (the four API bases, marked ``[API]``, say how a server answers: 4
     │   ├── RunNotFound             no run has that id                  (also a RunError)
     │   ├── FlowNotFound            no YAML file or registered Python flow has that name
     │   ├── EventNotFound           no event has that id                (also an EventError)
-    │   └── UnknownEventType        no manifest declares that type      (also an EventError)
+    │   ├── UnknownEventType        no manifest declares that type      (also an EventError)
+    │   └── TaskNotFound            no task has that id                 (also a TaskError)
     ├── Conflict [API]              the thing exists, but its state forbids the request
     │   │                           (``kind``, ``key``, ``state``)
     │   ├── RunStateError           e.g. cancelling a finished run      (also a RunError)
-    │   └── EventStateError         e.g. redelivering a delivered event, or an id that
-    │                               several types share                 (also an EventError)
+    │   ├── EventStateError         e.g. redelivering a delivered event, or an id that
+    │   │                           several types share                 (also an EventError)
+    │   └── TaskStateError          completing a task already completed or past its
+    │                               deadline                            (also a TaskError)
     ├── InvalidRequest [API]        the request itself is wrong (``problems``)
-    │   └── InvalidRunRequest       bad inputs, a bad --hold-after      (also a RunError)
-    │       └── AmbiguousRunId      a run id prefix that several runs' ids start with
+    │   ├── InvalidRunRequest       bad inputs, a bad --hold-after      (also a RunError)
+    │   │   └── AmbiguousRunId      a run id prefix that several runs' ids start with
+    │   └── InvalidTaskCompletion   an outcome or data the task does not accept (an API
+    │                               answers 422)                        (also a TaskError)
+    ├── Forbidden [API]             the principal may not do this (``principal``)
+    │   └── TaskForbidden           completing a task not assigned to one (also a TaskError)
     ├── RunError                    a request about a run cannot be honoured (family)
     ├── EventError                  an event cannot be accepted or waited for (family; also
     │                               a Python flow's wait whose match is not the manifest's)
+    ├── TaskError                   a task for a person cannot be completed (family)
     ├── ActionError                 an action is unknown or misbehaved (wrong return type)
     ├── StepError                   a step of a Python flow raised (recorded: a replay raises
     │                               the same StepError, never calls the step again)
@@ -60,8 +68,10 @@ __all__ = [
     "EventStateError",
     "ExpressionError",
     "FlowNotFound",
+    "Forbidden",
     "InvalidRequest",
     "InvalidRunRequest",
+    "InvalidTaskCompletion",
     "LoadError",
     "MigrationError",
     "NondeterminismError",
@@ -76,6 +86,10 @@ __all__ = [
     "StoreMissing",
     "StoreUnavailable",
     "TarryError",
+    "TaskError",
+    "TaskForbidden",
+    "TaskNotFound",
+    "TaskStateError",
     "UnknownEventType",
     "WaitForConditionError",
 ]
@@ -132,6 +146,19 @@ class InvalidRequest(TarryError):
     def details(self) -> dict[str, Any]:
         """``{problems}``."""
         return {"problems": list(self.problems)}
+
+
+class Forbidden(TarryError):
+    """The ``principal`` is known but may not make this request."""
+
+    def __init__(self, message: str, *, principal: str) -> None:
+        self.principal = principal
+        super().__init__(message)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{principal}``."""
+        return {"principal": self.principal}
 
 
 class ConfigError(TarryError):
@@ -241,6 +268,46 @@ class EventStateError(Conflict, EventError):
 
     def __init__(self, event_id: str, state: str, message: str) -> None:
         super().__init__(message, kind="event", key=event_id, state=state)
+
+
+class TaskError(TarryError):
+    """A task for a person cannot be completed: no task has the id, it is no longer open,
+    the principal is not among its assignees, or the outcome or data do not fit it."""
+
+
+class TaskNotFound(NotFound, TaskError):
+    """No task has the id ``key``."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"no task with id '{task_id}'", kind="task", key=task_id)
+
+
+class TaskStateError(Conflict, TaskError):
+    """The task is no longer open (``state``: ``completed``, ``timeout``, ``cancelled``), or its
+    deadline passed (``timeout``): nothing was changed."""
+
+    def __init__(self, task_id: str, state: str, message: str) -> None:
+        super().__init__(message, kind="task", key=task_id, state=state)
+
+
+class TaskForbidden(Forbidden, TaskError):
+    """The principal is not among the task's assignees (``assign``)."""
+
+    def __init__(self, task_id: str, principal: str, assign: tuple[str, ...]) -> None:
+        self.task_id = task_id
+        self.assign = assign
+        super().__init__(f"task '{task_id}' is assigned to {', '.join(assign)}; "
+                         f"'{principal}' may not complete it", principal=principal)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{principal, task, assign}``."""
+        return {"principal": self.principal, "task": self.task_id, "assign": list(self.assign)}
+
+
+class InvalidTaskCompletion(InvalidRequest, TaskError):
+    """The outcome is not one of the task's, or the data does not fit its form
+    (every reason in ``problems``)."""
 
 
 class ActionError(TarryError):

@@ -1,4 +1,5 @@
-"""tarry's domain types: runs, their history, events and what a worker writes for a run.
+"""tarry's domain types: runs, their history, events, tasks for people and what a worker
+writes for a run.
 
 These are the values every layer passes around (the engine, holds, the store, the CLI and the
 server); they live below all of them, so none has to import another to name a run.
@@ -14,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "TASK_INBOX_TYPE",
     "WAIT_KINDS",
     "CheckpointOutcome",
     "EventRecord",
@@ -26,6 +28,10 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunUpdate",
+    "TaskCompletion",
+    "TaskRecord",
+    "TaskRequest",
+    "TaskState",
 ]
 
 
@@ -181,6 +187,73 @@ class EventRecord:
     buffer_until: datetime | None = None
 
 
+TASK_INBOX_TYPE = "task"
+"""The type of the inbox entry that carries a task's completion to its run's ``ask`` step
+(``data``: ``{outcome, data, by, completed_at}``)."""
+
+
+class TaskState(StrEnum):
+    """What became of a task for a person (SPEC 3.7)."""
+
+    OPEN = "open"
+    """Waiting for a person; the only state in which it can be completed."""
+    COMPLETED = "completed"
+    TIMEOUT = "timeout"
+    """Its deadline passed first."""
+    CANCELLED = "cancelled"
+    """Its run stopped waiting for it before the deadline (cancelled, failed, moved on)."""
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """A task as its run's ``ask`` step registered it.
+
+    ``step`` is the path of the asking step (the wait's id, unique within the run);
+    ``assign`` the principals who may complete it (empty: anyone); ``form`` the JSON Schema of
+    the data asked for (None: no data); ``reminders`` how many went out so far.
+    """
+
+    id: str
+    step: str
+    title: str
+    outcomes: tuple[str, ...]
+    created_at: datetime
+    until: datetime
+    details: str | None = None
+    assign: tuple[str, ...] = ()
+    form: dict[str, Any] | None = None
+    reminders: int = 0
+
+
+@dataclass(frozen=True)
+class TaskCompletion:
+    """A person's answer to a task: the chosen ``outcome``, the form ``data``, the principal
+    ``by`` and the instant ``at``."""
+
+    task_id: str
+    outcome: str
+    data: dict[str, Any]
+    by: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """A task as stored, with its run and, once completed, its completion."""
+
+    request: TaskRequest
+    run_id: str
+    flow: str
+    state: TaskState
+    target: str | None = None
+    completion: TaskCompletion | None = None
+
+    @property
+    def id(self) -> str:
+        """The task's id."""
+        return self.request.id
+
+
 @dataclass(frozen=True)
 class RunUpdate:
     """What a worker writes for a run it holds the lease on: the new state and history.
@@ -207,6 +280,9 @@ class RunUpdate:
     rescan: tuple[str, ...] = ()
     """Waits (by ``wait_id``) that turned a delivered event down in this advance and wait on:
     the store offers each the next buffered event that counts for it."""
+    tasks: tuple[TaskRequest, ...] = ()
+    """Every task the run waits on after this update (on release; replaces the open set:
+    one no longer listed is closed, as timed out once its deadline passed, else cancelled)."""
 
 
 class CheckpointOutcome(StrEnum):

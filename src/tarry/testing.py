@@ -23,15 +23,19 @@ from tarry.config import Limits, Settings
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.runtime import Engine
+from tarry.errors import TaskNotFound
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
-from tarry.model import EventRecord, RunRecord
+from tarry.model import EventRecord, RunRecord, TaskRecord
 from tarry.store import open_store
 
-__all__ = ["Harness"]
+__all__ = ["TESTER", "Harness"]
 
 _DEFAULT_HORIZON = timedelta(days=400)
+
+TESTER = "tester"
+"""The principal the harness completes tasks as, unless told another."""
 
 
 class Harness:
@@ -122,6 +126,22 @@ class Harness:
     def send(self, event_type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Send an event now (validated against the manifests given to the harness)."""
         return self.engine.send(event_type, data, id=id)
+
+    def task(self, run_id: str, step: str) -> TaskRecord:
+        """The latest task the run's step ``step`` (its path, such as ``review`` or
+        ``items[2].review``) opened; raises ``TaskNotFound`` when it opened none."""
+        for task in self.engine.store.list_tasks(state=None, limit=100_000):
+            if task.run_id == run_id and task.request.step == step:
+                return task
+        raise TaskNotFound(f"{run_id}/{step}")
+
+    def complete_task(self, run_id: str, step: str, *, outcome: str,
+                      data: Mapping[str, Any] | None = None,
+                      by: str = TESTER) -> TaskRecord:
+        """Complete the task of the run's step ``step`` now, as principal ``by``, exactly as
+        ``tarry tasks complete`` does (assignment, outcome and form are checked)."""
+        return self.engine.complete_task(self.task(run_id, step).id, outcome=outcome,
+                                         data=None if data is None else dict(data), by=by)
 
     def record(self, run_id: str) -> RunRecord:
         """The run as stored."""

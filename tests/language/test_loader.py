@@ -444,7 +444,7 @@ def test_a_nested_scope_may_reuse_an_outer_id() -> None:
 
 @pytest.mark.parametrize(("steps", "expected"), [
     ("- a: {optional: true}\n",
-     ["3:8: step 'a' has no construct: add an action or one of wait, wait_for, repeat, "
+     ["3:8: step 'a' has no construct: add an action or one of wait, wait_for, ask, repeat, "
       "for_each, steps, exit, fail"]),
     ("- a: {wiat: {for: 1s}}\n", ["3:9: unknown action or key 'wiat' (did you mean 'wait'?)"]),
     ("- a: {wait_fro: x, timeout: 1h}\n",

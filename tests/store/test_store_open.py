@@ -10,7 +10,9 @@ import pytest
 from tarry.errors import ConfigError, MigrationError, StoreUnavailable
 from tarry.store import open_store
 
-ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events"), (3, "0003_holds")]
+ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events"), (3, "0003_holds"),
+                  (4, "0004_tasks")]
+LATEST = len(ALL_MIGRATIONS)
 
 
 def _applied(path: Path) -> list[tuple[int, str]]:
@@ -49,7 +51,7 @@ def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "tarry.db") as connection:
         connection.execute("DELETE FROM schema_migrations")
     with pytest.raises(MigrationError, match=(
-            r"^the database schema is at version 0 but this tarry needs version 3: "
+            rf"^the database schema is at version 0 but this tarry needs version {LATEST}: "
             r"run `tarry migrate`$")):
         open_store(f"sqlite:///{tmp_path}/tarry.db")
 
@@ -57,10 +59,11 @@ def test_a_database_behind_this_version_is_refused(tmp_path: Path) -> None:
 def test_a_database_ahead_of_this_version_is_refused(tmp_path: Path) -> None:
     open_store(f"sqlite:///{tmp_path}/tarry.db").close()
     with sqlite3.connect(tmp_path / "tarry.db") as connection:
-        connection.execute("INSERT INTO schema_migrations (version, name) VALUES (4, 'x')")
+        connection.execute("INSERT INTO schema_migrations (version, name) VALUES (?, 'x')",
+                           (LATEST + 1,))
     with pytest.raises(MigrationError, match=(
-            r"^the database schema is at version 4, newer than this tarry knows \(version 3\): "
-            r"upgrade tarry or use another database$")):
+            rf"^the database schema is at version {LATEST + 1}, newer than this tarry knows "
+            rf"\(version {LATEST}\): upgrade tarry or use another database$")):
         open_store(f"sqlite:///{tmp_path}/tarry.db")
 
 

@@ -6,9 +6,10 @@ from typing import Any
 
 from tarry.clock import iso
 from tarry.engine.explain import explain_wait
-from tarry.model import EventRecord, EventState, HistoryEntry, RunRecord
+from tarry.model import EventRecord, EventState, HistoryEntry, RunRecord, TaskRecord
 
-__all__ = ["bindings_of", "event_document", "history_document", "run_document"]
+__all__ = ["bindings_of", "event_document", "history_document", "run_document",
+           "task_document"]
 
 
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None) -> dict[str, Any]:
@@ -69,4 +70,31 @@ def event_document(record: EventRecord) -> dict[str, Any]:
         "received_at": iso(record.received_at),
         "buffer_until": (iso(record.buffer_until) if record.buffer_until
                          and record.state is EventState.BUFFERED else None),
+    }
+
+
+def task_document(record: TaskRecord) -> dict[str, Any]:
+    """The task document of ``record``: what ``tarry tasks --json`` lists and
+    ``GET /v1/tasks`` returns. ``outcome``, ``data``, ``by`` and ``completed_at`` are null
+    until it is completed."""
+    task, done = record.request, record.completion
+    return {
+        "id": task.id,
+        "run": record.run_id,
+        "flow": record.flow,
+        "target": record.target,
+        "step": task.step,
+        "title": task.title,
+        "details": task.details,
+        "assign": list(task.assign),
+        "form": task.form,
+        "outcomes": list(task.outcomes),
+        "state": record.state.value,
+        "created_at": iso(task.created_at),
+        "until": iso(task.until),
+        "reminders": task.reminders,
+        "outcome": done.outcome if done else None,
+        "data": done.data if done else None,
+        "by": done.by if done else None,
+        "completed_at": iso(done.at) if done else None,
     }

@@ -12,12 +12,12 @@ them in the same transaction that records the outcome.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tarry.clock import from_iso, iso
-from tarry.engine.frames import new_frame, since
+from tarry.engine.frames import since
 from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
+from tarry.engine.reminders import remind, reminder_pending, reminder_waits, schedule_reminders
 from tarry.engine.values import to_json
 from tarry.language.model import Step, WaitFor
 
@@ -42,8 +42,9 @@ async def run_wait_for(walker: Interpreter, step: Step, cur: dict[str, Any], nam
     if env.now >= until:
         env.record("wait.timeout", path, until=cur["until"])
         return Done(_binding(wait, status="timeout", event=None))
-    if "remind_frame" in cur or _reminder_due(wait, cur, env.now):
-        outcome = await _remind(walker, wait, cur, names, path)
+    if wait.remind is not None and reminder_pending(cur, env.now):
+        outcome = await remind(walker, wait.remind, cur, names, path,
+                               waits=lambda: _waits(cur, path))
         if outcome is not None:
             return outcome
     return Blocked(_waits(cur, path))
@@ -55,9 +56,8 @@ def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Na
     until = walker.deadline(wait.timeout, names)
     alternatives = [{"type": alt.event, "match": to_json(walker.render(alt.match, names))}
                     for alt in wait.alternatives]
-    cur.update(until=iso(until), alternatives=alternatives, reminders=0, since=iso(env.now))
-    if wait.remind is not None:
-        cur["remind_at"] = iso(env.now + wait.remind.every)
+    cur.update(until=iso(until), alternatives=alternatives, since=iso(env.now))
+    schedule_reminders(wait.remind, cur, env.now)
     env.record("wait.registered", path, kind="event", until=cur["until"],
                alternatives=alternatives)
 
@@ -100,36 +100,9 @@ def _binding(wait: WaitFor, *, status: str, event: Any, received_at: str | None 
     return binding
 
 
-def _reminder_due(wait: WaitFor, cur: dict[str, Any], now: datetime) -> bool:
-    return "remind_at" in cur and now >= from_iso(cur["remind_at"])
-
-
-async def _remind(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Names,
-                  path: str) -> Outcome | None:
-    """Run (or go on running) the reminder steps; an outcome only if they block or fail."""
-    remind = wait.remind
-    assert remind is not None
-    env = walker.env
-    frame = cur.setdefault("remind_frame", new_frame())
-    cur.pop("remind_at", None)
-    outcome = await walker.run_scope(frame, remind.steps, names, f"{path}.remind.")
-    if isinstance(outcome, Blocked):
-        return Blocked(outcome.waits + _waits(cur, path))
-    if not isinstance(outcome, Done):
-        return outcome
-    del cur["remind_frame"]
-    cur["reminders"] += 1
-    env.record("reminder.sent", path, count=cur["reminders"])
-    if remind.max is None or cur["reminders"] < remind.max:
-        cur["remind_at"] = iso(env.now + remind.every)
-    return None
-
-
 def _waits(cur: dict[str, Any], path: str) -> tuple[WaitInfo, ...]:
     until = from_iso(cur["until"])
     registered = since(cur)
     waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"], since=registered)
                   for alt in cur["alternatives"])
-    if "remind_at" in cur:
-        waits += (WaitInfo("reminder", path, from_iso(cur["remind_at"])),)
-    return waits
+    return waits + reminder_waits(cur, path)

@@ -150,7 +150,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,
-                         waits=_event_waits(outcome), rescan=rescan)
+                         waits=_event_waits(outcome), rescan=rescan,
+                         tasks=tuple(w.task for w in outcome.waits if w.task is not None))
     if isinstance(outcome, Failed):
         history.append(HistoryEntry(now, "failed", outcome.error.get("step"),
                                     {"error": outcome.error}))

@@ -24,7 +24,7 @@ from typing import Any
 from tarry.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import from_iso, iso
-from tarry.engine import events, loops
+from tarry.engine import events, loops, tasks
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
@@ -33,6 +33,7 @@ from tarry.language.durations import MAX_DURATION, check_duration, parse_duratio
 from tarry.language.expressions import EvalContext, render
 from tarry.language.model import (
     Action,
+    Ask,
     Construct,
     Exit,
     Fail,
@@ -315,5 +316,6 @@ _HANDLERS: dict[type[Construct], _Handler] = {
     Fail: _run_fail,
     Repeat: loops.run_repeat,
     WaitFor: events.run_wait_for,
+    Ask: tasks.run_ask,
     ForEach: loops.run_for_each,
 }

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias
 
+from tarry.model import TaskRequest
+
 __all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "WaitInfo", "step_error"]
 
 
@@ -17,9 +19,10 @@ __all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "WaitInfo", "step_e
 class WaitInfo:
     """One thing a suspended branch waits for.
 
-    ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``poll`` (the pause of a
-    ``repeat``), ``retry`` (an action's retry delay) or ``hold`` (a start gate). ``until`` is
-    the latest instant the branch wakes at (every wait is bounded).
+    ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``task`` (an ``ask``,
+    with its ``task``), ``poll`` (the pause of a ``repeat``), ``retry`` (an action's retry
+    delay) or ``hold`` (a start gate). ``until`` is the latest instant the branch wakes at
+    (every wait is bounded).
     """
 
     kind: str
@@ -29,12 +32,17 @@ class WaitInfo:
     match: dict[str, Any] | None = None
     since: datetime | None = None
     """When the wait was registered (None for a wait stored before that was recorded)."""
+    task: TaskRequest | None = None
 
     def document(self) -> dict[str, Any]:
-        """The ``waiting_for`` object of the run document, for this wait alone."""
-        return {"kind": self.kind, "step": self.step, "until": _iso(self.until),
-                "event_type": self.event_type, "match": self.match,
-                "since": _iso(self.since) if self.since is not None else None}
+        """The ``waiting_for`` object of the run document, for this wait alone (a task wait
+        adds ``task``, its id)."""
+        document = {"kind": self.kind, "step": self.step, "until": _iso(self.until),
+                    "event_type": self.event_type, "match": self.match,
+                    "since": _iso(self.since) if self.since is not None else None}
+        if self.task is not None:
+            document["task"] = self.task.id
+        return document
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Reading each construct of a step body: ``wait``, ``wait_for``, ``repeat``, ``for_each``,
-groups (``steps``), ``exit``, ``fail`` and action calls.
+"""Reading each construct of a step body: ``wait``, ``wait_for``, ``ask``, ``repeat``,
+``for_each``, groups (``steps``), ``exit``, ``fail`` and action calls.
 
 :data:`CONSTRUCTS` is the table the step reader dispatches on: for each construct key, its
 reader and the companion keys it allows beside it in the step body (``wait_for`` with
@@ -8,6 +8,7 @@ reader and the companion keys it allows beside it in the step body (``wait_for``
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -32,8 +33,10 @@ from tarry.language.fields import (
     read_text,
     read_timeout,
 )
+from tarry.language.manifests import read_schema
 from tarry.language.model import (
     Action,
+    Ask,
     Backoff,
     Construct,
     EventAlternative,
@@ -206,6 +209,76 @@ def _remind(ctx: LoadContext, body: Body, node: YamlNode) -> Remind:
                   steps=Scope(()) if steps is None else body.read_scope(ctx, steps.value, None))
 
 
+def read_ask(ctx: LoadContext, body: Body) -> Construct:
+    """``ask: {title, details?, assign?, form?, outcomes}`` with ``timeout`` and ``remind``."""
+    timeout = body.required(ctx, "timeout", " (every task is bounded: a duration, an instant "
+                                            "or an expression)")
+    remind = body.companion("remind")
+    ask = Ask(title="", outcomes=(),
+              timeout=timedelta(0) if timeout is None else read_timeout(ctx, timeout, "timeout"),
+              remind=None if remind is None else _remind(ctx, body, remind))
+    node = read_mapping(ctx, body.construct.value, "ask",
+                        " such as { title: \"Approve?\", outcomes: [approve, reject] }")
+    if node is None:
+        return ask
+    fields = Fields(ctx, node, "in 'ask'",
+                    allowed=("title", "details", "assign", "form", "outcomes"),
+                    required={"title": " (what the person is asked)",
+                              "outcomes": " (the decisions, one button each, such as "
+                                          "[approve, reject])"})
+    return dataclasses.replace(
+        ask, title=fields.read("title", _read_ask_text, ""),
+        details=fields.read("details", _read_ask_text, None),
+        assign=fields.read("assign", _read_assign, None),
+        form=fields.read("form", _read_form, None),
+        outcomes=fields.read("outcomes", _read_outcomes, ()))
+
+
+def _read_ask_text(ctx: LoadContext, node: YamlNode, key: str) -> str:
+    text = read_text(ctx, node, key)
+    ctx.value(node)
+    return text
+
+
+def _read_assign(ctx: LoadContext, node: YamlNode, key: str) -> object:
+    """A list of principal names (each may hold expressions) or one expression giving them."""
+    if holds_template(node):
+        return ctx.value(node)
+    names = node.items if isinstance(node, YamlSeq) else ()
+    if not names or not all(isinstance(item, YamlScalar) and isinstance(item.value, str)
+                            and item.value for item in names):
+        ctx.report(node.pos, f"'{key}' must be a list of one or more principal names, such as "
+                             f"[ops, alice], or an expression giving them, got "
+                             f"{_count_or_describe(node)}")
+    return ctx.value(node)
+
+
+def _read_outcomes(ctx: LoadContext, node: YamlNode, key: str) -> tuple[str, ...]:
+    if not isinstance(node, YamlSeq) or not node.items:
+        ctx.report(node.pos, f"'{key}' must be a list of one or more outcome names, such as "
+                             f"[approve, reject], got {_count_or_describe(node)}")
+        return ()
+    outcomes = tuple(read_name(ctx, item, "outcome") for item in node.items)
+    for index, outcome in enumerate(outcomes):
+        if outcome in outcomes[:index]:
+            ctx.report(node.items[index].pos, f"outcome '{outcome}' is listed twice")
+    return outcomes
+
+
+def _count_or_describe(node: YamlNode) -> str:
+    return "an empty list" if isinstance(node, YamlSeq) else describe(node)
+
+
+def _read_form(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, object] | None:
+    """A JSON Schema of an object: what the person fills in."""
+    schema = read_schema(ctx, node, key)
+    if schema is not None and schema.get("type", "object") != "object":
+        ctx.report(node.pos, f"'{key}' must describe an object (type: object, with "
+                             f"properties), got type {schema['type']!r}")
+        return None
+    return schema
+
+
 def read_repeat(ctx: LoadContext, body: Body) -> Construct:
     """``repeat: {every | backoff, max, until}`` beside ``steps`` (and ``recover``)."""
     node = read_mapping(ctx, body.construct.value, "repeat",
@@ -303,6 +376,7 @@ def read_action(ctx: LoadContext, body: Body) -> Construct:
 CONSTRUCTS: dict[str, ConstructSpec] = {
     "wait": ConstructSpec(read_wait),
     "wait_for": ConstructSpec(read_wait_for, ("match", "timeout", "accept", "remind")),
+    "ask": ConstructSpec(read_ask, ("timeout", "remind")),
     "repeat": ConstructSpec(read_repeat, ("steps", "recover")),
     "for_each": ConstructSpec(read_for_each,
                               ("steps", "recover", "as", "concurrency", "tolerate")),

@@ -32,7 +32,7 @@ from tarry.language.fields import Fields, read_duration, read_mapping, read_name
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar, YamlSeq, read_yaml, to_plain
 
 __all__ = ["DEFAULT_BUFFER", "Manifest", "Manifests", "correlation_key", "load_manifests",
-           "parse_manifests"]
+           "parse_manifests", "read_schema", "schema_message"]
 
 DEFAULT_BUFFER = timedelta(minutes=5)
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -58,7 +58,7 @@ class Manifest:
         found = [f"missing correlation field '{key}'" for key in self.correlate_on
                  if key not in data]
         if self._validator is not None:
-            found += [_schema_message(error) for error in
+            found += [schema_message(error) for error in
                       sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))]
         return found
 
@@ -125,7 +125,7 @@ def _manifest(ctx: LoadContext, name: str, node: YamlNode) -> Manifest:
         return Manifest(name, ())
     fields = Fields(ctx, node, f"in event type '{name}'", allowed=_MANIFEST_KEYS,
                     required={"correlate_on": " (the payload fields that find the waiting run)"})
-    schema = fields.read("schema", _read_schema, None)
+    schema = fields.read("schema", read_schema, None)
     return Manifest(
         type=name,
         correlate_on=fields.read("correlate_on", _read_fields, ()),
@@ -147,7 +147,8 @@ def _read_fields(ctx: LoadContext, node: YamlNode, key: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _read_schema(ctx: LoadContext, node: YamlNode, key: str) -> Mapping[str, Any] | None:
+def read_schema(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Any] | None:
+    """A JSON Schema (2020-12) written in YAML, checked to be a valid one; None if not."""
     schema = to_plain(node)
     if not isinstance(schema, dict):
         ctx.report(node.pos, f"'{key}' must be a JSON Schema object")
@@ -178,6 +179,7 @@ def _validator(schema: Mapping[str, Any] | None) -> Validator | None:
     return None if schema is None else jsonschema.Draft202012Validator(schema)
 
 
-def _schema_message(error: jsonschema.ValidationError) -> str:
+def schema_message(error: jsonschema.ValidationError) -> str:
+    """A validation error as one line: ``path/to/field: message``."""
     where = "/".join(str(part) for part in error.path)
     return f"{where}: {error.message}" if where else error.message

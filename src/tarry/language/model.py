@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "Action",
+    "Ask",
     "Backoff",
     "CatchUp",
     "Construct",
@@ -142,6 +143,25 @@ class WaitFor:
 
 
 @dataclass(frozen=True)
+class Ask:
+    """``ask:`` a task for a person (SPEC 3.7): a wait whose event comes from a form.
+
+    ``title`` and ``details`` are text that may hold expressions; ``assign`` the principals
+    who may complete it (a list of names that may hold expressions, or one expression giving
+    a list; None: anyone); ``form`` a JSON Schema of what the person fills in; ``outcomes``
+    the decisions, one button each.
+    """
+
+    title: Value
+    outcomes: tuple[str, ...]
+    timeout: timedelta | datetime | Template
+    details: Value = None
+    assign: Value = None
+    form: dict[str, Any] | None = None
+    remind: Remind | None = None
+
+
+@dataclass(frozen=True)
 class Repeat:
     """Bounded polling: run ``steps`` up to ``max`` times until ``until`` holds.
 
@@ -187,7 +207,7 @@ class Fail:
     message: Value
 
 
-Construct: TypeAlias = Action | Wait | WaitFor | Repeat | ForEach | Group | Exit | Fail
+Construct: TypeAlias = Action | Wait | WaitFor | Ask | Repeat | ForEach | Group | Exit | Fail
 
 
 @dataclass(frozen=True)

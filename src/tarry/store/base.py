@@ -28,6 +28,9 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    TaskCompletion,
+    TaskRecord,
+    TaskState,
 )
 
 __all__ = ["Store"]
@@ -103,7 +106,9 @@ class Store(Protocol):
         """Write updates for runs ``worker`` holds, all in one transaction.
 
         Per update, besides the run row and its history: the inbox entries in ``consumed``
-        are deleted; on release, the run's event waits are replaced by ``waits``, and a new
+        are deleted; on release, the run's open tasks become ``tasks`` (new ones opened, the
+        ones no longer listed closed: ``timeout`` once past their deadline, else
+        ``cancelled``), the run's event waits are replaced by ``waits``, and a new
         wait (or one named in ``rescan``) whose branch has no inbox entry takes the oldest
         buffered event received before its deadline at once (it becomes delivered to this
         run); a released run that still has inbox entries is due at ``now``.
@@ -215,6 +220,26 @@ class Store(Protocol):
 
     def discard(self, event_id: str, now: datetime) -> EventRecord:
         """Mark a quarantined, unmatched or buffered event discarded."""
+        ...
+
+    def get_task(self, task_id: str) -> TaskRecord:
+        """One task; raises ``TaskNotFound``."""
+        ...
+
+    def list_tasks(self, *, state: TaskState | None = None,
+                   limit: int = 100) -> list[TaskRecord]:
+        """Tasks, newest first (by creation, then id), optionally of one state."""
+        ...
+
+    def complete_task(self, completion: TaskCompletion) -> TaskRecord:
+        """Complete an open task, in one transaction: record the completion, put it in the
+        run's inbox under the asking step's path, wake the run, and add ``task.completed``
+        to its history. Raises ``TaskNotFound``, or ``TaskStateError`` when the task is not
+        open or its deadline is not after ``completion.at`` (nothing changes)."""
+        ...
+
+    def append_history(self, run_id: str, entries: list[HistoryEntry]) -> None:
+        """Add entries to a run's history."""
         ...
 
     def change_token(self) -> object:

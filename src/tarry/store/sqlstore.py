@@ -31,8 +31,11 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    TaskCompletion,
+    TaskRecord,
+    TaskState,
 )
-from tarry.store import eventstore, holdstore, rows
+from tarry.store import eventstore, holdstore, rows, taskstore
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
 
@@ -274,6 +277,7 @@ class SqlStore(ABC):
                 history += rows.history_params(update.run_id, update.history)
                 eventstore.settle_inbox(tx, update, now,
                                         plans.get(update.run_id, eventstore.WaitChanges()))
+                taskstore.settle_tasks(tx, update, now)
                 outcomes[update.run_id] = rows.checkpoint_outcome(
                     update, bool(row["cancel_requested"]))
             tx.many("insert_history", history)
@@ -297,6 +301,7 @@ class SqlStore(ABC):
             changed = tx.one(query, {"id": run_id, "by": by, "now": to_millis(now)})
             if not running:
                 tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
+                taskstore.close_run_tasks(tx, run_id, now)
             entry = HistoryEntry(at=now, kind=kind, data={"by": by})
             tx.many("insert_history", rows.history_params(run_id, [entry]))
         return rows.record_from_row(cast(Row, changed))
@@ -423,3 +428,28 @@ class SqlStore(ABC):
         with self._transaction(write=True) as tx:
             tx.run("expire_buffered", {"now": to_millis(now)})
             return eventstore.discard(tx, event_id, now)
+
+    # -- tasks ----------------------------------------------------------------------------
+
+    def get_task(self, task_id: str) -> TaskRecord:
+        """One task; raises ``TaskNotFound``."""
+        with self._transaction(write=False) as tx:
+            return taskstore.find(tx, task_id)
+
+    def list_tasks(self, *, state: TaskState | None = None,
+                   limit: int = 100) -> list[TaskRecord]:
+        """Tasks, newest first, optionally of one state."""
+        params = {"state": state.value if state else None, "limit": limit}
+        with self._transaction(write=False) as tx:
+            found = tx.all("list_tasks", params)
+        return [taskstore.record_from_row(row) for row in found]
+
+    def complete_task(self, completion: TaskCompletion) -> TaskRecord:
+        """Complete an open task and deliver the completion to its run (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return taskstore.complete(tx, completion)
+
+    def append_history(self, run_id: str, entries: list[HistoryEntry]) -> None:
+        """Add entries to a run's history (a refused request about it, say)."""
+        with self._transaction(write=True) as tx:
+            tx.many("insert_history", rows.history_params(run_id, entries))

@@ -294,3 +294,50 @@ ON CONFLICT (holder) DO UPDATE SET lease_until = excluded.lease_until
 
 -- name: release_check_slot
 DELETE FROM check_slots WHERE holder = %(holder)s
+
+-- Tasks ----------------------------------------------------------------------------------
+
+-- name: open_tasks_of_run
+SELECT id, reminders FROM tasks WHERE run_id = %(run_id)s AND state = 'open'
+
+-- name: insert_task
+-- A task completed while its run was being advanced comes back from that advance once more.
+INSERT INTO tasks (id, run_id, step, title, details, assign, form, outcomes, state, created_at,
+                   until, reminders)
+VALUES (%(id)s, %(run_id)s, %(step)s, %(title)s, %(details)s, %(assign)s, %(form)s,
+        %(outcomes)s, 'open', %(created_at)s, %(until)s, %(reminders)s)
+ON CONFLICT (id) DO NOTHING
+
+-- name: set_task_reminders
+UPDATE tasks SET reminders = %(reminders)s WHERE id = %(id)s AND state = 'open'
+
+-- name: close_task
+-- A task its run no longer waits on: timed out once its deadline passed, else abandoned.
+UPDATE tasks SET state = CASE WHEN until <= %(now)s THEN 'timeout' ELSE 'cancelled' END
+WHERE id = %(id)s AND state = 'open'
+
+-- name: close_run_tasks
+UPDATE tasks SET state = CASE WHEN until <= %(now)s THEN 'timeout' ELSE 'cancelled' END
+WHERE run_id = %(run_id)s AND state = 'open'
+
+-- name: get_task
+SELECT tasks.*, runs.flow AS flow, runs.target AS target
+FROM tasks JOIN runs ON runs.id = tasks.run_id
+WHERE tasks.id = %(id)s
+
+-- name: lock_task
+SELECT state, until FROM tasks WHERE id = %(id)s FOR UPDATE
+
+-- name: complete_task
+UPDATE tasks
+SET state = 'completed', outcome = %(outcome)s, data = %(data)s, completed_by = %(by)s,
+    completed_at = %(at)s
+WHERE id = %(id)s AND state = 'open'
+
+-- name: list_tasks
+-- Newest first; state null lists every state.
+SELECT tasks.*, runs.flow AS flow, runs.target AS target
+FROM tasks JOIN runs ON runs.id = tasks.run_id
+WHERE (%(state)s::text IS NULL OR tasks.state = %(state)s::text)
+ORDER BY tasks.created_at DESC, tasks.id DESC
+LIMIT %(limit)s

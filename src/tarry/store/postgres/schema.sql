@@ -131,3 +131,26 @@ CREATE TABLE hold_markers (
 );
 
 CREATE INDEX hold_markers_target ON hold_markers (flow, target);
+
+CREATE TABLE tasks (
+    id           TEXT    PRIMARY KEY,
+    run_id       TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    step         TEXT    NOT NULL,
+    title        TEXT    NOT NULL,
+    details      TEXT,
+    assign       JSONB   NOT NULL,
+    form         JSONB,
+    outcomes     JSONB   NOT NULL,
+    state        TEXT    NOT NULL,
+    created_at   BIGINT  NOT NULL,
+    until        BIGINT  NOT NULL,
+    reminders    INTEGER NOT NULL,
+    outcome      TEXT,
+    data         JSONB,
+    completed_by TEXT,
+    completed_at BIGINT
+);
+
+-- The inbox lists tasks by state, newest first; a checkpoint looks up a run's open ones.
+CREATE INDEX tasks_state_created ON tasks (state, created_at);
+CREATE INDEX tasks_open_run ON tasks (run_id) WHERE state = 'open';

@@ -278,3 +278,51 @@ ON CONFLICT (holder) DO UPDATE SET lease_until = excluded.lease_until
 
 -- name: release_check_slot
 DELETE FROM check_slots WHERE holder = :holder
+
+-- Tasks ----------------------------------------------------------------------------------
+
+-- name: open_tasks_of_run
+SELECT id, reminders FROM tasks WHERE run_id = :run_id AND state = 'open'
+
+-- name: insert_task
+-- A task completed while its run was being advanced comes back from that advance once more.
+INSERT INTO tasks (id, run_id, step, title, details, assign, form, outcomes, state, created_at,
+                   until, reminders)
+VALUES (:id, :run_id, :step, :title, :details, :assign, :form, :outcomes, 'open', :created_at,
+        :until, :reminders)
+ON CONFLICT (id) DO NOTHING
+
+-- name: set_task_reminders
+UPDATE tasks SET reminders = :reminders WHERE id = :id AND state = 'open'
+
+-- name: close_task
+-- A task its run no longer waits on: timed out once its deadline passed, else abandoned.
+UPDATE tasks SET state = CASE WHEN until <= :now THEN 'timeout' ELSE 'cancelled' END
+WHERE id = :id AND state = 'open'
+
+-- name: close_run_tasks
+UPDATE tasks SET state = CASE WHEN until <= :now THEN 'timeout' ELSE 'cancelled' END
+WHERE run_id = :run_id AND state = 'open'
+
+-- name: get_task
+SELECT tasks.*, runs.flow AS flow, runs.target AS target
+FROM tasks JOIN runs ON runs.id = tasks.run_id
+WHERE tasks.id = :id
+
+-- name: lock_task
+-- BEGIN IMMEDIATE already holds the write lock.
+SELECT state, until FROM tasks WHERE id = :id
+
+-- name: complete_task
+UPDATE tasks
+SET state = 'completed', outcome = :outcome, data = :data, completed_by = :by,
+    completed_at = :at
+WHERE id = :id AND state = 'open'
+
+-- name: list_tasks
+-- Newest first; :state null lists every state.
+SELECT tasks.*, runs.flow AS flow, runs.target AS target
+FROM tasks JOIN runs ON runs.id = tasks.run_id
+WHERE (:state IS NULL OR tasks.state = :state)
+ORDER BY tasks.created_at DESC, tasks.id DESC
+LIMIT :limit

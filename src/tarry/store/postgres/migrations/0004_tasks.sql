@@ -1,0 +1,25 @@
+-- Tasks for people (SPEC 3.7): every task a run's ask step opened, open until completed,
+-- timed out or abandoned, and kept afterwards with who completed it and how.
+
+CREATE TABLE tasks (
+    id           TEXT    PRIMARY KEY,
+    run_id       TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    step         TEXT    NOT NULL,
+    title        TEXT    NOT NULL,
+    details      TEXT,
+    assign       JSONB   NOT NULL,
+    form         JSONB,
+    outcomes     JSONB   NOT NULL,
+    state        TEXT    NOT NULL,
+    created_at   BIGINT  NOT NULL,
+    until        BIGINT  NOT NULL,
+    reminders    INTEGER NOT NULL,
+    outcome      TEXT,
+    data         JSONB,
+    completed_by TEXT,
+    completed_at BIGINT
+);
+
+-- The inbox lists tasks by state, newest first; a checkpoint looks up a run's open ones.
+CREATE INDEX tasks_state_created ON tasks (state, created_at);
+CREATE INDEX tasks_open_run ON tasks (run_id) WHERE state = 'open';
