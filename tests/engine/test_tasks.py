@@ -88,7 +88,8 @@ async def test_a_task_waits_with_its_rendered_request(harness: Harness) -> None:
     assert record.due_at == START + timedelta(days=1)  # the first reminder
     assert record.waiting_for == {"kind": "task", "step": "review",
                                   "until": "2026-03-04T09:00:00.000Z", "event_type": None,
-                                  "match": None, "task": task.id}
+                                  "match": None, "since": "2026-03-01T09:00:00.000Z",
+                                  "others": 0, "task": task.id}
     assert (task.state, task.run_id, task.flow) == (TaskState.OPEN, run_id, "review")
     assert task.request == TaskRequest(
         id=task.id, step="review", title="Review the reply to R-7",
