@@ -36,12 +36,16 @@ from typing import Any
 from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError
 from tarry.language.durations import parse_duration
+from tarry.secrets import redact_database_url
 
-__all__ = ["CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Settings", "load_settings",
-           "sqlite_path"]
+__all__ = ["CHECK_BASE_ENV", "CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Settings",
+           "load_settings", "sqlite_path"]
 
 CONFIG_FILE = "tarry.toml"
 """The name of the project configuration file."""
+
+CHECK_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ")
+"""The variables every check script receives (when set): enough to run a shell script."""
 
 CHECK_INTERVAL_FLOOR = timedelta(seconds=30)
 """The shortest base interval between two hold checks; a smaller setting is raised to it."""
@@ -49,6 +53,7 @@ CHECK_INTERVAL_FLOOR = timedelta(seconds=30)
 _DEFAULT_DATABASE = "sqlite:///.tarry/tarry.db"
 _SQLITE_PREFIX = "sqlite:///"
 _DATABASE_PREFIXES = (_SQLITE_PREFIX, "postgresql://", "postgres://")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IMPORT_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
@@ -70,6 +75,9 @@ class Limits:
     """Consecutive faulty checks after which the run is refused ``hold-unanswerable``."""
     check_slots: int = 1
     """How many checks may run at once across every worker sharing the store."""
+    check_env: tuple[str, ...] = ()
+    """The variables a check script receives besides :data:`CHECK_BASE_ENV` (never a
+    ``TARRY_*`` one): a check runs in a scrubbed environment."""
     request_bytes: int = 1_048_576
     """The largest HTTP request body ``tarry serve`` reads (1 MiB); a larger one is refused
     (413) before it is read."""
@@ -227,7 +235,7 @@ def _database(value: object, where: str) -> str:
     url = _text(value, where)
     if not url.startswith(_DATABASE_PREFIXES):
         raise ConfigError(f"{where}: expected a sqlite:///path or postgresql:// URL, "
-                          f"got {_show(url)}")
+                          f"got {_show(redact_database_url(url))}")
     return url
 
 
@@ -276,6 +284,27 @@ def _positive_int_text(value: str, where: str) -> int:
     return int(digits)
 
 
+def _env_names(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f'{where}: expected an array of variable names such as '
+                          f'["JIRA_TOKEN"], got {_show(value)}')
+    return tuple(_env_name(item, f"{where}[{index}]") for index, item in enumerate(value))
+
+
+def _comma_env_names(value: str, where: str) -> tuple[str, ...]:
+    return tuple(_env_name(name, where) for name in _comma_list(value, where))
+
+
+def _env_name(value: object, where: str) -> str:
+    name = _text(value, where)
+    if not _ENV_NAME.fullmatch(name):
+        raise ConfigError(f"{where}: {_show(name)} is not an environment variable name")
+    if name.startswith("TARRY_"):
+        raise ConfigError(f"{where}: a check never receives tarry's own variables "
+                          f"({_show(name)}); they hold the database URL and the API tokens")
+    return name
+
+
 def _check_path(value: object, where: str) -> Path:
     path = Path(_text(value, where))
     if not path.is_absolute():
@@ -312,6 +341,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "check_max": _Key("TARRY_CHECK_MAX", _positive_int, _positive_int_text),
         "check_faults": _Key("TARRY_CHECK_FAULTS", _positive_int, _positive_int_text),
         "check_slots": _Key("TARRY_CHECK_SLOTS", _positive_int, _positive_int_text),
+        "check_env": _Key("TARRY_CHECK_ENV", _env_names, _comma_env_names),
         "request_bytes": _Key("TARRY_REQUEST_BYTES", _positive_int, _positive_int_text),
     },
 }

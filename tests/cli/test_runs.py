@@ -123,6 +123,20 @@ def test_one_bad_file_in_flows_does_not_stop_another_flow(
     assert len(flows.json("runs")) == 1
 
 
+@pytest.mark.parametrize("command", ["run", "start"])
+@pytest.mark.parametrize(("target", "message"), [
+    ("", "error: a run's target must not be empty; leave the target out for a run without "
+         "one\n"),
+    ("--help", "error: a run's target must not begin with '-' (a check script would read it "
+               "as an option): '--help'\n"),
+])
+def test_a_target_a_check_could_misread_is_refused(
+        flows: Project, command: str, target: str, message: str) -> None:
+    result = flows.tarry(command, "cooling", f"--target={target}")
+    assert (result.exit_code, result.stderr) == (1, message)
+    assert flows.json("runs") == []
+
+
 # --- start ------------------------------------------------------------------------------------
 
 def test_start_creates_the_run_only_and_prints_its_id(flows: Project) -> None:

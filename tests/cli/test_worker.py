@@ -1,10 +1,6 @@
-"""tarry worker --once in-process, and what the worker logs (the store URL without password)."""
+"""tarry worker --once in-process."""
 
 from __future__ import annotations
-
-import pytest
-
-from tarry.cli.worker import redact_url
 
 from .conftest import Project
 
@@ -31,14 +27,3 @@ def test_once_with_nothing_due(project: Project) -> None:
 
 def test_lease_must_be_positive(project: Project) -> None:
     assert project.tarry("worker", "--once", "--lease", "0").exit_code == 2
-
-
-@pytest.mark.parametrize(("url", "shown"), [
-    ("postgresql://ada:s3cret@db.example:5432/tarry", "postgresql://ada:***@db.example:5432/tarry"),
-    ("postgresql://ada:p%40ss@db/tarry?sslmode=require",
-     "postgresql://ada:***@db/tarry?sslmode=require"),
-    ("postgresql://ada@db/tarry", "postgresql://ada@db/tarry"),
-    ("sqlite:////srv/tarry.db", "sqlite:////srv/tarry.db"),
-])
-def test_the_password_of_a_store_url_is_hidden(url: str, shown: str) -> None:
-    assert redact_url(url) == shown

@@ -20,17 +20,20 @@ import typer
 from tarry.cli import events, holds, project, runs, scenarios, serve, worker
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.errors import LoadError, TarryError
+from tarry.secrets import Redactor
 
 __all__ = ["app", "error_lines", "main"]
 
 
 def error_lines(exc: BaseException) -> list[str]:
-    """How an error is reported: each load problem on its line, else one ``error:`` line."""
+    """How an error is reported: each load problem on its line, else one ``error:`` line;
+    database passwords and the environment's tokens masked."""
+    redact = Redactor.from_environment()
     if isinstance(exc, LoadError) and exc.problems:
-        return [str(problem) for problem in exc.problems]
+        return [redact(str(problem)) for problem in exc.problems]
     if isinstance(exc, OSError) and exc.filename is not None:
-        return [f"error: {exc.filename}: {exc.strerror}"]
-    return [f"error: {exc}"]
+        return [redact(f"error: {exc.filename}: {exc.strerror}")]
+    return [redact(f"error: {exc}")]
 
 
 def _reportable(exc: BaseException) -> bool:

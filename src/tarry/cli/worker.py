@@ -10,15 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Annotated
-from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
 from tarry.cli.session import open_engine
 from tarry.config import load_settings
 from tarry.engine.worker import Worker
+from tarry.secrets import RedactingFilter, Redactor, redact_database_url
 
-__all__ = ["redact_url", "worker"]
+__all__ = ["worker"]
 
 logger = logging.getLogger("tarry.worker")
 
@@ -39,8 +39,8 @@ def worker(
     """Execute due runs until SIGTERM or SIGINT (in-flight runs finish first)."""
     debug = bool(ctx.find_root().params.get("debug"))
     settings = load_settings()
-    with _log_to_stderr(logging.DEBUG if debug else logging.INFO), \
-            open_engine(settings) as engine:
+    with open_engine(settings) as engine, \
+            _log_to_stderr(logging.DEBUG if debug else logging.INFO, engine.redactor):
         executor = engine.worker(concurrency=concurrency, lease=timedelta(seconds=lease))
         if once:
             count = asyncio.run(executor.run_once())
@@ -54,7 +54,7 @@ async def _run_until_signalled(executor: Worker, store_url: str) -> None:
     loop = asyncio.get_running_loop()
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
-    logger.info("worker %s started on %s", executor.name, redact_url(store_url))
+    logger.info("worker %s started on %s", executor.name, redact_database_url(store_url))
     try:
         await executor.run(stop)
     finally:
@@ -63,21 +63,13 @@ async def _run_until_signalled(executor: Worker, store_url: str) -> None:
     logger.info("worker %s stopped", executor.name)
 
 
-def redact_url(url: str) -> str:
-    """``url`` with its password, if any, replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.netloc.rpartition("@")[0].partition(":")[0]
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-
-
 @contextmanager
-def _log_to_stderr(level: int) -> Iterator[None]:
-    """Send tarry's log records to standard error for the duration of the command."""
+def _log_to_stderr(level: int, redactor: Redactor) -> Iterator[None]:
+    """Send tarry's log records to standard error for the duration of the command, with the
+    deployment's secrets masked."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    handler.addFilter(RedactingFilter(redactor))
     root = logging.getLogger("tarry")
     previous = root.level
     root.addHandler(handler)

@@ -32,6 +32,7 @@ from tarry.model import (
     RunStatus,
     RunUpdate,
 )
+from tarry.secrets import Redactor
 
 __all__ = ["Executor", "LeaseLost", "update_for"]
 
@@ -56,8 +57,9 @@ class Executor:
     """Advances claimed runs. One per worker; stateless between runs but for caches."""
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
-                 checkpoint: Checkpointer, *, gate: HoldGate) -> None:
+                 checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor) -> None:
         self.catalog = catalog
+        self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
         self.gate = gate
@@ -97,7 +99,8 @@ class Executor:
         except Exception as exc:
             logger.exception("run %s: internal error", record.id)
             outcome = Failed({"type": "internal-error",
-                              "message": f"{type(exc).__name__}: {exc}", "step": None})
+                              "message": self.redactor(f"{type(exc).__name__}: {exc}"),
+                              "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
         return update_for(record.id, state, outcome, history, now,
@@ -136,7 +139,7 @@ class Executor:
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history)
+                  history=history, redact=self.redactor)
         return env
 
 

@@ -48,6 +48,7 @@ from tarry.language.model import (
     WaitFor,
 )
 from tarry.model import HistoryEntry
+from tarry.secrets import Redactor
 
 __all__ = ["Env", "Interpreter", "Names"]
 
@@ -76,6 +77,8 @@ class Env:
     """Waits that turned an event down and wait on (offered the next buffered one)."""
     rng: random.Random = field(default_factory=lambda: _SHARED_RNG)
     """Randomness for jitter (shared: seeding a generator per run costs more than a wake)."""
+    redact: Redactor = field(default_factory=Redactor)
+    """Masks secrets in error texts before the run records them."""
 
     @property
     def eval(self) -> EvalContext:
@@ -244,13 +247,13 @@ async def _run_action(walker: Interpreter, step: Step, cur: dict[str, Any], name
             name, args if isinstance(args, dict) else {"value": args}, ctx))
     except StepFailure as failure:
         return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind=failure.type,
-                              message=str(failure))
+                              message=env.redact(str(failure)))
     except ActionError as exc:
         return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
-                              message=str(exc))
+                              message=env.redact(str(exc)))
     except Exception as exc:
         return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
-                              message=f"{type(exc).__name__}: {exc}")
+                              message=env.redact(f"{type(exc).__name__}: {exc}"))
     if not env.actions.is_pure(name):
         cur["result"] = binding
         await env.checkpoint()

@@ -13,6 +13,7 @@ themselves.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tarry._suggest import did_you_mean
+from tarry._text import clip
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Settings
@@ -52,6 +54,7 @@ from tarry.model import (
     TaskRecord,
     TaskState,
 )
+from tarry.secrets import Redactor, environment_tokens, secret_values
 from tarry.store import open_store
 from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
@@ -70,6 +73,33 @@ def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime) -> N
                     buffer_until=now + manifest.buffer if manifest.buffer else None)
 
 
+def _redactor(settings: Settings | None, environ: Mapping[str, str],
+              secret_envs: Iterable[str]) -> Redactor:
+    """What masks a deployment's secrets: its API tokens and database password (from
+    ``settings``, else from ``environ``) and the values of the ``secret_envs`` variables."""
+    tokens: list[str | None] = [*environment_tokens(environ)]
+    database = environ.get("TARRY_DATABASE", "")
+    if settings is not None:
+        database = settings.database
+        tokens = [settings.api_token, *settings.api_tokens.values()]
+    return Redactor(secret_values(database=database, tokens=tokens, environ=environ,
+                                  secret_envs=secret_envs))
+
+
+def _checked_target(target: str | None) -> str | None:
+    """``target`` itself, refused when a check could misread it as its argument: empty (the
+    check would get the run id instead) or beginning with ``-`` (an option to the script)."""
+    if target is None:
+        return None
+    if not target:
+        raise InvalidRunRequest("a run's target must not be empty; leave the target out for "
+                                "a run without one")
+    if target.startswith("-"):
+        raise InvalidRunRequest(f"a run's target must not begin with '-' (a check script "
+                                f"would read it as an option): {clip(target)!r}")
+    return target
+
+
 def new_run_id() -> str:
     """A fresh run id, unique across machines."""
     return uuid.uuid4().hex
@@ -86,8 +116,12 @@ class Engine:
                  clock: Clock | None = None,
                  manifests: Mapping[str, Manifest] | None = None, *,
                  checks: Mapping[str, Path] | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, redactor: Redactor | None = None) -> None:
         self.store = store
+        self.redactor = redactor or _redactor(
+            None, os.environ, [m.secret_env for m in (manifests or {}).values() if m.secret_env])
+        """Masks the deployment's secrets in the error texts runs record (by default the
+        environment's tokens and database password, and the event types' signing secrets)."""
         self.async_store = AsyncStore(store)
         self.catalog = catalog
         self.actions = actions
@@ -114,7 +148,9 @@ class Engine:
         store = store or open_store(settings.database)
         return cls(store, FlowCatalog(settings.flows_dir, store, actions.names(), manifests,
                                       programs=programs),
-                   actions, clock, manifests, checks=settings.checks, limits=settings.limits)
+                   actions, clock, manifests, checks=settings.checks, limits=settings.limits,
+                   redactor=_redactor(settings, os.environ, [
+                       m.secret_env for m in manifests.values() if m.secret_env]))
 
     def close(self) -> None:
         """Release the store (once the calls in progress on its threads finish)."""
@@ -168,7 +204,7 @@ class Engine:
         now = self.clock.now()
         run = NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
                      status=RunStatus.PENDING, inputs=bind_inputs(flow, inputs or {}),
-                     target=target, created_at=now, due_at=now)
+                     target=_checked_target(target), created_at=now, due_at=now)
         return run, HistoryEntry(now, "created", None, {"target": target} if target else {})
 
     async def drive(self, run_id: str, *, follow: bool = False,
@@ -194,7 +230,7 @@ class Engine:
         """A worker over this engine's store, flows, actions and holds."""
         return Worker(self.async_store, self.catalog, self.actions, self.clock,
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
-                      lease=lease)
+                      lease=lease, redactor=self.redactor)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""

@@ -25,14 +25,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from tarry.config import CHECK_BASE_ENV
+
 __all__ = ["DEFAULT_GRACE", "Answer", "CheckResult", "CheckRunner", "answer_for",
-           "is_executable_file"]
+           "check_environment", "is_executable_file"]
 
 logger = logging.getLogger("tarry.holds")
 
@@ -52,6 +55,14 @@ class Answer(StrEnum):
 
 
 _ANSWERS = {0: Answer.GO, 3: Answer.NOT_YET, 2: Answer.NEVER}
+
+
+def check_environment(environ: Mapping[str, str], allowed: Iterable[str]) -> dict[str, str]:
+    """The environment of a check script: of ``environ``, only :data:`CHECK_BASE_ENV` and
+    the ``allowed`` names (``[limits] check_env``), so no ``TARRY_*`` secret, database URL or
+    other credential of the worker reaches an operator's script unless named."""
+    names = (*CHECK_BASE_ENV, *allowed)
+    return {name: environ[name] for name in names if name in environ}
 
 
 def answer_for(exit_code: int | None) -> Answer:
@@ -91,9 +102,14 @@ class CheckResult:
 class CheckRunner:
     """Runs checks under the contract; counts the processes it spawned (``spawned``)."""
 
-    def __init__(self, *, timeout: timedelta, grace: timedelta = DEFAULT_GRACE) -> None:
+    def __init__(self, *, timeout: timedelta, grace: timedelta = DEFAULT_GRACE,
+                 environment: Mapping[str, str] | None = None) -> None:
         self.timeout = timeout
         self.grace = grace
+        self.environment = dict(environment if environment is not None
+                                else check_environment(os.environ, ()))
+        """Every variable a check receives (a scrubbed environment, see
+        :func:`check_environment`)."""
         self.spawned = 0
 
     async def run(self, name: str, path: Path, argument: str) -> CheckResult:
@@ -104,7 +120,7 @@ class CheckRunner:
         try:
             process = await asyncio.create_subprocess_exec(
                 str(path), argument, stdin=asyncio.subprocess.DEVNULL,
-                stdout=stdout.write_fd, stderr=stderr.write_fd)
+                stdout=stdout.write_fd, stderr=stderr.write_fd, env=self.environment)
         except OSError as exc:
             stdout.close()
             stderr.close()

@@ -20,7 +20,7 @@ Who may edit a check script is not checked: that is the operator's to keep tight
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -48,6 +48,7 @@ from tarry.language.model import (
     Step,
     WaitFor,
 )
+from tarry.secrets import Redactor
 from tarry.store import open_store
 
 __all__ = ["Finding", "Level", "diagnose"]
@@ -82,11 +83,13 @@ class Finding:
 def diagnose(now: datetime, *, cwd: Path | None = None,
              env: Mapping[str, str] | None = None) -> list[Finding]:
     """Every finding about the project around ``cwd`` (default: the working directory) with
-    the variables of ``env`` (default: the process's), ``now`` being the current instant."""
+    the variables of ``env`` (default: the process's), ``now`` being the current instant.
+    Database passwords and API tokens are masked in every message."""
+    redact = Redactor.from_environment(env)
     try:
         settings = load_settings(cwd, env)
     except ConfigError as exc:
-        return [Finding(Level.ERROR, "config", str(exc))]
+        return [Finding(Level.ERROR, "config", redact(str(exc)))]
     shown = settings.config_file or "no tarry.toml (every default applies)"
     findings = [Finding(Level.OK, "config", f"the configuration parses ({shown})")]
     findings += _check_paths(settings.checks)
@@ -95,7 +98,7 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
     findings += _named_checks(flows, settings.checks)
     findings += _far_afters(flows, settings, now)
     findings.append(_store(settings))
-    return findings
+    return [replace(finding, message=redact(finding.message)) for finding in findings]
 
 
 # -- checks ------------------------------------------------------------------------------------

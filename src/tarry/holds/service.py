@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from tarry.clock import Clock
 from tarry.config import Limits
-from tarry.holds.checks import CheckRunner
+from tarry.holds.checks import CheckRunner, check_environment
 from tarry.store.aio import AsyncStore
 from tarry.store.base import Store
 
@@ -39,7 +40,9 @@ class Holds:
         self.clock = clock
         self.checks = dict(checks or {})
         self.limits = limits or Limits()
-        self.runner = runner or CheckRunner(timeout=self.limits.check_timeout)
+        self.runner = runner or CheckRunner(
+            timeout=self.limits.check_timeout,
+            environment=check_environment(os.environ, self.limits.check_env))
         self.rng = rng or random.Random()
 
     async def acquire_slot(self, holder: str, now: datetime, checks: int = 1) -> bool:

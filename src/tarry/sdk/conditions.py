@@ -107,7 +107,8 @@ async def _attempt(run: FlowRun, op: Operation, entry: dict[str, Any], check: Ca
 async def _fail(run: FlowRun, op: Operation, entry: dict[str, Any],
                 exc: Exception) -> NoReturn:
     """Record that the check or the strategy raised ``exc``, checkpoint, raise a StepError."""
-    entry.update(status="failed", error={"type": type(exc).__name__, "message": str(exc)})
+    entry.update(status="failed", error={"type": type(exc).__name__,
+                                         "message": run.env.redact(str(exc))})
     run.record("step.failed", op.path, attempt=entry["attempt"], error=entry["error"])
     await run.checkpoint()
     raise StepError(op.path, entry["error"]["type"], entry["error"]["message"]) from exc

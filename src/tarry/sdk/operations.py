@@ -105,7 +105,7 @@ class FlowRun:
         try:
             value = await call(function, args, kwargs)
         except Exception as exc:
-            error = {"type": type(exc).__name__, "message": str(exc)}
+            error = {"type": type(exc).__name__, "message": self.env.redact(str(exc))}
             op.record({"error": error})
             self.record("step.failed", op.path, error=error)
             await self.checkpoint()

@@ -1,8 +1,9 @@
 """Log output of ``tarry serve``: plain text lines, or one JSON object per line.
 
 A JSON line has ``ts``, ``level``, ``logger`` and ``message``, plus ``run_id`` when the line
-is about a run. Secrets never reach a log line: tokens are not logged at all, and request
-logs carry the method, the path and the status only (never headers or query strings).
+is about a run. Secrets never reach a log line: tokens are not logged at all, request logs
+carry the method, the path and the status only (never headers or query strings), and every
+line passes through :class:`~tarry.secrets.RedactingFilter` (database passwords, tokens).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 import sys
 from datetime import UTC, datetime
 from enum import StrEnum
+
+from tarry.secrets import RedactingFilter, Redactor
 
 __all__ = ["JsonFormatter", "LogFormat", "configure_logging"]
 
@@ -41,7 +44,7 @@ class JsonFormatter(logging.Formatter):
         if run_id is not None:
             line["run_id"] = run_id
         if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
+            line["exception"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)
 
 
@@ -50,6 +53,7 @@ def configure_logging(log_format: LogFormat, level: int = logging.INFO) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format is LogFormat.JSON
                          else logging.Formatter(_TEXT_FORMAT))
+    handler.addFilter(RedactingFilter(Redactor.from_environment()))
     for name in _LOGGERS:
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError, StoreUnavailable
+from tarry.secrets import redact_database_url
 from tarry.store.base import Store
 from tarry.store.sqlite.store import SQLiteStore
 from tarry.store.sqlstore import SqlStore
@@ -42,8 +43,9 @@ def open_store(url: str, *, check_schema: bool = True) -> Store:
     scheme, colon, _ = url.partition(":")
     opener = _OPENERS.get(scheme.lower()) if colon else None
     if opener is None:
+        shown = redact_database_url(scheme)
         raise ConfigError(
-            f"unknown store URL scheme {scheme!r}{did_you_mean(scheme.lower(), _OPENERS)}: "
+            f"unknown store URL scheme {shown!r}{did_you_mean(scheme.lower(), _OPENERS)}: "
             "use sqlite:///path/to/file.db or postgresql://user@host/dbname"
         )
     store = opener(url)
