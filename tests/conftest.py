@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["backends"]
+pytest_plugins = ["backends", "browsers"]
 
 
 @pytest.fixture(autouse=True)

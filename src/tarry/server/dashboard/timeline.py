@@ -357,7 +357,8 @@ class _Scale:
 
 
 def _tick_label(instant: datetime, step: timedelta) -> str:
-    if step >= timedelta(days=1):
+    midnight = instant.hour == instant.minute == instant.second == 0
+    if step >= timedelta(days=1) or (step >= timedelta(hours=1) and midnight):
         return f"{instant:%b %d}"
     if step >= timedelta(minutes=1):
         return f"{instant:%H:%M}"
