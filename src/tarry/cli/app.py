@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tarry.cli import events, holds, project, runs, scenarios, serve, worker
+from tarry.cli import events, holds, project, runs, scenarios, serve, tasks, worker
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.errors import LoadError, TarryError
 from tarry.secrets import Redactor
@@ -103,6 +103,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
 for _name, _command in _COMMANDS.items():
     app.command(_name, cls=PlainCommand)(_command)
 app.add_typer(events.events_app)
+app.add_typer(tasks.tasks_app)
 
 
 def main() -> None:

@@ -25,17 +25,12 @@ from tarry._text import clip
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Settings
+from tarry.engine import taskdesk
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
-from tarry.engine.taskforms import completion_problems, may_complete
 from tarry.engine.worker import Worker, worker_name
-from tarry.errors import (
-    InvalidRunRequest,
-    InvalidTaskCompletion,
-    TaskForbidden,
-    UnknownEventType,
-)
+from tarry.errors import InvalidRunRequest, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.service import Holds
@@ -50,7 +45,6 @@ from tarry.model import (
     NewRun,
     RunRecord,
     RunStatus,
-    TaskCompletion,
     TaskRecord,
     TaskState,
 )
@@ -276,42 +270,15 @@ class Engine:
 
     def tasks(self, *, state: TaskState | None = TaskState.OPEN, principal: str | None = None,
               limit: int = 100) -> list[TaskRecord]:
-        """Tasks for people, newest first: open ones by default (``state=None``: all);
-        with ``principal``, only those that principal may complete."""
-        found = self.store.list_tasks(state=state, limit=limit)
-        return [task for task in found
-                if principal is None or may_complete(task.request, principal)]
+        """Tasks for people, newest first (see :func:`tarry.engine.taskdesk.list_tasks`)."""
+        return taskdesk.list_tasks(self.store, state=state, principal=principal, limit=limit)
 
     def complete_task(self, task_id: str, *, outcome: Any, data: Any = None,
                       by: str) -> TaskRecord:
-        """Complete a task as principal ``by`` with ``outcome`` and the form ``data``
-        (default: none), and wake its run (SPEC 3.7).
-
-        Raises ``TaskNotFound``; ``TaskForbidden`` when ``by`` is not among its assignees;
-        ``TaskStateError`` when it is not open or its deadline passed (a task completes
-        once); ``InvalidTaskCompletion`` with every reason when the outcome or the data do
-        not fit. A refusal for who or what is recorded in the run's history
-        (``task.refused``); the completion too (``task.completed``), with the principal.
-        """
-        task = self.store.get_task(task_id)
-        answer = {} if data is None else data
-        if not may_complete(task.request, by):
-            refused = TaskForbidden(task.id, by, task.request.assign)
-            self._record_refusal(task, by, "forbidden", [str(refused)])
-            raise refused
-        problems = completion_problems(task.request, outcome, answer)
-        if problems and task.state is TaskState.OPEN:
-            self._record_refusal(task, by, "invalid", problems)
-            raise InvalidTaskCompletion(problems)
-        return self.store.complete_task(TaskCompletion(task.id, outcome, answer, by,
-                                                       self.clock.now()))
-
-    def _record_refusal(self, task: TaskRecord, by: str, reason: str,
-                        problems: list[str]) -> None:
-        entry = HistoryEntry(self.clock.now(), "task.refused", task.request.step,
-                             {"task": task.id, "by": by, "reason": reason,
-                              "problems": problems})
-        self.store.append_history(task.run_id, [entry])
+        """Complete a task as principal ``by`` and wake its run (see
+        :func:`tarry.engine.taskdesk.complete_task`)."""
+        return taskdesk.complete_task(self.store, self.clock.now(), task_id, outcome=outcome,
+                                      data=data, by=by)
 
     def _manifest(self, event_type: str) -> Manifest:
         try:

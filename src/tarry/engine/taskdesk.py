@@ -1,0 +1,55 @@
+"""Listing and completing tasks for people (SPEC 3.7): what the CLI, the API, the dashboard
+and the test harness call, over the store alone (no flow needs to load).
+
+A completion is checked in this order, and a refusal raises: the task must exist
+(``TaskNotFound``), the principal must be among its assignees (``TaskForbidden``), the
+outcome and data must fit (``InvalidTaskCompletion``, every reason), and the task must be
+open with its deadline ahead (``TaskStateError``: a task completes once). Refusals for who or
+what are recorded in the run's history (``task.refused``, with the principal); a completion
+is recorded by the store with it (``task.completed``). A second completion changes nothing,
+history included.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from tarry.engine.taskforms import completion_problems, may_complete
+from tarry.errors import InvalidTaskCompletion, TaskForbidden
+from tarry.model import HistoryEntry, TaskCompletion, TaskRecord, TaskState
+from tarry.store.base import Store
+
+__all__ = ["complete_task", "list_tasks"]
+
+
+def list_tasks(store: Store, *, state: TaskState | None = TaskState.OPEN,
+               principal: str | None = None, limit: int = 100) -> list[TaskRecord]:
+    """Tasks, newest first: open ones by default (``state=None``: every state); with
+    ``principal``, only those that principal may complete."""
+    found = store.list_tasks(state=state, limit=limit)
+    return [task for task in found if principal is None or may_complete(task.request, principal)]
+
+
+def complete_task(store: Store, now: datetime, task_id: str, *, outcome: Any, data: Any = None,
+                  by: str) -> TaskRecord:
+    """Complete ``task_id`` at ``now`` as principal ``by`` with ``outcome`` and the form
+    ``data`` (default: none); the completed task. Refusals: see the module docstring."""
+    task = store.get_task(task_id)
+    answer = {} if data is None else data
+    if not may_complete(task.request, by):
+        refused = TaskForbidden(task.id, by, task.request.assign)
+        _record_refusal(store, now, task, by, reason="forbidden", problems=[str(refused)])
+        raise refused
+    problems = completion_problems(task.request, outcome, answer)
+    if problems and task.state is TaskState.OPEN:
+        _record_refusal(store, now, task, by, reason="invalid", problems=problems)
+        raise InvalidTaskCompletion(problems)
+    return store.complete_task(TaskCompletion(task.id, outcome, answer, by, now))
+
+
+def _record_refusal(store: Store, now: datetime, task: TaskRecord, by: str, *, reason: str,
+                    problems: list[str]) -> None:
+    entry = HistoryEntry(now, "task.refused", task.request.step,
+                         {"task": task.id, "by": by, "reason": reason, "problems": problems})
+    store.append_history(task.run_id, [entry])
