@@ -55,7 +55,8 @@ def test_the_inbox_lists_open_tasks(tasks: Project) -> None:
         "by": None}
     table = tasks.tarry("tasks")
     assert table.exit_code == 0
-    assert task["id"] in table.stdout and "ops, alice" in table.stdout
+    assert task["id"] in table.stdout
+    assert "ops, alice" in table.stdout
     assert tasks.json("tasks", "--as", "bob") == []
     assert [doc["id"] for doc in tasks.json("tasks", "--as", "alice")] == [task["id"]]
 
