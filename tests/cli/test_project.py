@@ -80,7 +80,7 @@ def test_json_lists_files_and_problems(project: Project) -> None:
     result = project.tarry("validate", "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
-        "ok": False, "files": ["flows/bad.yaml"], "manifests": [],
+        "ok": False, "files": ["flows/bad.yaml"], "manifests": [], "apps": [],
         "problems": [
             {"file": "flows/bad.yaml", "line": 4, "column": 7,
              "message": "unknown action or key 'wiat' (did you mean 'wait'?)"},
@@ -98,7 +98,7 @@ def test_given_files_and_folders_are_validated_instead_of_the_flows_folder(
     (other / "notes.txt").write_text("not a flow", encoding="utf-8")
     document = project.json("validate", "more")
     assert document == {"ok": True, "files": ["more/a.yaml", "more/b.yml"], "manifests": [],
-                        "problems": []}
+                        "apps": [], "problems": []}
 
 
 def test_event_manifests_among_the_files_are_validated_as_manifests(project: Project) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +13,7 @@ from tarry.actions import ActionRegistry
 from tarry.cli.session import note, print_json
 from tarry.config import Settings, load_settings
 from tarry.engine.builtins import register_builtins
+from tarry.engine.catalog import ProgramSource, import_program_source
 from tarry.errors import LoadError, Problem
 from tarry.language.loader import load_flow
 from tarry.language.manifests import Manifest, parse_manifests
@@ -41,6 +42,7 @@ class Validation:
 
     files: list[str] = field(default_factory=list)
     manifests: list[str] = field(default_factory=list)
+    apps: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -51,15 +53,19 @@ class Validation:
     def document(self) -> dict[str, Any]:
         """The ``--json`` document."""
         return {"ok": self.ok, "files": self.files, "manifests": self.manifests,
+                "apps": self.apps,
                 "problems": [{"file": p.file, "line": p.line, "column": p.column,
                               "message": p.message} for p in self.problems]}
 
     def summary(self) -> str:
         """The final line: how many files, how many problems."""
-        if not self.files and not self.manifests:
+        if not self.files and not self.manifests and not self.apps:
             return "no flow files to validate"
-        checked = " and ".join(_count(len(names), noun) for names, noun in (
-            (self.files, "flow file"), (self.manifests, "event manifest")) if names)
+        counts = [_count(len(names), noun) for names, noun in (
+            (self.files, "flow file"), (self.manifests, "event manifest"),
+            (self.apps, "app of Python flows")) if names]
+        checked = " and ".join([", ".join(counts[:-1]), counts[-1]] if len(counts) > 1
+                               else counts)
         if self.ok:
             return f"{checked} valid"
         failing = len({p.file for p in self.problems})
@@ -75,8 +81,11 @@ def validate(
         = False) -> None:
     """Validate flow files and event manifests; print file:line:col: message per problem."""
     settings = load_settings()
+    app = None
+    if settings.app is not None and not paths:  # the project's own flows: the app's too
+        app = (settings.app, import_program_source(settings.app, root=settings.root))
     result = validate_files(_yaml_files(paths or [settings.flows_dir]), _action_names(settings),
-                            manifest_files=settings.event_files)
+                            manifest_files=settings.event_files, app=app)
     if as_json:
         print_json(result.document())
     else:
@@ -88,11 +97,13 @@ def validate(
 
 
 def validate_files(files: Iterable[Path], actions: frozenset[str], *,
-                   manifest_files: Iterable[Path] = ()) -> Validation:
+                   manifest_files: Iterable[Path] = (),
+                   app: tuple[str, ProgramSource] | None = None) -> Validation:
     """Validate every event manifest (the existing ``manifest_files`` and those among
-    ``files``), then load every flow of ``files`` checked against the declared event types,
-    collecting every problem. While a manifest has problems, flows are loaded without the
-    event type checks (which would only echo them)."""
+    ``files``), then load every flow of ``files`` and check the Python flows of ``app`` (its
+    reference and the app) against the declared event types, collecting every problem.
+    While a manifest has problems, flows are checked without the event type checks (which
+    would only echo them)."""
     result = Validation()
     given = list(files)
     flows = [path for path in given if not _is_event_manifest(path)]
@@ -106,6 +117,10 @@ def validate_files(files: Iterable[Path], actions: frozenset[str], *,
             load_flow(Path(shown), actions=actions, manifests=declared)
         except LoadError as exc:
             result.problems.extend(exc.problems)
+    if app is not None:
+        result.apps.append(app[0])
+        result.problems.extend(replace(problem, file=_shown(Path(problem.file)))
+                               for problem in app[1].problems(declared))
     return result
 
 

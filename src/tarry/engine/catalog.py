@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tarry._suggest import did_you_mean
-from tarry.errors import ConfigError, FlowNotFound, LoadError
+from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
@@ -57,6 +57,10 @@ class ProgramSource(Protocol):
 
     def programs(self, manifests: Mapping[str, Manifest]) -> Mapping[str, Program]:
         """The app's flows by name, validating their event waits against ``manifests``."""
+        ...
+
+    def problems(self, manifests: Mapping[str, Manifest] | None) -> list[Problem]:
+        """What is wrong in the app's flows before any run (``tarry validate`` lists it)."""
         ...
 
 

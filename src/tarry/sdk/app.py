@@ -25,12 +25,14 @@ from tarry.config import Settings, load_settings
 from tarry.engine.catalog import Program
 from tarry.engine.outcome import Outcome
 from tarry.engine.runtime import Engine
+from tarry.errors import LoadError, Problem
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
 from tarry.model import EventRecord
 from tarry.sdk.flows import FlowFunction, PythonFlow, python_flow
 from tarry.sdk.runner import advance_flow
 from tarry.sdk.serializers import Codec, JsonSerializer, Serializer
+from tarry.sdk.static import flow_problems
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
@@ -69,8 +71,22 @@ class App:
 
     def programs(self, manifests: Mapping[str, Manifest]) -> Mapping[str, Program]:
         """The app's flows as the engine runs them, their event waits checked against
-        ``manifests`` (the engine calls this; it follows later registrations)."""
+        ``manifests`` (the engine calls this; it follows later registrations).
+
+        Raises ``LoadError`` with every problem :meth:`problems` finds, as a YAML flow with
+        such mistakes is refused at load.
+        """
+        problems = self.problems(manifests)
+        if problems:
+            raise LoadError(problems)
         return _Programs(self._flows, self._codec, manifests)
+
+    def problems(self, manifests: Mapping[str, Manifest] | None) -> list[Problem]:
+        """What reading the flows' source finds wrong before any run (see
+        :mod:`tarry.sdk.static`): undeclared literal event types (checked only when
+        ``manifests`` is given), malformed literal durations, operation names used twice."""
+        return [problem for flow in self._flows.values()
+                for problem in flow_problems(flow.name, flow.function, manifests)]
 
     @property
     def engine(self) -> Engine:
