@@ -83,6 +83,7 @@ def test_the_validate_output_is_what_tarry_validate_prints(
     assert result.stderr.splitlines() == shown[-1:]
 
 
+@pytest.mark.timeout(240)  # processes, on a machine that may be busy
 def test_the_harness_example_passes_under_pytest_as_printed(tmp_path: Path) -> None:
     code = block_after(README, "### Testing flows on a virtual clock", "python")
     (tmp_path / "test_cooling.py").write_text(code, encoding="utf-8")
@@ -94,6 +95,7 @@ def test_the_harness_example_passes_under_pytest_as_printed(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)  # processes, on a machine that may be busy
 def test_the_first_command_runs_hello_as_the_tour_shows(tmp_path: Path) -> None:
     block = block_after(README, "### `tarry run`", "console")
     run_console_block(block, example_copy("waiting", tmp_path))
@@ -108,6 +110,7 @@ def test_the_tour_files_are_the_example_files_as_printed() -> None:
         TOUR / "orders.py").read_text(encoding="utf-8")
 
 
+@pytest.mark.timeout(240)  # processes, on a machine that may be busy
 def test_the_tour_commands_print_what_the_readme_shows(tmp_path: Path) -> None:
     folder = example_copy("tour", tmp_path)
     run_console_block(block_after(README, "`examples/tour/flows/approval.yaml` waits",
