@@ -17,6 +17,8 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / "tarry"
 FORBIDDEN: dict[str, frozenset[str]] = {
     "model": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios",
                         "actions", "config"}),
+    "values": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios",
+                         "actions", "config", "model"}),
     "clock": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios"}),
     "actions": frozenset({"engine", "holds", "store", "sdk", "cli", "scenarios"}),
     "store": frozenset({"engine", "holds", "language", "sdk", "cli", "scenarios", "testing"}),

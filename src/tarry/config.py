@@ -15,7 +15,7 @@ the file (or the variable), the table and the key, and says what was expected::
 
     [actions]                                # name = "module:function"
     [checks]                                 # name = "/abs/path"; TARRY_CHECKS adds to these
-    [limits]                                 # TARRY_HOLD_MAX, TARRY_CHECK_INTERVAL, ...
+    [limits]                                 # TARRY_HOLD_MAX, TARRY_EVENT_BYTES, ...
 
 The API token is read from ``TARRY_API_TOKEN`` only; it has no key in the file.
 """
@@ -37,6 +37,7 @@ from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError
 from tarry.language.durations import parse_duration
 from tarry.secrets import redact_database_url
+from tarry.values import MIB, ValueLimits
 
 __all__ = ["CHECK_BASE_ENV", "CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Settings",
            "load_settings", "sqlite_path"]
@@ -81,10 +82,24 @@ class Limits:
     request_bytes: int = 1_048_576
     """The largest HTTP request body ``tarry serve`` reads (1 MiB); a larger one is refused
     (413) before it is read."""
+    event_bytes: int = MIB
+    """The largest event payload, as compact UTF-8 JSON (1 MiB); a larger event is refused
+    before anything is stored."""
+    value_bytes: int = MIB
+    """The largest run input, step result or value a Python flow records (1 MiB); a larger
+    step result fails the step (``error.type = value``)."""
+    key_bytes: int = 512
+    """The largest event id, run target or correlation value, as JSON (512 bytes)."""
 
     def __post_init__(self) -> None:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
             object.__setattr__(self, "check_interval", CHECK_INTERVAL_FLOOR)
+
+    @property
+    def values(self) -> ValueLimits:
+        """The size limits of stored values (:mod:`tarry.values`)."""
+        return ValueLimits(event_bytes=self.event_bytes, value_bytes=self.value_bytes,
+                           key_bytes=self.key_bytes)
 
 
 @dataclass(frozen=True)
@@ -343,6 +358,9 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "check_slots": _Key("TARRY_CHECK_SLOTS", _positive_int, _positive_int_text),
         "check_env": _Key("TARRY_CHECK_ENV", _env_names, _comma_env_names),
         "request_bytes": _Key("TARRY_REQUEST_BYTES", _positive_int, _positive_int_text),
+        "event_bytes": _Key("TARRY_EVENT_BYTES", _positive_int, _positive_int_text),
+        "value_bytes": _Key("TARRY_VALUE_BYTES", _positive_int, _positive_int_text),
+        "key_bytes": _Key("TARRY_KEY_BYTES", _positive_int, _positive_int_text),
     },
 }
 _TABLES = ("tarry", "actions", "checks", "limits")

@@ -40,6 +40,9 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     ├── NondeterminismError         a Python flow's code no longer makes the calls its run
     │                               recorded (which operation, recorded vs requested)
     ├── SerializationError          a value a Python flow records cannot be stored as JSON
+    ├── InvalidValue                a value is not portable JSON (NaN, NUL, a lone surrogate,
+    │   │                           too deep) and no store gets it (``what``, ``reason``)
+    │   └── ValueTooLarge           its JSON is over a ``[limits]`` size (413 in the API)
     └── StoreError                  the store failed; the driver's exception is ``__cause__``
         ├── StoreUnavailable [API]  the database cannot be reached (``retry_after`` seconds)
         ├── StoreMissing            no store yet where the project says (reading never
@@ -72,6 +75,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidRunRequest",
     "InvalidTaskCompletion",
+    "InvalidValue",
     "LoadError",
     "MigrationError",
     "NondeterminismError",
@@ -91,6 +95,7 @@ __all__ = [
     "TaskNotFound",
     "TaskStateError",
     "UnknownEventType",
+    "ValueTooLarge",
     "WaitForConditionError",
 ]
 
@@ -372,6 +377,39 @@ class SerializationError(TarryError):
         self.what = what
         self.reason = reason
         super().__init__(f"{what} cannot be stored: {reason}")
+
+
+class InvalidValue(TarryError):
+    """A value that would cross into the store is not portable JSON (SPEC 3.5.9): ``what``
+    names it (``event data``, ``the result of step 'fetch'``), ``reason`` says why and where
+    inside it. See :mod:`tarry.values`."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        self.what = what
+        self.reason = reason
+        super().__init__(f"{what}: {reason}")
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{what, reason}``."""
+        return {"what": self.what, "reason": self.reason}
+
+
+class ValueTooLarge(InvalidValue):
+    """A value's JSON (``size`` bytes) is over ``limit``, the ``[limits]`` key ``setting``."""
+
+    def __init__(self, what: str, *, size: int, limit: int, setting: str) -> None:
+        self.size = size
+        self.limit = limit
+        self.setting = setting
+        super().__init__(what, f"{size:,} bytes as JSON is over the limit of {limit:,} bytes "
+                               f"([limits] {setting})")
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{what, reason, size, limit, setting}``."""
+        return {**super().details, "size": self.size, "limit": self.limit,
+                "setting": self.setting}
 
 
 class StoreError(TarryError):

@@ -114,6 +114,27 @@ def test_send_of_an_invalid_payload_prints_each_error_and_exits_1(events: Projec
                              "tarry events redeliver bad --data JSON\n")
 
 
+def test_send_refuses_a_payload_over_event_bytes_and_stores_nothing(events: Project) -> None:
+    big = events.root / "big.json"
+    big.write_text(json.dumps({"to": "ada", "blob": "x" * 50_000_000}), encoding="utf-8")
+    refusals = {f"@{big}": f"the --data file {big}: 50,000,025 bytes",
+                json.dumps({"to": "ada", "blob": "y" * 2_000_000}): "the --data text: 2,000,025 "
+                                                                     "bytes"}
+    for data, refused in refusals.items():
+        result = events.tarry("send", "ping", "--data", data)
+        assert (result.exit_code, result.stderr) == (
+            1, f"error: {refused} as JSON is over the limit of 1,048,576 bytes ([limits] "
+               "event_bytes)\n")
+    assert events.json("events") == []
+
+
+def test_send_refuses_a_nul_character_as_data_not_as_an_outage(events: Project) -> None:
+    result = events.tarry("send", "ping", "--data", '{"to": "a\\u0000b"}')
+    assert (result.exit_code, result.stderr) == (
+        1, "error: the event's data: at to: a NUL character (\\u0000) is not allowed in text "
+           "(no store keeps it)\n")
+
+
 def test_send_without_data_sends_an_empty_object(events: Project) -> None:
     document = send(events, "ping")
     assert (document["state"], document["data"]) == ("invalid", {})

@@ -167,6 +167,23 @@ async def test_a_result_that_is_not_json_fails_the_run_clearly(harness_for: Harn
                    "or give the App a serializer that handles it"}
 
 
+async def test_a_result_no_store_can_keep_fails_the_run_with_a_value_error(
+        harness_for: HarnessFor) -> None:
+    app = App()
+
+    @app.flow("nul")
+    async def flow(ctx: Context) -> None:
+        await ctx.step("fetch", lambda: {"note": "a\x00b"})
+
+    harness = harness_for(app)
+    run_id = harness.start("nul")
+    await harness.run_due()
+    assert harness.record(run_id).error == {
+        "type": "value", "step": None,
+        "message": "the result of step 'fetch': at note: a NUL character (\\u0000) is not "
+                   "allowed in text (no store keeps it)"}
+
+
 async def test_a_return_value_that_is_not_json_fails_the_run(harness_for: HarnessFor) -> None:
     app = App()
 

@@ -22,8 +22,9 @@ from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.options import choice, parse_json_object
 from tarry.cli.session import console, note, open_engine, open_run_store, print_json
 from tarry.clock import SystemClock
+from tarry.config import load_settings
 from tarry.engine.documents import event_document
-from tarry.errors import StoreMissing
+from tarry.errors import StoreMissing, ValueTooLarge
 from tarry.model import EventRecord, EventState
 
 __all__ = ["describe_event", "events_app", "events_table", "read_data", "send"]
@@ -37,19 +38,29 @@ EventArgument = Annotated[str, typer.Argument(metavar="ID", help="An event id.")
 _Document = Mapping[str, Any]
 
 
-def read_data(text: str | None) -> dict[str, Any] | None:
-    """The ``--data`` payload: inline JSON, or ``@path`` of a file holding it (None: none)."""
+def read_data(text: str | None, limit: int) -> dict[str, Any] | None:
+    """The ``--data`` payload: inline JSON, or ``@path`` of a file holding it (None: none).
+
+    JSON text over ``limit`` bytes (``[limits] event_bytes``) is refused before it is read
+    or parsed: its payload could not be sent anyway."""
     if text is None:
         return None
     if text.startswith("@"):
         path = Path(text[1:])
         try:
+            _within(path.stat().st_size, limit, f"the --data file {path}")
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise typer.BadParameter(f"cannot read {path}: {reason}",
                                      param_hint="'--data'") from None
+    _within(len(text.encode("utf-8", "surrogatepass")), limit, "the --data text")
     return parse_json_object(text, "--data")
+
+
+def _within(size: int, limit: int, what: str) -> None:
+    if size > limit:
+        raise ValueTooLarge(what, size=size, limit=limit, setting="event_bytes")
 
 
 def send(event_type: Annotated[str, typer.Argument(
@@ -61,8 +72,9 @@ def send(event_type: Annotated[str, typer.Argument(
                   "acknowledged and not delivered again (default: a fresh id).")] = None,
          as_json: JsonOption = False) -> None:
     """Send an event; print where it went (delivered to runs, buffered, unmatched, invalid)."""
-    payload = read_data(data)
-    with open_engine() as engine:
+    settings = load_settings()
+    payload = read_data(data, settings.limits.event_bytes)
+    with open_engine(settings) as engine:
         record = engine.send(event_type, {} if payload is None else payload, id=event_id)
     _answer(record, as_json)
 
@@ -109,8 +121,9 @@ def redeliver(event_id: EventArgument, data: Annotated[str | None, typer.Option(
                   help="Corrected payload (default: the stored one).")] = None,
               as_json: JsonOption = False) -> None:
     """Deliver an invalid, unmatched or buffered event again, optionally corrected."""
-    payload = read_data(data)
-    with open_engine() as engine:
+    settings = load_settings()
+    payload = read_data(data, settings.limits.event_bytes)
+    with open_engine(settings) as engine:
         record = engine.redeliver(event_id, payload)
     _answer(record, as_json)
 

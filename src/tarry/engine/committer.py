@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 
 from tarry.clock import Clock
+from tarry.errors import StoreUnavailable
 from tarry.model import CheckpointOutcome, RunUpdate
 from tarry.store.aio import AsyncStore
 
 __all__ = ["Committer"]
+
+_Submission = tuple[RunUpdate, "asyncio.Future[CheckpointOutcome]"]
 
 
 class Committer:
@@ -26,7 +29,7 @@ class Committer:
         self.store = store
         self.worker = worker
         self.clock = clock
-        self._pending: list[tuple[RunUpdate, asyncio.Future[CheckpointOutcome]]] = []
+        self._pending: list[_Submission] = []
         self._writer: asyncio.Task[None] | None = None
 
     async def submit(self, update: RunUpdate) -> CheckpointOutcome:
@@ -49,8 +52,10 @@ class Committer:
         finally:
             self._writer = None
 
-    async def _write_batch(
-            self, batch: list[tuple[RunUpdate, asyncio.Future[CheckpointOutcome]]]) -> None:
+    async def _write_batch(self, batch: list[_Submission]) -> None:
+        """Write ``batch`` in one transaction; if the store refuses it for a reason other than
+        being unavailable, write each update on its own, so that one run's bad update never
+        fails (or re-runs) the others committed with it."""
         try:
             outcomes = await self.store.checkpoint(self.worker, self.clock.now(),
                                                    [update for update, _ in batch])
@@ -59,6 +64,10 @@ class Committer:
                 future.cancel()
             raise
         except Exception as exc:
+            if len(batch) > 1 and not isinstance(exc, StoreUnavailable):
+                for submission in batch:
+                    await self._write_batch([submission])
+                return
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)

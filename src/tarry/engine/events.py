@@ -20,6 +20,7 @@ from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
 from tarry.engine.reminders import remind, reminder_pending, reminder_waits, schedule_reminders
 from tarry.engine.values import to_json
 from tarry.language.model import Step, WaitFor
+from tarry.values import check_key
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Interpreter, Names
@@ -56,6 +57,9 @@ def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Na
     until = walker.deadline(wait.timeout, names)
     alternatives = [{"type": alt.event, "match": to_json(walker.render(alt.match, names))}
                     for alt in wait.alternatives]
+    for alternative in alternatives:
+        for key, value in alternative["match"].items():
+            check_key(value, f"the match value '{key}'", env.limits.key_bytes)
     cur.update(until=iso(until), alternatives=alternatives, since=iso(env.now))
     schedule_reminders(wait.remind, cur, env.now)
     env.record("wait.registered", path, kind="event", until=cur["until"],

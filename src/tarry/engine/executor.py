@@ -33,6 +33,7 @@ from tarry.model import (
     RunUpdate,
 )
 from tarry.secrets import Redactor
+from tarry.values import ValueLimits
 
 __all__ = ["Executor", "LeaseLost", "update_for"]
 
@@ -57,12 +58,14 @@ class Executor:
     """Advances claimed runs. One per worker; stateless between runs but for caches."""
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
-                 checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor) -> None:
+                 checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
+                 limits: ValueLimits | None = None) -> None:
         self.catalog = catalog
         self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
         self.gate = gate
+        self.limits = limits or ValueLimits()
 
     async def execute(self, record: RunRecord, now: datetime,
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
@@ -139,7 +142,7 @@ class Executor:
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor)
+                  history=history, redact=self.redactor, limits=self.limits)
         return env
 
 

@@ -28,7 +28,7 @@ from tarry.engine import events, loops, tasks
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
-from tarry.errors import ActionError, ExpressionError
+from tarry.errors import ActionError, ExpressionError, InvalidValue
 from tarry.language.durations import MAX_DURATION, check_duration, parse_duration, parse_instant
 from tarry.language.expressions import EvalContext, render
 from tarry.language.model import (
@@ -49,6 +49,7 @@ from tarry.language.model import (
 )
 from tarry.model import HistoryEntry
 from tarry.secrets import Redactor
+from tarry.values import ValueLimits, check_value
 
 __all__ = ["Env", "Interpreter", "Names"]
 
@@ -75,6 +76,8 @@ class Env:
     """Inbox entries the walk looked at (to delete with the checkpoint)."""
     rescan: set[str] = field(default_factory=set)
     """Waits that turned an event down and wait on (offered the next buffered one)."""
+    limits: ValueLimits = field(default_factory=ValueLimits)
+    """The size limits of what the run stores (step results, wait match values)."""
     rng: random.Random = field(default_factory=lambda: _SHARED_RNG)
     """Randomness for jitter (shared: seeding a generator per run costs more than a wake)."""
     redact: Redactor = field(default_factory=Redactor)
@@ -159,6 +162,8 @@ class Interpreter:
             outcome = await _HANDLERS[type(step.construct)](self, step, frame["cur"], names, path)
         except ExpressionError as exc:
             outcome = step_error("expression", exc.at_step(path).reason + _quoted(exc), path)
+        except InvalidValue as exc:  # never retried: the same value would fail again
+            outcome = step_error("value", str(exc), path)
         if isinstance(outcome, Done):
             self.env.record("step.completed", path)
         elif isinstance(outcome, Failed) and outcome.error.get("step") == path:
@@ -254,6 +259,8 @@ async def _run_action(walker: Interpreter, step: Step, cur: dict[str, Any], name
     except Exception as exc:
         return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
                               message=env.redact(f"{type(exc).__name__}: {exc}"))
+    # a result no store can keep fails the step (InvalidValue), before anything is written
+    check_value(binding, f"the result of step '{path}'", env.limits.value_bytes)
     if not env.actions.is_pure(name):
         cur["result"] = binding
         await env.checkpoint()

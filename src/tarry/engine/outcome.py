@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, TypeAlias
 
 from tarry.model import TaskRequest
+from tarry.values import printable
 
 __all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "WaitInfo", "step_error"]
 
@@ -96,8 +97,9 @@ Outcome: TypeAlias = Done | Blocked | Failed | Exited
 
 
 def step_error(kind: str, message: str, step: str) -> Failed:
-    """A failure of ``step`` with error type ``kind``."""
-    return Failed({"type": kind, "message": message, "step": step})
+    """A failure of ``step`` with error type ``kind`` (the message made storable: it may
+    quote user data, such as an exception's text)."""
+    return Failed({"type": kind, "message": printable(message), "step": step})
 
 
 def _iso(instant: datetime) -> str:

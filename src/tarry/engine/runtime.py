@@ -52,6 +52,7 @@ from tarry.secrets import Redactor, environment_tokens, secret_values
 from tarry.store import open_store
 from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
+from tarry.values import ValueLimits, check_key, check_value
 
 __all__ = ["Engine", "new_run_id"]
 
@@ -60,8 +61,16 @@ _INLINE_LEASE = timedelta(seconds=30)
 R = TypeVar("R")
 
 
-def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime) -> NewEvent:
+def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
+               limits: ValueLimits) -> NewEvent:
+    """The event to record, once its id, payload and correlation values are known to be
+    portable (``InvalidValue`` otherwise: nothing is stored)."""
+    check_key(event_id, "the event id", limits.key_bytes)
+    check_value(data, "the event's data", limits.event_bytes, "event_bytes")
     problems = tuple(manifest.problems(data))
+    if not problems:
+        for key in manifest.correlate_on:
+            check_key(data[key], f"the correlation value '{key}'", limits.key_bytes)
     return NewEvent(id=event_id, type=manifest.type, data=data, received_at=now,
                     match_key=None if problems else manifest.key_of(data), errors=problems,
                     buffer_until=now + manifest.buffer if manifest.buffer else None)
@@ -121,6 +130,7 @@ class Engine:
         self.actions = actions
         self.clock: Clock = clock or SystemClock()
         self.manifests = dict(manifests or {})
+        self.limits = limits or Limits()
         self.holds = Holds(store, self.clock, checks=checks, limits=limits,
                            aio=self.async_store)
         self.aio = AsyncEngine(self)
@@ -196,9 +206,13 @@ class Engine:
                  target: str | None) -> tuple[NewRun, HistoryEntry]:
         """A pending run of ``flow`` due now, and its ``created`` history entry."""
         now = self.clock.now()
+        bound = bind_inputs(flow, inputs or {})
+        check_value(bound, "the run's inputs", self.limits.value_bytes)
+        if target is not None:
+            check_key(target, "the run's target", self.limits.key_bytes)
         run = NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
-                     status=RunStatus.PENDING, inputs=bind_inputs(flow, inputs or {}),
-                     target=_checked_target(target), created_at=now, due_at=now)
+                     status=RunStatus.PENDING, inputs=bound, target=_checked_target(target),
+                     created_at=now, due_at=now)
         return run, HistoryEntry(now, "created", None, {"target": target} if target else {})
 
     async def drive(self, run_id: str, *, follow: bool = False,
@@ -224,7 +238,7 @@ class Engine:
         """A worker over this engine's store, flows, actions and holds."""
         return Worker(self.async_store, self.catalog, self.actions, self.clock,
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
-                      lease=lease, redactor=self.redactor)
+                      lease=lease, redactor=self.redactor, limits=self.limits.values)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""
@@ -249,8 +263,9 @@ class Engine:
         """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised."""
         manifest = self._manifest(type)
         now = self.clock.now()
-        return self.store.record_event(_new_event(manifest, id or uuid.uuid4().hex, data, now),
-                                       now)
+        event = _new_event(manifest, uuid.uuid4().hex if id is None else id, data, now,
+                           self.limits.values)
+        return self.store.record_event(event, now)
 
     def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
         """Deliver a quarantined, unmatched or buffered event again, optionally corrected."""
@@ -258,7 +273,7 @@ class Engine:
         now = self.clock.now()
         payload = stored.data if data is None else data
         return self.store.redeliver(_new_event(self._manifest(stored.type), event_id, payload,
-                                               now), now)
+                                               now, self.limits.values), now)
 
     def discard(self, event_id: str) -> EventRecord:
         """Discard a quarantined, unmatched or buffered event."""

@@ -34,6 +34,7 @@ from tarry.language.expressions import compile_template
 from tarry.model import CheckpointOutcome, InboxEvent, RunRecord
 from tarry.secrets import Redactor
 from tarry.store.aio import AsyncStore
+from tarry.values import ValueLimits
 
 __all__ = ["Worker", "worker_name"]
 
@@ -56,7 +57,8 @@ class Worker:
     def __init__(self, store: AsyncStore, catalog: FlowCatalog, actions: ActionRegistry,
                  clock: Clock, *, concurrency: int = 16, batch: int = 256,
                  lease: timedelta = timedelta(seconds=30), name: str | None = None,
-                 holds: Holds | None = None, redactor: Redactor | None = None) -> None:
+                 holds: Holds | None = None, redactor: Redactor | None = None,
+                 limits: ValueLimits | None = None) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.store = store
@@ -67,7 +69,8 @@ class Worker:
         self.committer = Committer(store, self.name, clock)
         self.executor = Executor(catalog, actions, self.committer.submit,
                                  gate=HoldGate(holds or Holds(store.sync, clock, aio=store)),
-                                 redactor=redactor or Redactor())
+                                 redactor=redactor or Redactor(),
+                                 limits=limits or ValueLimits())
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()

@@ -27,6 +27,7 @@ from tarry.language.manifests import Manifest
 from tarry.sdk.replay import Journal, Operation, Scope
 from tarry.sdk.serializers import Codec
 from tarry.sdk.strategies import as_duration
+from tarry.values import check_key
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
@@ -197,6 +198,8 @@ class FlowRun:
             if key not in match:
                 raise EventError(f"{where}: missing '{key}' in match{correlates}")
         values: dict[str, Any] = Codec.plain(dict(match), f"the match of {where}")
+        for key, value in values.items():
+            check_key(value, f"the match value '{key}' of {where}", self.env.limits.key_bytes)
         return values
 
     def _delivered(self, path: str, until: str) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome
 from tarry.errors import (
     EventError,
+    InvalidValue,
     NondeterminismError,
     SerializationError,
     StepError,
@@ -49,6 +50,7 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
     (WaitForConditionError, "condition-exhausted", lambda exc: exc.condition or None),
     (StepError, "step-error", lambda exc: exc.step),
     (SerializationError, "serialization", lambda _exc: None),
+    (InvalidValue, "value", lambda _exc: None),
     (EventError, "event", lambda _exc: None),
 )
 """exception class → the run's error type, and how to find the operation it concerns."""

@@ -7,7 +7,9 @@ as it is (dict, list, str, int, float, bool, None). An app can plug in its own
 turning them into JSON data and back.
 
 A value that cannot be stored fails clearly, at the operation that recorded it, with a
-:class:`~tarry.errors.SerializationError` naming the value and the reason.
+:class:`~tarry.errors.SerializationError` naming the value and the reason — or, for JSON no
+store can keep (a NUL character, a lone surrogate, over the size limit, see
+:mod:`tarry.values`), an :class:`~tarry.errors.InvalidValue`.
 
 The value an operation returns is always the *decoded* stored form, on the first execution as
 on every replay, so a flow sees the same thing whether a result was just computed or recalled
@@ -20,6 +22,7 @@ import json
 from typing import Any, Protocol
 
 from tarry.errors import SerializationError
+from tarry.values import ValueLimits, check_value
 
 __all__ = ["Codec", "JsonSerializer", "Serializer"]
 
@@ -83,12 +86,14 @@ class Codec:
     def plain(data: Any, what: str, *, hint: str = "") -> Any:
         """``data`` checked to be JSON data and copied (no serializer involved); ``hint``
         ends the message of a SerializationError."""
-        if isinstance(data, _SCALARS) and not isinstance(data, float):
+        if isinstance(data, _SCALARS) and not isinstance(data, float | str):
             return data
         try:
-            return json.loads(json.dumps(data, allow_nan=False))
+            copied = json.loads(json.dumps(data, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise SerializationError(what, f"{exc}{'; ' + hint if hint else ''}") from exc
+        check_value(copied, what, ValueLimits().value_bytes)  # InvalidValue: no store keeps it
+        return copied
 
     @staticmethod
     def copy(data: Any) -> Any:

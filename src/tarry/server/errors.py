@@ -24,11 +24,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from tarry.errors import (
     EventError,
     FlowNotFound,
+    InvalidValue,
     RunError,
     RunNotFound,
     RunStateError,
     StoreUnavailable,
     TarryError,
+    ValueTooLarge,
 )
 from tarry.server.auth import Unauthorized
 
@@ -61,6 +63,8 @@ _STATUS_OF: tuple[tuple[type[TarryError], int], ...] = (
     (RunError, 422),
     (EventError, 404),
     (StoreUnavailable, 503),
+    (ValueTooLarge, 413),
+    (InvalidValue, 422),
 )
 """The status of each tarry error a request can meet, most specific class first."""
 

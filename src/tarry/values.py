@@ -1,0 +1,168 @@
+"""Portable values: the one check every value passes before it reaches a store (SPEC 3.5.9).
+
+SQLite keeps almost anything as text; PostgreSQL refuses a NUL character, a lone surrogate or
+an oversized index entry. So that both stores behave the same and no store ever sees a value
+it may refuse, every value crossing into the store is checked here first, at the edge where it
+enters: event payloads and ids (``tarry send``, the API, ``emit``, redelivery), correlation
+values (of events and of waits), run inputs and targets, step results (action results and
+bindings), and what Python flows record.
+
+A portable value is JSON data — ``dict`` with ``str`` keys, ``list`` (or ``tuple``), ``str``,
+``int``, ``float``, ``bool``, ``None`` — with
+
+- no NaN or infinity;
+- no NUL character (``\\u0000``) and no lone surrogate in any string or key (so every string
+  is valid UTF-8);
+- at most :data:`MAX_DEPTH` levels of nested arrays and objects and integers of at most
+  :data:`MAX_INTEGER_DIGITS` digits (the bounds the loaders apply to files);
+- a size, as compact UTF-8 JSON, within a limit of :class:`ValueLimits`: ``event_bytes`` for
+  an event's payload, ``value_bytes`` for any other value, ``key_bytes`` for an event id, a
+  run target and each correlation value.
+
+What the user sees: an event that breaks a rule is refused before anything is stored
+(:class:`InvalidValue`, or :class:`ValueTooLarge` for a size; ``tarry send`` exits 1 with the
+message, the API answers 422 or 413); a step whose result breaks one fails with
+``error.type = value`` and the same message, once, and never stalls its run or another.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tarry._text import clip
+from tarry.errors import InvalidValue, ValueTooLarge
+
+__all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "MIB", "ValueLimits", "check_key", "check_value",
+           "json_size", "printable"]
+
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects a stored value may have."""
+
+MAX_INTEGER_DIGITS = 4_000
+"""The longest integer a stored value may hold (Python converts at most 4,300 digits)."""
+
+MIB = 1_048_576
+"""One mebibyte, the default of the size limits."""
+
+
+@dataclass(frozen=True)
+class ValueLimits:
+    """The size limits of stored values (``[limits]`` in ``tarry.toml``)."""
+
+    event_bytes: int = MIB
+    """The largest event payload, as compact UTF-8 JSON (``TARRY_EVENT_BYTES``)."""
+    value_bytes: int = MIB
+    """The largest run input, step result or recorded Python value (``TARRY_VALUE_BYTES``)."""
+    key_bytes: int = 512
+    """The largest event id, run target or correlation value (``TARRY_KEY_BYTES``)."""
+
+
+_SCALARS = (str, int, float, bool, type(None))
+_DIGITS_PER_BIT = math.log10(2)
+
+
+def check_value(value: Any, what: str, limit: int, setting: str = "value_bytes") -> None:
+    """Raise :class:`InvalidValue` (naming ``what`` and where inside it) unless ``value`` is
+    portable JSON, or :class:`ValueTooLarge` when its JSON is over ``limit`` bytes (the
+    ``[limits]`` key ``setting`` says which setting raises it)."""
+    for path, node in _walk(value):
+        problem = _problem(node, len(path))
+        if problem is not None:
+            raise InvalidValue(what, _located(path, problem))
+    size = json_size(value)
+    if size > limit:
+        raise ValueTooLarge(what, size=size, limit=limit, setting=setting)
+
+
+def check_key(value: Any, what: str, limit: int) -> None:
+    """Raise unless ``value`` (an event id, a run target, one correlation value) is portable
+    and its JSON is at most ``limit`` bytes (``[limits] key_bytes``)."""
+    check_value(value, what, limit, "key_bytes")
+
+
+def json_size(value: Any) -> int:
+    """The size in bytes of ``value`` as compact UTF-8 JSON (a portable value)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def printable(text: str) -> str:
+    """``text`` with NUL characters and lone surrogates spelled as escapes, so that a message
+    quoting user data (an exception's text, a rendered ``fail:``) can always be stored."""
+    if "\x00" not in text and _is_utf8(text):
+        return text
+    return "".join(_escaped(char) for char in text)
+
+
+def _walk(value: Any) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every node of ``value`` with its path, depth first (no recursion: any depth is safe,
+    and the depth bound stops the walk at the first node too deep)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if len(path) >= MAX_DEPTH:
+            continue
+        if isinstance(node, Mapping):
+            stack.extend(((*path, key), item) for key, item in reversed(list(node.items())))
+        elif isinstance(node, list | tuple):
+            stack.extend(((*path, index), item)
+                         for index, item in reversed(list(enumerate(node))))
+
+
+def _problem(node: Any, depth: int) -> str | None:
+    """What makes one node not portable (a sentence), or None."""
+    if isinstance(node, Mapping | list | tuple):
+        if depth >= MAX_DEPTH:
+            return f"arrays and objects nest deeper than {MAX_DEPTH} levels"
+        if isinstance(node, Mapping):
+            return next((problem for key in node if (problem := _key_problem(key))), None)
+        return None
+    if not isinstance(node, _SCALARS):
+        return (f"a {type(node).__name__} is not a JSON value (use a string, a number, "
+                "true/false, null, a list or an object)")
+    if isinstance(node, str):
+        return _text_problem(node)
+    if isinstance(node, float) and not math.isfinite(node):
+        return f"{node} is not a JSON number (JSON has no NaN or infinity)"
+    if isinstance(node, int) and abs(node).bit_length() * _DIGITS_PER_BIT > MAX_INTEGER_DIGITS:
+        return f"an integer longer than {MAX_INTEGER_DIGITS:,} digits is not allowed"
+    return None
+
+
+def _key_problem(key: Any) -> str | None:
+    if not isinstance(key, str):
+        return f"the key {key!r} is not a string (JSON object keys are strings)"
+    problem = _text_problem(key)
+    return None if problem is None else f"in the key '{printable(key)}': {problem}"
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "a NUL character (\\u0000) is not allowed in text (no store keeps it)"
+    if not _is_utf8(text):
+        return "a lone surrogate is not valid UTF-8"
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escaped(char: str) -> str:
+    return f"\\u{ord(char):04x}" if char == "\x00" or not _is_utf8(char) else char
+
+
+def _located(path: tuple[str | int, ...], problem: str) -> str:
+    if not path:
+        return problem
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{printable(part)}"
+                    for part in path).lstrip(".")
+    return f"at {clip(where, 60)}: {problem}"
