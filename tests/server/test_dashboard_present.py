@@ -64,6 +64,11 @@ def test_hold_conditions_read_as_one_line() -> None:
     ({"kind": "hold", "step": None, "until": "2026-09-01T09:15:00.000Z",
       "conditions": [{"check": "ticket", "clear": False}]},
      "hold: ticket · next check 2026-09-01 09:15:00 UTC (in 15m)"),
+    ({"kind": "event", "step": "reply", "until": "2026-09-01T10:00:00.000Z", "others": 2,
+      "alternatives": [{"event_type": "email.reply", "match": {"id": 7}},
+                       {"event_type": "portal.reply", "match": None}]},
+     "event email.reply matching id=7 or event portal.reply at step 'reply' · until "
+     "2026-09-01 10:00:00 UTC (in 1h) · and 2 other waits"),
 ])
 def test_a_row_says_what_the_run_waits_for_and_until_when(waiting: dict[str, Any],
                                                           line: str) -> None:

@@ -5,8 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tarry.clock import iso
 from tarry.server.dashboard.timeline import (
+    HANDLED_KINDS,
     MAX_LANES,
     PLOT_LEFT,
     PLOT_RIGHT,
@@ -163,3 +167,26 @@ def test_ticks_fall_on_round_instants_within_the_plot() -> None:
     assert [label for _, label in ticks] == ["09:00", "12:00", "15:00", "18:00", "21:00",
                                              "Sep 02", "03:00", "06:00", "09:00"]
     assert all(PLOT_LEFT <= x <= PLOT_RIGHT for x, _ in ticks)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30)
+                     | st.just("2026-09-01T10:00:00.000Z"),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+_ENTRIES = st.builds(
+    lambda hours, kind, step, data: entry(hours, kind, step, **data),
+    st.floats(min_value=0, max_value=100),
+    st.sampled_from([*HANDLED_KINDS, "log", "resumed", "step.started"]),
+    st.none() | st.sampled_from(["a", "a[0].b", "hold"]),
+    st.dictionaries(st.sampled_from(["kind", "until", "alternatives", "type", "attempt",
+                                     "count", "outcome", "check", "event_id"]), _JSON,
+                    max_size=4))
+
+
+@given(st.lists(_ENTRIES, max_size=12), st.sampled_from(["waiting", "held", "succeeded"]),
+       st.none() | st.dictionaries(st.sampled_from(["kind", "until", "expires"]), _JSON))
+def test_any_history_draws_without_failing(history: list[dict[str, Any]], status: str,
+                                           waiting: dict[str, Any] | None) -> None:
+    history.sort(key=lambda e: e["at"])
+    drawing = layout(timeline(run(history, status=status, waiting_for=waiting), T0))
+    assert all(PLOT_LEFT <= s.x <= PLOT_RIGHT for lane in drawing.lanes for s in lane.spans)

@@ -96,11 +96,18 @@ def _what(waiting: Mapping[str, Any]) -> str:
     kind = waiting.get("kind") or "something"
     step = f" at step '{waiting['step']}'" if waiting.get("step") else ""
     if kind == "event":
-        return (f"event {waiting.get('event_type') or ''}{_matching(waiting.get('match'))}"
-                f"{step}")
+        return f"{_events(waiting)}{step}"
     if kind == "hold":
         return f"hold: {conditions_text(waiting.get('conditions') or []) or 'its gate'}"
     return f"{_WAIT_NOUNS.get(kind, kind)}{step}"
+
+
+def _events(waiting: Mapping[str, Any]) -> str:
+    """``event a matching k="v"``, or every alternative of a ``wait_for: {any: …}``."""
+    alternatives = waiting.get("alternatives") or [
+        {"event_type": waiting.get("event_type"), "match": waiting.get("match")}]
+    return " or ".join(f"event {alt.get('event_type') or ''}{_matching(alt.get('match'))}"
+                       for alt in alternatives if isinstance(alt, Mapping))
 
 
 _WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task"}
@@ -118,7 +125,9 @@ def wait_line(waiting: Mapping[str, Any] | None, now: datetime) -> str:
     until = waiting.get("until")
     word = _UNTIL_WORDS.get(waiting.get("kind") or "", "until")
     when = f" · {word} {human_instant(until)} ({ago_or_ahead(until, now)})" if until else ""
-    return _what(waiting) + when
+    others = waiting.get("others") or 0
+    more = f" · and {others} other wait{'s' if others > 1 else ''}" if others else ""
+    return _what(waiting) + when + more
 
 
 def run_line(doc: _Document, now: datetime) -> str:

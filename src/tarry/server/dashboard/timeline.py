@@ -16,7 +16,7 @@ from typing import Any
 from tarry.clock import from_iso, iso
 from tarry.server.dashboard.present import human_instant, short_span
 
-__all__ = ["Drawing", "Lane", "Mark", "Span", "Timeline", "layout", "timeline"]
+__all__ = ["HANDLED_KINDS", "Drawing", "Lane", "Mark", "Span", "Timeline", "layout", "timeline"]
 
 HOLD_LANE = "hold"
 """The lane of a run's start gate."""
@@ -126,8 +126,9 @@ def _registered(reader: _Reader, at: datetime, step: str, data: Mapping[str, Any
 
 
 def _wait_label(kind: str, data: Mapping[str, Any]) -> str:
-    alternatives = data.get("alternatives") or ()
-    types = [str(alt.get("type")) for alt in alternatives if isinstance(alt, Mapping)]
+    alternatives = data.get("alternatives")
+    types = [str(alt.get("type")) for alt in alternatives
+             if isinstance(alt, Mapping)] if isinstance(alternatives, list) else []
     if data.get("type"):
         types.append(str(data["type"]))
     return f"event {' or '.join(types)}" if kind == "event" and types else kind
@@ -209,9 +210,19 @@ _HANDLERS: dict[str, Callable[[_Reader, datetime, str, Mapping[str, Any]], None]
 }
 """History kind → what it does to the timeline; other kinds leave it as it is."""
 
+HANDLED_KINDS = tuple(_HANDLERS)
+"""The history kinds the timeline draws something for."""
+
 
 def _instant(text: Any) -> datetime | None:
-    return from_iso(text) if isinstance(text, str) and text else None
+    """The instant a history entry names, or None when it names none it can be read as."""
+    if not isinstance(text, str):
+        return None
+    try:
+        instant = from_iso(text)
+    except ValueError:
+        return None
+    return instant if instant.tzinfo is not None else None
 
 
 def timeline(doc: Mapping[str, Any], now: datetime) -> Timeline:

@@ -1,0 +1,55 @@
+"""docs/dashboard.md says what the dashboard does: its example lines are the dashboard's own
+words, and its numbers are the code's."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from markdown_blocks import ROOT, blocks
+
+from tarry.engine.explain import explain_wait
+from tarry.server.dashboard.present import wait_line
+from tarry.server.dashboard.runs import PAGE_SIZE, WAIT_CHOICES
+from tarry.server.dashboard.session import COOKIE, MAX_AGE
+from tarry.server.dashboard.timeline import MAX_LANES
+
+GUIDE = (ROOT / "docs" / "dashboard.md").read_text()
+SCRIPT = (ROOT / "src" / "tarry" / "server" / "dashboard" / "static" / "dashboard.js").read_text()
+NOW = datetime(2026, 9, 1, 9, 0, 48, tzinfo=UTC)
+
+EVENT_WAIT = {"kind": "event", "step": "approval", "until": "2026-09-02T09:00:00.000Z",
+              "since": "2026-09-01T09:00:00.000Z", "event_type": "deal.approved",
+              "match": {"deal": "D1"},
+              "alternatives": [{"event_type": "deal.approved", "match": {"deal": "D1"}}]}
+HOLD_WAIT = {"kind": "hold", "step": None, "until": "2026-09-01T09:04:00.000Z",
+             "conditions": [{"after": "2026-09-01T09:00:00.000Z"},
+                            {"check": "ticket", "clear": False}]}
+
+
+def test_the_example_rows_are_what_the_runs_page_says() -> None:
+    rows = blocks(GUIDE, "text")[0].splitlines()
+    assert rows == [wait_line(EVENT_WAIT, datetime(2026, 9, 1, 9, 0, 20, tzinfo=UTC)),
+                    wait_line(HOLD_WAIT, NOW)]
+
+
+def test_the_example_explanation_is_the_engines() -> None:
+    explanation = blocks(GUIDE, "text")[1].strip()
+    assert explanation == explain_wait({"status": "waiting", "waiting_for": EVENT_WAIT,
+                                        "updated_at": "2026-09-01T09:00:00.000Z"})
+
+
+def test_the_numbers_and_names_are_the_codes() -> None:
+    assert "fifty to a page" in GUIDE
+    assert PAGE_SIZE == 50
+    assert "for twelve hours" in GUIDE
+    assert MAX_AGE == 12 * 3600
+    assert "more than forty waits" in GUIDE
+    assert MAX_LANES == 40
+    assert f"(`{COOKIE}`)" in GUIDE
+    assert "every 5 seconds" in GUIDE
+    assert "var PERIOD_MS = 5000;" in SCRIPT
+    kinds = re.search(r"a kind of wait: (.*?); or an", GUIDE)
+    assert kinds is not None
+    named = re.sub(r"\([^)]*\)", "", kinds.group(1))  # leave out the explanations
+    assert re.findall(r"`(\w+)`", named) == list(WAIT_CHOICES)
