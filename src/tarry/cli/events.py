@@ -38,29 +38,30 @@ EventArgument = Annotated[str, typer.Argument(metavar="ID", help="An event id.")
 _Document = Mapping[str, Any]
 
 
-def read_data(text: str | None, limit: int) -> dict[str, Any] | None:
+def read_data(text: str | None, limit: int,
+              setting: str = "event_bytes") -> dict[str, Any] | None:
     """The ``--data`` payload: inline JSON, or ``@path`` of a file holding it (None: none).
 
-    JSON text over ``limit`` bytes (``[limits] event_bytes``) is refused before it is read
-    or parsed: its payload could not be sent anyway."""
+    JSON text over ``limit`` bytes (the ``[limits]`` key ``setting``) is refused before it
+    is read or parsed: its value could not be stored anyway."""
     if text is None:
         return None
     if text.startswith("@"):
         path = Path(text[1:])
         try:
-            _within(path.stat().st_size, limit, f"the --data file {path}")
+            _within(path.stat().st_size, limit, setting, f"the --data file {path}")
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise typer.BadParameter(f"cannot read {path}: {reason}",
                                      param_hint="'--data'") from None
-    _within(len(text.encode("utf-8", "surrogatepass")), limit, "the --data text")
+    _within(len(text.encode("utf-8", "surrogatepass")), limit, setting, "the --data text")
     return parse_json_object(text, "--data")
 
 
-def _within(size: int, limit: int, what: str) -> None:
+def _within(size: int, limit: int, setting: str, what: str) -> None:
     if size > limit:
-        raise ValueTooLarge(what, size=size, limit=limit, setting="event_bytes")
+        raise ValueTooLarge(what, size=size, limit=limit, setting=setting)
 
 
 def send(event_type: Annotated[str, typer.Argument(

@@ -24,6 +24,7 @@ from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.options import current_user
 from tarry.cli.session import console, note, open_run_store, print_json
 from tarry.clock import SystemClock
+from tarry.config import load_settings
 from tarry.engine import taskdesk
 from tarry.engine.documents import task_document
 from tarry.errors import InvalidTaskCompletion, StoreMissing
@@ -87,9 +88,10 @@ def complete(
         as_json: Annotated[bool, typer.Option(
             "--json", help="Print the task document (JSON).")] = False) -> None:
     """Complete a task with an outcome (and the form's data); its run resumes."""
-    answer = read_data(data)
+    settings = load_settings()
+    answer = read_data(data, settings.limits.value_bytes, "value_bytes")
     by = principal or current_user()
-    with open_run_store() as store:
+    with open_run_store(settings) as store:
         try:
             record = taskdesk.complete_task(store, SystemClock().now(), task_id,
                                             outcome=outcome, data=answer, by=by)
