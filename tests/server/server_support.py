@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -15,6 +16,7 @@ import uvicorn
 from tarry.config import Settings, load_settings
 from tarry.engine.runtime import Engine
 from tarry.server.app import create_app
+from tarry.store.base import Store
 
 APPROVAL_FLOW = """\
 flow: approval
@@ -86,13 +88,34 @@ class Served:
         return httpx.Client(base_url=self.url, headers=headers, timeout=10)
 
 
+def status_becomes(client: httpx.Client, run_id: str, status: str,
+                   timeout: float = 10.0) -> bool:
+    """Whether the run reaches ``status`` within ``timeout`` seconds (the in-process worker
+    runs on the wall clock)."""
+    deadline = time.monotonic() + timeout
+    while client.get(f"/v1/runs/{run_id}").json()["status"] != status:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def start(client: httpx.Client, flow: str, **body: object) -> dict[str, Any]:
+    """Start a run over HTTP; its run document."""
+    response = client.post("/v1/runs", json={"flow": flow, **body})
+    assert response.status_code == 201, response.text
+    document: dict[str, Any] = response.json()
+    return document
+
+
 @contextmanager
 def serve(root: Path, env: Mapping[str, str] | None = None, *,
-          worker: bool = True) -> Iterator[Served]:
-    """Serve the project at ``root`` until the block ends (then shut down gracefully)."""
+          worker: bool = True, store: Store | None = None) -> Iterator[Served]:
+    """Serve the project at ``root`` until the block ends (then shut down gracefully);
+    ``env`` stands for the environment (tokens, secrets)."""
     settings = load_settings(root, dict(env or {}))
-    engine = Engine.from_settings(settings)
-    app = create_app(engine, settings, worker=worker)
+    engine = Engine.from_settings(settings, store=store)
+    app = create_app(engine, settings, worker=worker, environ=dict(env or {}))
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
                             access_log=False, lifespan="on")
     server = uvicorn.Server(config)

@@ -517,3 +517,11 @@ def test_count_runs_counts_by_status_and_flow_together_or_alone(store: Store) ->
     assert store.count_runs(flow="greet") == 2
     assert store.count_runs(status=RunStatus.PENDING) == 2
     assert store.count_runs(status=RunStatus.PENDING, flow="greet") == 1
+
+
+def test_an_idempotency_key_stays_tied_to_the_first_run_and_request(store: Store) -> None:
+    first = store.reserve_idempotency_key("api", "k1", "fp-a", "run-1", T0)
+    again = store.reserve_idempotency_key("api", "k1", "fp-b", "run-2", T0)
+    other_principal = store.reserve_idempotency_key("ops", "k1", "fp-b", "run-3", T0)
+    assert (first, again, other_principal) == (("run-1", "fp-a"), ("run-1", "fp-a"),
+                                               ("run-3", "fp-b"))

@@ -11,7 +11,7 @@ from tarry.errors import ConfigError, MigrationError, StoreUnavailable
 from tarry.store import open_store
 
 ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events"), (3, "0003_holds"),
-                  (4, "0004_tasks")]
+                  (4, "0004_tasks"), (5, "0005_idempotency_keys")]
 LATEST = len(ALL_MIGRATIONS)
 
 

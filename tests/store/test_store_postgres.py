@@ -143,7 +143,8 @@ def test_processes_migrating_an_empty_database_at_once_apply_each_migration_once
         database = url.rsplit("/", 1)[1]
         assert postgres_server.execute("SELECT version, name FROM schema_migrations",
                                        database) == [(1, "0001_initial"), (2, "0002_events"),
-                                                     (3, "0003_holds"), (4, "0004_tasks")]
+                                                     (3, "0003_holds"), (4, "0004_tasks"),
+                                                     (5, "0005_idempotency_keys")]
 
 
 # -- the PostgreSQL snapshot ------------------------------------------------------------------

@@ -196,6 +196,18 @@ class FlowCatalog:
             listing = self._listing = _list_flows(self.flows_dir)
         return listing[1]
 
+    def available(self) -> tuple[list[Flow], list[LoadError]]:
+        """Every flow this catalog can start (the folder's files, then the app's Python
+        flows), and the refusal of each flow file that does not load."""
+        flows: list[Flow] = []
+        refused: list[LoadError] = []
+        for path in self.all_files():
+            try:
+                flows.append(self._load(path))
+            except LoadError as exc:
+                refused.append(exc)
+        return flows + [program.definition for program in self.programs.values()], refused
+
     def _named_files(self) -> dict[str, Path]:
         named: dict[str, Path] = {}
         for path in self.all_files():

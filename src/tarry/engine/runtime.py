@@ -162,15 +162,17 @@ class Engine:
         self.store.close()
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
-              target: str | None = None, hold_after: datetime | None = None) -> RunRecord:
+              target: str | None = None, hold_after: datetime | None = None,
+              run_id: str | None = None) -> RunRecord:
         """Create a run of ``flow`` (a name, a path or a loaded flow); a worker executes it.
 
         A flow with ``hold:`` (or a start with ``hold_after``, an aware instant) creates a
         held run — or a refused one, when its hold is refused at start (SPEC section 5).
-        One store transaction (the first start of a flow also saves its source).
+        One store transaction (the first start of a flow also saves its source). ``run_id``
+        is the new run's id (default: a fresh one; an idempotent start reserves it first).
         """
         loaded = self._loaded(flow)
-        run, created = self._new_run(loaded, inputs, target)
+        run, created = self._new_run(loaded, inputs, target, run_id)
         hold = hold_of(loaded, hold_after)
         if hold is not None:
             return admit(self.holds, run, hold, created).record()
@@ -202,15 +204,15 @@ class Engine:
     def _loaded(self, flow: str | Flow) -> Flow:
         return self.catalog.resolve(flow) if isinstance(flow, str) else self.catalog.remember(flow)
 
-    def _new_run(self, flow: Flow, inputs: Mapping[str, Any] | None,
-                 target: str | None) -> tuple[NewRun, HistoryEntry]:
+    def _new_run(self, flow: Flow, inputs: Mapping[str, Any] | None, target: str | None,
+                 run_id: str | None = None) -> tuple[NewRun, HistoryEntry]:
         """A pending run of ``flow`` due now, and its ``created`` history entry."""
         now = self.clock.now()
         bound = bind_inputs(flow, inputs or {})
         check_value(bound, "the run's inputs", self.limits.value_bytes)
         if target is not None:
             check_key(target, "the run's target", self.limits.key_bytes)
-        run = NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
+        run = NewRun(id=run_id or new_run_id(), flow=flow.name, flow_digest=flow.digest,
                      status=RunStatus.PENDING, inputs=bound, target=_checked_target(target),
                      created_at=now, due_at=now)
         return run, HistoryEntry(now, "created", None, {"target": target} if target else {})
@@ -261,7 +263,7 @@ class Engine:
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised."""
-        manifest = self._manifest(type)
+        manifest = self.manifest(type)
         now = self.clock.now()
         event = _new_event(manifest, uuid.uuid4().hex if id is None else id, data, now,
                            self.limits.values)
@@ -272,7 +274,7 @@ class Engine:
         stored = self.store.get_event(event_id)
         now = self.clock.now()
         payload = stored.data if data is None else data
-        return self.store.redeliver(_new_event(self._manifest(stored.type), event_id, payload,
+        return self.store.redeliver(_new_event(self.manifest(stored.type), event_id, payload,
                                                now, self.limits.values), now)
 
     def discard(self, event_id: str) -> EventRecord:
@@ -295,7 +297,8 @@ class Engine:
         return taskdesk.complete_task(self.store, self.clock.now(), task_id, outcome=outcome,
                                       data=data, by=by)
 
-    def _manifest(self, event_type: str) -> Manifest:
+    def manifest(self, event_type: str) -> Manifest:
+        """The manifest of ``event_type``; raises ``UnknownEventType`` (with a suggestion)."""
         try:
             return self.manifests[event_type]
         except KeyError:

@@ -7,6 +7,7 @@ events:
     schema: { type: object, required: [message, approved] }   # optional JSON Schema
     buffer: 10m                      # optional; default 5m, 0 disables
     secret_env: SLACK_SIGNING_SECRET # optional; HTTP senders must sign with it
+    signature: slack                 # optional with secret_env: tarry (default), github, slack
 ```
 
 Manifests are validated as strictly as flows: unknown keys, a schema that is not a valid JSON
@@ -26,18 +27,21 @@ from typing import Any
 import jsonschema
 from jsonschema.protocols import Validator
 
+from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
 from tarry.language.context import LoadContext
 from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar, YamlSeq, read_yaml, to_plain
 
-__all__ = ["DEFAULT_BUFFER", "Manifest", "Manifests", "correlation_key", "load_manifests",
-           "parse_manifests", "read_schema", "schema_message"]
+__all__ = ["DEFAULT_BUFFER", "SIGNATURE_SCHEMES", "Manifest", "Manifests", "correlation_key",
+           "load_manifests", "parse_manifests", "read_schema", "schema_message"]
 
 DEFAULT_BUFFER = timedelta(minutes=5)
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV = re.compile(r"[A-Z_][A-Z0-9_]*")
-_MANIFEST_KEYS = ("correlate_on", "schema", "buffer", "secret_env")
+_MANIFEST_KEYS = ("correlate_on", "schema", "buffer", "secret_env", "signature")
+SIGNATURE_SCHEMES = ("tarry", "github", "slack")
+"""How an HTTP sender signs the events of a type that declares ``secret_env`` (SPEC 8.2)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class Manifest:
     schema: Mapping[str, Any] | None = None
     buffer: timedelta = DEFAULT_BUFFER
     secret_env: str | None = None
+    signature: str | None = None
+    """``tarry``, ``github`` or ``slack`` when ``secret_env`` is set (default ``tarry``)."""
     _validator: Validator | None = field(default=None, repr=False, compare=False)
 
     def problems(self, data: Any) -> list[str]:
@@ -126,12 +132,20 @@ def _manifest(ctx: LoadContext, name: str, node: YamlNode) -> Manifest:
     fields = Fields(ctx, node, f"in event type '{name}'", allowed=_MANIFEST_KEYS,
                     required={"correlate_on": " (the payload fields that find the waiting run)"})
     schema = fields.read("schema", read_schema, None)
+    secret_env = fields.read("secret_env", _read_env_name, None)
+    signature = fields.read("signature", _read_signature, None)
+    if signature is not None and secret_env is None:
+        entry = node.get("signature")
+        ctx.report(entry.key_pos if entry else node.pos,
+                   f"event type '{name}': 'signature' needs 'secret_env' (the environment "
+                   "variable holding the shared secret)")
     return Manifest(
         type=name,
         correlate_on=fields.read("correlate_on", _read_fields, ()),
         schema=schema,
         buffer=fields.read("buffer", _read_buffer, DEFAULT_BUFFER),
-        secret_env=fields.read("secret_env", _read_env_name, None),
+        secret_env=secret_env,
+        signature=(signature or "tarry") if secret_env else None,
         _validator=_validator(schema),
     )
 
@@ -172,6 +186,14 @@ def _read_env_name(ctx: LoadContext, node: YamlNode, key: str) -> str:
     if text and not _ENV.fullmatch(text):
         ctx.report(node.pos, f"'{key}' must name an environment variable (e.g. "
                              "SLACK_SIGNING_SECRET)")
+    return text
+
+
+def _read_signature(ctx: LoadContext, node: YamlNode, key: str) -> str:
+    text = read_text(ctx, node, key)
+    if text and text not in SIGNATURE_SCHEMES:
+        ctx.report(node.pos, f"'{key}' must be one of {', '.join(SIGNATURE_SCHEMES)}, got "
+                             f"'{text}'{did_you_mean(text, SIGNATURE_SCHEMES)}")
     return text
 
 

@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
+from typing import cast
 
 from fastapi import FastAPI
 
 from tarry.config import Settings
 from tarry.engine.runtime import Engine
+from tarry.engine.worker import Worker
 from tarry.server import dashboard, health
 from tarry.server.api import ROUTERS
 from tarry.server.auth import Principals
 from tarry.server.bodylimit import BodyLimit
 from tarry.server.errors import install_error_handlers
+from tarry.server.metrics import Metrics, ObservedStore, probe_loop_lag
+from tarry.server.webhooks import read_secrets
+from tarry.store.base import Store
 
 __all__ = ["create_app"]
 
@@ -37,15 +43,22 @@ signed deliveries without one. Errors have one shape: `{"error": {"type", "messa
 
 
 def create_app(engine: Engine, settings: Settings, *, worker: bool = True,
-               worker_concurrency: int = 16) -> FastAPI:
+               worker_concurrency: int = 16, environ: Mapping[str, str] | None = None) -> FastAPI:
     """The application serving ``engine``; with ``worker`` (the default) its lifespan runs
-    an in-process worker that a start or an event accepted by the server wakes at once."""
+    an in-process worker that a start or an event accepted by the server wakes at once.
+
+    ``environ`` (default ``os.environ``) holds the secrets of signed event types; one that
+    is unset refuses to start (``ConfigError``), as does a malformed ``TARRY_API_TOKENS``.
+    """
     app = FastAPI(title="tarry", version=_version(), description=_DESCRIPTION,
                   openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
                   lifespan=_lifespan(worker, worker_concurrency))
     app.state.engine = engine
     app.state.settings = settings
     app.state.principals = Principals.from_settings(settings)
+    app.state.secrets = read_secrets(engine.manifests, os.environ if environ is None
+                                     else environ)
+    app.state.metrics = Metrics(engine.store)
     app.state.worker = None
     app.state.worker_task = None
     install_error_handlers(app)
@@ -61,23 +74,39 @@ def _lifespan(with_worker: bool,
               concurrency: int) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if not with_worker:
-            yield
-            return
-        engine: Engine = app.state.engine
-        worker = engine.worker(concurrency=concurrency)
         stop = asyncio.Event()
-        app.state.worker = worker
-        app.state.worker_task = asyncio.create_task(worker.run(stop))
-        logger.info("worker %s started", worker.name)
+        probe = asyncio.create_task(probe_loop_lag(app.state.metrics, stop))
         try:
-            yield
+            if with_worker:
+                async with _running_worker(app, concurrency, stop):
+                    yield
+            else:
+                yield
         finally:
             stop.set()
-            await app.state.worker_task
-            logger.info("worker %s stopped", worker.name)
+            await probe
 
     return lifespan
+
+
+@asynccontextmanager
+async def _running_worker(app: FastAPI, concurrency: int,
+                          stop: asyncio.Event) -> AsyncIterator[None]:
+    """The worker runs while the block does; on exit it stops claiming and lets the runs in
+    flight finish or checkpoint."""
+    engine: Engine = app.state.engine
+    observed = cast(Store, ObservedStore(engine.store, app.state.metrics))
+    worker = Worker(observed, engine.catalog, engine.actions, engine.clock,
+                    concurrency=concurrency, holds=engine.holds)
+    app.state.worker = worker
+    app.state.worker_task = asyncio.create_task(worker.run(stop))
+    logger.info("worker %s started", worker.name)
+    try:
+        yield
+    finally:
+        stop.set()
+        await app.state.worker_task
+        logger.info("worker %s stopped", worker.name)
 
 
 def _version() -> str:

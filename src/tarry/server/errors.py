@@ -22,12 +22,10 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tarry.errors import (
-    EventError,
-    FlowNotFound,
+    Conflict,
+    InvalidRequest,
     InvalidValue,
-    RunError,
-    RunNotFound,
-    RunStateError,
+    NotFound,
     StoreUnavailable,
     TarryError,
     ValueTooLarge,
@@ -57,16 +55,16 @@ RETRY_AFTER_SECONDS = 5
 """What a 503's ``Retry-After`` asks a client to wait."""
 
 _STATUS_OF: tuple[tuple[type[TarryError], int], ...] = (
-    (RunNotFound, 404),
-    (FlowNotFound, 404),
-    (RunStateError, 409),
-    (RunError, 422),
-    (EventError, 404),
+    (NotFound, 404),
+    (Conflict, 409),
+    (InvalidRequest, 422),
     (StoreUnavailable, 503),
     (ValueTooLarge, 413),
     (InvalidValue, 422),
 )
-"""The status of each tarry error a request can meet, most specific class first."""
+"""The status of each API base of the tarry errors. A request that is well-formed but whose
+content is refused (inputs a flow does not declare, a zone-less hold instant) is 422, like a
+body that breaks its schema; 400 is for what cannot be read at all (not JSON, a bad cursor)."""
 
 
 class ErrorInfo(BaseModel):
@@ -138,10 +136,12 @@ async def _unauthorized(request: Request, exc: Exception) -> JSONResponse:
 async def _tarry_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, TarryError)
     status = status_of(exc)
-    if status == 503:
+    if isinstance(exc, StoreUnavailable):
         logger.warning("store unavailable: %s", exc)
-        return error_response(503, "the store is unavailable right now; retry later")
-    return error_response(status, str(exc))
+        retry = max(1, round(exc.retry_after))
+        return error_response(503, "the store is unavailable right now; retry later",
+                              {"retry_after": retry}, {"Retry-After": str(retry)})
+    return error_response(status, str(exc), exc.details)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

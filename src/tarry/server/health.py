@@ -1,15 +1,17 @@
-"""``/healthz``: liveness and whether the store answers (no authentication)."""
+"""``/healthz`` (liveness and whether the store answers) and ``/metrics`` (Prometheus);
+neither needs a token, and neither says anything secret."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from tarry.clock import iso
 from tarry.errors import StoreError
 from tarry.server.api.models import Health
 from tarry.server.calls import off_loop
 from tarry.server.errors import RETRY_AFTER_SECONDS
+from tarry.server.metrics import CONTENT_TYPE
 
 __all__ = ["router"]
 
@@ -35,3 +37,13 @@ async def healthz(request: Request) -> JSONResponse:
     headers = {} if reachable else {"Retry-After": str(RETRY_AFTER_SECONDS)}
     return JSONResponse(health.model_dump(), status_code=200 if reachable else 503,
                         headers=headers)
+
+
+@router.get("/metrics", response_class=Response,
+            responses={200: {"content": {CONTENT_TYPE: {"schema": {"type": "string"}}},
+                             "description": "Prometheus text format"}})
+async def metrics(request: Request) -> Response:
+    """Runs by status, wake lateness, send-to-resume, events and checks by outcome, claim
+    and checkpoint durations, event-loop lag (see :mod:`tarry.server.metrics`)."""
+    text = await off_loop(request.app.state.metrics.render)
+    return Response(text, media_type=CONTENT_TYPE)

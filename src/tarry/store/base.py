@@ -203,10 +203,13 @@ class Store(Protocol):
         """The undelivered inbox of each run, oldest first (runs with none are absent)."""
         ...
 
-    def list_events(self, *, state: EventState | None = None, now: datetime,
+    def list_events(self, *, state: EventState | None = None, type: str | None = None,
+                    after: tuple[datetime, str, str] | None = None, now: datetime,
                     limit: int = 100) -> list[EventRecord]:
-        """Events, newest first; buffered ones whose buffer lapsed by ``now`` are recorded
-        as unmatched first."""
+        """Events, newest first (by ``received_at``, then type and id), optionally filtered;
+        buffered ones whose buffer lapsed by ``now`` are recorded as unmatched first.
+        ``after`` is the position ``(received_at, type, id)`` of the last event of the
+        previous page (keyset paging)."""
         ...
 
     def get_event(self, event_id: str) -> EventRecord:
@@ -240,6 +243,11 @@ class Store(Protocol):
 
     def append_history(self, run_id: str, entries: list[HistoryEntry]) -> None:
         """Add entries to a run's history."""
+
+    def reserve_idempotency_key(self, principal: str, key: str, fingerprint: str,
+                                run_id: str, now: datetime) -> tuple[str, str]:
+        """Tie ``(principal, key)`` to ``run_id`` and the request's ``fingerprint`` unless it
+        is tied already; either way, the ``(run_id, fingerprint)`` it is tied to."""
         ...
 
     def change_token(self) -> object:

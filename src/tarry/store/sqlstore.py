@@ -365,6 +365,17 @@ class SqlStore(ABC):
         return list(itertools.takewhile(lambda run_id: run_id.startswith(prefix),
                                         (str(row["id"]) for row in found)))
 
+    def reserve_idempotency_key(self, principal: str, key: str, fingerprint: str,
+                                run_id: str, now: datetime) -> tuple[str, str]:
+        """Tie the key to ``run_id`` unless it is tied already; what it is tied to."""
+        params = {"principal": principal, "key": key, "fingerprint": fingerprint,
+                  "run_id": run_id, "now": to_millis(now)}
+        with self._transaction(write=True) as tx:
+            tx.run("reserve_idempotency_key", params)
+            row = tx.one("idempotency_key", params)
+        assert row is not None
+        return str(row["run_id"]), str(row["fingerprint"])
+
     # -- holds ----------------------------------------------------------------------------
 
     def create_held_run(self, run: NewRun, history: list[HistoryEntry], *,
@@ -403,13 +414,17 @@ class SqlStore(ABC):
         with self._transaction(write=False) as tx:
             return eventstore.inbox_of(tx, run_ids)
 
-    def list_events(self, *, state: EventState | None = None, now: datetime,
+    def list_events(self, *, state: EventState | None = None, type: str | None = None,
+                    after: tuple[datetime, str, str] | None = None, now: datetime,
                     limit: int = 100) -> list[EventRecord]:
         """Events, newest first, after recording lapsed buffers as unmatched."""
+        params = {"state": state.value if state else None, "type": type, "limit": limit,
+                  "before_at": to_millis(after[0]) if after else None,
+                  "before_type": after[1] if after else None,
+                  "before_id": after[2] if after else None}
         with self._transaction(write=True) as tx:
             tx.run("expire_buffered", {"now": to_millis(now)})
-            found = tx.all("list_events_by_state" if state else "list_events",
-                           {"state": state.value if state else None, "limit": limit})
+            found = tx.all("list_events", params)
         return [eventstore.record_from_row(row) for row in found]
 
     def get_event(self, event_id: str) -> EventRecord:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tarry.server.api import events, flows, runs
+from tarry.server.api import events, flows, held, runs
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = (runs.router, events.router, flows.router)
+ROUTERS: tuple[APIRouter, ...] = (runs.router, held.router, events.router, flows.router)
 """Every /v1 router, in the order the OpenAPI document lists them."""

@@ -1,14 +1,53 @@
-"""``/v1/flows``: the loaded flows and the declared event types."""
+"""``/v1/flows``: the loaded flows with their triggers, and the declared event types."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends
 
-from tarry.server.api.context import error_responses
+from tarry.engine.catalog import PROGRAM_PREFIX
+from tarry.language.manifests import Manifest
+from tarry.language.model import EventTrigger, Flow, Trigger
+from tarry.server.api.context import EngineDep, error_responses
+from tarry.server.api.models import FlowList
 from tarry.server.auth import principal_of_request
+from tarry.server.calls import off_loop
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/flows", tags=["flows"],
                    dependencies=[Depends(principal_of_request)],
                    responses=error_responses(401, 503))
+
+
+@router.get("", response_model=FlowList)
+async def list_flows(engine: EngineDep) -> dict[str, Any]:
+    """Every flow the server can start (flow files that do not load are listed under
+    ``problems``), and every event type its manifests declare."""
+    flows, refused = await off_loop(engine.catalog.available)
+    return {"flows": [_flow(flow) for flow in sorted(flows, key=lambda f: f.name)],
+            "events": [_manifest(m) for _, m in sorted(engine.manifests.items())],
+            "problems": [str(problem) for error in refused for problem in error.problems]}
+
+
+def _flow(flow: Flow) -> dict[str, Any]:
+    python = flow.source.startswith(PROGRAM_PREFIX)
+    return {"name": flow.name, "description": flow.description,
+            "kind": "python" if python else "yaml", "path": "" if python else flow.path,
+            "inputs": sorted(flow.inputs), "hold": bool(flow.hold),
+            "triggers": [_trigger(trigger) for trigger in flow.triggers]}
+
+
+def _trigger(trigger: Trigger) -> dict[str, Any]:
+    if isinstance(trigger, EventTrigger):
+        return {"event": trigger.event}
+    return {"schedule": trigger.cron, "timezone": trigger.timezone,
+            "catch_up": trigger.catch_up}
+
+
+def _manifest(manifest: Manifest) -> dict[str, Any]:
+    return {"type": manifest.type, "correlate_on": list(manifest.correlate_on),
+            "schema": dict(manifest.schema) if manifest.schema is not None else None,
+            "buffer_seconds": manifest.buffer.total_seconds(),
+            "signature": manifest.signature}

@@ -148,10 +148,13 @@ class FlowInfo(BaseModel):
     """A loaded flow."""
 
     name: str
-    description: str | None
-    source: str = Field(description="yaml or python")
+    description: str
+    kind: str = Field(description="yaml or python")
+    path: str = Field(description="The flow file (empty for a Python flow).")
     inputs: list[str]
     hold: bool = Field(description="Whether the flow holds its runs before the first step.")
+    triggers: list[JsonObject] = Field(description="Its ``on:`` triggers: ``{event}`` or "
+                                                   "``{schedule, timezone, catch_up}``.")
 
 
 class FlowList(BaseModel):

@@ -4,43 +4,75 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
+from tarry.engine.documents import run_document
+from tarry.engine.runtime import Engine
 from tarry.model import RunStatus
+from tarry.server.api import idempotency
 from tarry.server.api.context import EngineDep, error_responses, wake_worker
 from tarry.server.api.models import RunDocument, RunList, StartRun
+from tarry.server.api.paging import Cursor, Limit, decode_cursor, encode_cursor
 from tarry.server.auth import Principal, principal_of_request
 from tarry.server.calls import off_loop
 
-__all__ = ["router"]
+__all__ = ["router", "run_page"]
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"],
                    dependencies=[Depends(principal_of_request)],
-                   responses=error_responses(401, 503))
+                   responses=error_responses(401, 413, 503))
 
 RunId = Annotated[str, Path(description="The run's id.", max_length=200)]
+REPLAYED_HEADER = "Idempotent-Replayed"
 
 
 @router.post("", status_code=201, response_model=RunDocument,
-             responses=error_responses(400, 404, 409, 413, 422))
-async def start_run(body: StartRun, request: Request, engine: EngineDep) -> dict[str, Any]:
-    """Start a run of a flow; a held flow (or ``hold_after``) creates a held run."""
-    record = await off_loop(engine.start, body.flow, body.inputs, target=body.target,
-                            hold_after=body.hold_after)
+             responses=error_responses(400, 404, 409, 422))
+async def start_run(body: StartRun, *, request: Request, response: Response,
+                    engine: EngineDep, principal: Principal,
+                    idempotency_key: idempotency.IdempotencyKey = None) -> dict[str, Any]:
+    """Start a run of a flow; a held flow (or ``hold_after``) creates a held run.
+
+    With ``Idempotency-Key``, a retry of the same request returns the run the first one
+    created (header ``Idempotent-Replayed: true``); the same key with another request is 409.
+    """
+    key = idempotency.check_key(idempotency_key)
+    if key is None:
+        record = await off_loop(idempotency.start, engine, body)
+    else:
+        record, replayed = await off_loop(idempotency.start_once, engine, principal, key, body)
+        response.headers[REPLAYED_HEADER] = "true" if replayed else "false"
+    document = await off_loop(engine.document, record.id)
     wake_worker(request)
-    return await off_loop(engine.document, record.id)
+    return document
 
 
-@router.get("", response_model=RunList, response_model_exclude_none=False,
-            responses=error_responses(422))
-async def list_runs(engine: EngineDep,
-                    status: Annotated[RunStatus | None, Query()] = None,
-                    flow: Annotated[str | None, Query(max_length=512)] = None,
-                    limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
-    """Runs, newest first, filtered."""
-    records = await off_loop(engine.store.list_runs, status=status, flow=flow, limit=limit)
-    documents = [await off_loop(engine.document, r.id, history=False) for r in records]
-    return {"runs": documents, "next_cursor": None}
+@router.get("", response_model=RunList, responses=error_responses(400, 422))
+async def list_runs(
+        *, engine: EngineDep,
+        status: Annotated[RunStatus | None, Query(description="Only runs with this status.")]
+        = None,
+        flow: Annotated[str | None, Query(max_length=512)] = None,
+        target: Annotated[str | None, Query(max_length=512)] = None,
+        waiting_for: Annotated[str | None, Query(max_length=512, description=(
+            "timer, event, hold, poll, task, or an event type (any of the run's event "
+            "waits)."))] = None,
+        cursor: Cursor = None, limit: Limit = 50) -> dict[str, Any]:
+    """Runs, newest first, filtered, in keyset pages (history left out)."""
+    return await run_page(engine, cursor, limit, status=status, flow=flow, target=target,
+                          waiting_for=waiting_for)
+
+
+async def run_page(engine: Engine, cursor: str | None, limit: int,
+                   **filters: Any) -> dict[str, Any]:
+    """One page of runs (a :class:`RunList`), filtered as ``Store.list_runs`` is."""
+    after = decode_cursor(cursor, 1)
+    records = await off_loop(engine.store.list_runs, **filters, limit=limit + 1,
+                             after=(after[0], after[1][0]) if after else None)
+    page = records[:limit]
+    more = len(records) > limit
+    return {"runs": [run_document(record) for record in page],
+            "next_cursor": encode_cursor(page[-1].created_at, page[-1].id) if more else None}
 
 
 @router.get("/{run_id}", response_model=RunDocument, responses=error_responses(404))
@@ -53,6 +85,6 @@ async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
              responses=error_responses(404, 409))
 async def cancel_run(run_id: RunId, engine: EngineDep, principal: Principal) -> dict[str, Any]:
     """Cancel a run: at once when held, pending or waiting; a running one at its next
-    checkpoint. 409 when it has already ended."""
+    checkpoint. 409 when it has already ended. The history records the principal."""
     await off_loop(engine.cancel, run_id, by=principal)
     return await off_loop(engine.document, run_id)

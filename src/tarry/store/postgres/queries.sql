@@ -224,11 +224,16 @@ UPDATE events SET state = 'unmatched', updated_at = %(now)s
 WHERE state = 'buffered' AND buffer_until <= %(now)s
 
 -- name: list_events
-SELECT * FROM events ORDER BY received_at DESC, id DESC LIMIT %(limit)s
-
--- name: list_events_by_state
-SELECT * FROM events WHERE state = %(state)s
-ORDER BY received_at DESC, id DESC LIMIT %(limit)s
+-- Newest first, each filter optional (NULL: any); keyset paging after the position
+-- (before_at, before_type, before_id) of the last event of the previous page.
+SELECT * FROM events
+WHERE (%(state)s::text IS NULL OR state = %(state)s::text)
+  AND (%(type)s::text IS NULL OR type = %(type)s::text)
+  AND (%(before_at)s::bigint IS NULL OR received_at < %(before_at)s::bigint
+       OR (received_at = %(before_at)s::bigint
+           AND (type < %(before_type)s::text
+                OR (type = %(before_type)s::text AND id < %(before_id)s::text))))
+ORDER BY received_at DESC, type DESC, id DESC LIMIT %(limit)s
 
 -- Holds ------------------------------------------------------------------------------------
 
@@ -341,3 +346,14 @@ FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE (%(state)s::text IS NULL OR tasks.state = %(state)s::text)
 ORDER BY tasks.created_at DESC, tasks.id DESC
 LIMIT %(limit)s
+
+-- Idempotency keys ------------------------------------------------------------------------
+
+-- name: reserve_idempotency_key
+INSERT INTO idempotency_keys (principal, key, fingerprint, run_id, created_at)
+VALUES (%(principal)s, %(key)s, %(fingerprint)s, %(run_id)s, %(now)s)
+ON CONFLICT (principal, key) DO NOTHING
+
+-- name: idempotency_key
+SELECT fingerprint, run_id FROM idempotency_keys
+WHERE principal = %(principal)s AND key = %(key)s

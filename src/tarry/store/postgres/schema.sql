@@ -154,3 +154,15 @@ CREATE TABLE tasks (
 -- The inbox lists tasks by state, newest first; a checkpoint looks up a run's open ones.
 CREATE INDEX tasks_state_created ON tasks (state, created_at);
 CREATE INDEX tasks_open_run ON tasks (run_id) WHERE state = 'open';
+
+-- Idempotency keys of run starts (POST /v1/runs): the run the first attempt with a key created.
+CREATE TABLE idempotency_keys (
+    principal   TEXT    NOT NULL,
+    key         TEXT    NOT NULL,
+    fingerprint TEXT    NOT NULL,
+    run_id      TEXT    NOT NULL,
+    created_at  BIGINT  NOT NULL,
+    PRIMARY KEY (principal, key)
+);
+
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);

@@ -211,10 +211,15 @@ UPDATE events SET state = 'unmatched', updated_at = :now
 WHERE state = 'buffered' AND buffer_until <= :now
 
 -- name: list_events
-SELECT * FROM events ORDER BY received_at DESC, id DESC LIMIT :limit
-
--- name: list_events_by_state
-SELECT * FROM events WHERE state = :state ORDER BY received_at DESC, id DESC LIMIT :limit
+-- Newest first, each filter optional (NULL: any); keyset paging after the position
+-- (:before_at, :before_type, :before_id) of the last event of the previous page.
+SELECT * FROM events
+WHERE (:state IS NULL OR state = :state)
+  AND (:type IS NULL OR type = :type)
+  AND (:before_at IS NULL OR received_at < :before_at
+       OR (received_at = :before_at AND (type < :before_type
+                                         OR (type = :before_type AND id < :before_id))))
+ORDER BY received_at DESC, type DESC, id DESC LIMIT :limit
 
 -- Holds ------------------------------------------------------------------------------------
 
@@ -326,3 +331,13 @@ FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE (:state IS NULL OR tasks.state = :state)
 ORDER BY tasks.created_at DESC, tasks.id DESC
 LIMIT :limit
+
+-- Idempotency keys ------------------------------------------------------------------------
+
+-- name: reserve_idempotency_key
+INSERT INTO idempotency_keys (principal, key, fingerprint, run_id, created_at)
+VALUES (:principal, :key, :fingerprint, :run_id, :now)
+ON CONFLICT (principal, key) DO NOTHING
+
+-- name: idempotency_key
+SELECT fingerprint, run_id FROM idempotency_keys WHERE principal = :principal AND key = :key

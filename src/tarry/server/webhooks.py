@@ -1,0 +1,61 @@
+"""Signed event types: their secrets, read once at start, and reading a signed delivery.
+
+A type whose manifest declares ``secret_env`` accepts an event only with a valid signature
+(401 otherwise) and needs no bearer token. Its body is the event's payload itself — JSON, or
+(``application/x-www-form-urlencoded``, as Slack's interactive messages send) a ``payload=``
+field holding the JSON. The dedup id is the ``Idempotency-Key`` header, else GitHub's
+``X-GitHub-Delivery``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from tarry.errors import ConfigError
+from tarry.language.manifests import Manifest
+from tarry.server.errors import ApiError
+
+__all__ = ["FORM_CONTENT_TYPE", "delivery_id", "read_secrets", "signed_payload"]
+
+FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
+
+
+def read_secrets(manifests: Mapping[str, Manifest],
+                 environ: Mapping[str, str]) -> dict[str, bytes]:
+    """Each signed type's secret; a variable that is unset or empty refuses to start."""
+    secrets: dict[str, bytes] = {}
+    for manifest in manifests.values():
+        if manifest.secret_env is None:
+            continue
+        secret = environ.get(manifest.secret_env, "")
+        if not secret:
+            raise ConfigError(f"event type '{manifest.type}' declares secret_env "
+                              f"{manifest.secret_env}, but {manifest.secret_env} is not set: "
+                              "its senders' signatures could not be checked")
+        secrets[manifest.type] = secret.encode()
+    return secrets
+
+
+def signed_payload(body: bytes, content_type: str) -> Any:
+    """The payload of a signed delivery: the JSON body, or its form field ``payload``."""
+    if content_type.split(";", maxsplit=1)[0].strip().lower() == FORM_CONTENT_TYPE:
+        fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+        if "payload" not in fields:
+            raise ApiError(400, "a form-encoded event needs a 'payload' field holding its JSON")
+        return _json(fields["payload"][0].encode(), "the 'payload' field")
+    return _json(body, "the request body")
+
+
+def delivery_id(headers: Mapping[str, str]) -> str | None:
+    """The sender's id of this delivery, for dedup: ``Idempotency-Key``, else GitHub's."""
+    return headers.get("idempotency-key") or headers.get("x-github-delivery") or None
+
+
+def _json(text: bytes, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, f"{what} is not valid JSON") from None
