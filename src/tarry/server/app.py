@@ -28,7 +28,7 @@ from tarry.server.bodylimit import BodyLimit
 from tarry.server.errors import install_error_handlers
 from tarry.server.metrics import Metrics, ObservedStore, probe_loop_lag
 from tarry.server.webhooks import read_secrets
-from tarry.store.base import Store
+from tarry.store.aio import AsyncStore
 
 __all__ = ["create_app"]
 
@@ -95,7 +95,7 @@ async def _running_worker(app: FastAPI, concurrency: int,
     """The worker runs while the block does; on exit it stops claiming and lets the runs in
     flight finish or checkpoint."""
     engine: Engine = app.state.engine
-    observed = cast(Store, ObservedStore(engine.store, app.state.metrics))
+    observed = cast(AsyncStore, ObservedStore(engine.async_store, app.state.metrics))
     worker = Worker(observed, engine.catalog, engine.actions, engine.clock,
                     concurrency=concurrency, holds=engine.holds)
     app.state.worker = worker

@@ -25,7 +25,7 @@ async def healthz(request: Request) -> JSONResponse:
     while it does not. Needs no token."""
     engine = request.app.state.engine
     try:
-        await off_loop(engine.store.next_due_at)
+        await off_loop(engine, engine.store.next_due_at)
         reachable = True
     except StoreError:
         reachable = False
@@ -45,5 +45,6 @@ async def healthz(request: Request) -> JSONResponse:
 async def metrics(request: Request) -> Response:
     """Runs by status, wake lateness, send-to-resume, events and checks by outcome, claim
     and checkpoint durations, event-loop lag (see :mod:`tarry.server.metrics`)."""
-    text = await off_loop(request.app.state.metrics.render)
+    engine = request.app.state.engine
+    text = await off_loop(engine, request.app.state.metrics.render)
     return Response(text, media_type=CONTENT_TYPE)

@@ -33,6 +33,7 @@ from prometheus_client.registry import Collector
 from tarry.clock import from_iso
 from tarry.errors import StoreError
 from tarry.model import CheckpointOutcome, InboxEvent, RunRecord, RunStatus, RunUpdate
+from tarry.store.aio import AsyncStore
 from tarry.store.base import Store
 
 __all__ = ["CONTENT_TYPE", "LAG_PROBE_SECONDS", "Metrics", "ObservedStore", "probe_loop_lag"]
@@ -95,12 +96,12 @@ class Metrics:
 
 
 class ObservedStore:
-    """A store that times the worker's claims and checkpoints and sees its wakes.
+    """An async store that times the worker's claims and checkpoints and sees its wakes.
 
-    Everything else passes straight through to the wrapped store.
+    Everything else passes straight through to the wrapped boundary.
     """
 
-    def __init__(self, store: Store, metrics: Metrics,
+    def __init__(self, store: AsyncStore, metrics: Metrics,
                  monotonic: Callable[[], float] = time.perf_counter) -> None:
         self._store = store
         self._metrics = metrics
@@ -110,31 +111,31 @@ class ObservedStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    def claim_due(self, now: datetime, worker: str, lease_until: datetime,
-                  limit: int) -> list[RunRecord]:
-        """:meth:`Store.claim_due`, timed; each timer woken counts its lateness."""
+    async def claim_due(self, now: datetime, worker: str, lease_until: datetime,
+                        limit: int) -> list[RunRecord]:
+        """``claim_due``, timed; each timer woken counts its lateness."""
         started = self._monotonic()
-        claimed = self._store.claim_due(now, worker, lease_until, limit)
+        claimed = await self._store.claim_due(now, worker, lease_until, limit)
         if claimed:
             self._metrics.claim.observe(self._monotonic() - started)
         for record in claimed:
             self._observe_wake(record, now)
         return claimed
 
-    def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
-        """:meth:`Store.inbox`, remembering when each delivered event was received."""
-        inboxes = self._store.inbox(run_ids)
+    async def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
+        """``inbox``, remembering when each delivered event was received."""
+        inboxes = await self._store.inbox(run_ids)
         if len(self._received) > _REMEMBERED_RECEIPTS:  # runs that never took theirs in
             self._received.clear()
         for events in inboxes.values():
             self._received.update({event.inbox_id: event.received_at for event in events})
         return inboxes
 
-    def checkpoint(self, worker: str, now: datetime,
-                   updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
-        """:meth:`Store.checkpoint`, timed; consumed events and hold checks counted."""
+    async def checkpoint(self, worker: str, now: datetime,
+                         updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
+        """``checkpoint``, timed; consumed events and hold checks counted."""
         started = self._monotonic()
-        outcomes = self._store.checkpoint(worker, now, updates)
+        outcomes = await self._store.checkpoint(worker, now, updates)
         self._metrics.checkpoint.observe(self._monotonic() - started)
         for update in updates:
             self._observe_update(update, now)

@@ -145,4 +145,5 @@ class AsyncStore:
     get_event = offloaded(Store.get_event)
     redeliver = offloaded(Store.redeliver)
     discard = offloaded(Store.discard)
+    reserve_idempotency_key = offloaded(Store.reserve_idempotency_key)
     change_token = offloaded(Store.change_token)

@@ -59,7 +59,7 @@ async def send_event(event_type: EventType, request: Request,
         _check_signature(request, manifest.signature, body)
         data = signed_payload(body, request.headers.get("content-type", ""))
         event_id = delivery_id(request.headers)
-    record = await off_loop(engine.send, event_type, data, id=event_id)
+    record = await off_loop(engine, engine.send, event_type, data, id=event_id)
     return _answer(request, record)
 
 
@@ -74,8 +74,8 @@ async def list_events(
     """The inbox: events newest first, in keyset pages (a lapsed buffer shows unmatched)."""
     after = decode_cursor(cursor, 2)
     position = (after[0], after[1][0], after[1][1]) if after else None
-    records = await off_loop(engine.store.list_events, state=state, type=type, after=position,
-                             now=engine.clock.now(), limit=limit + 1)
+    records = await off_loop(engine, engine.store.list_events, state=state, type=type,
+                             after=position, now=engine.clock.now(), limit=limit + 1)
     page = records[:limit]
     last = page[-1] if len(records) > limit else None
     return {"events": [event_document(record) for record in page],
@@ -87,7 +87,7 @@ async def list_events(
             responses=error_responses(404, 409))
 async def get_event(event_id: EventId, engine: EngineDep) -> dict[str, Any]:
     """One event (409 when several types have an event with that id)."""
-    return event_document(await off_loop(engine.store.get_event, event_id))
+    return event_document(await off_loop(engine, engine.store.get_event, event_id))
 
 
 @router.post("/{event_id}/redeliver", response_model=EventDocument, dependencies=_OPERATOR,
@@ -97,14 +97,14 @@ async def redeliver_event(event_id: EventId, request: Request, engine: EngineDep
     """Deliver a quarantined, unmatched or buffered event again, optionally with a corrected
     payload; 422 (kept in the quarantine) when it is still invalid."""
     data = body.data if body is not None else None
-    return _answer(request, await off_loop(engine.redeliver, event_id, data))
+    return _answer(request, await off_loop(engine, engine.redeliver, event_id, data))
 
 
 @router.post("/{event_id}/discard", response_model=EventDocument, dependencies=_OPERATOR,
              responses=error_responses(404, 409))
 async def discard_event(event_id: EventId, engine: EngineDep) -> dict[str, Any]:
     """Discard a quarantined, unmatched or buffered event."""
-    return event_document(await off_loop(engine.discard, event_id))
+    return event_document(await off_loop(engine, engine.discard, event_id))
 
 
 def _envelope(body: bytes, header_id: str | None) -> tuple[Any, str | None]:

@@ -25,7 +25,7 @@ router = APIRouter(prefix="/v1/flows", tags=["flows"],
 async def list_flows(engine: EngineDep) -> dict[str, Any]:
     """Every flow the server can start (flow files that do not load are listed under
     ``problems``), and every event type its manifests declare."""
-    flows, refused = await off_loop(engine.catalog.available)
+    flows, refused = await off_loop(engine, engine.catalog.available)
     return {"flows": [_flow(flow) for flow in sorted(flows, key=lambda f: f.name)],
             "events": [_manifest(m) for _, m in sorted(engine.manifests.items())],
             "problems": [str(problem) for error in refused for problem in error.problems]}

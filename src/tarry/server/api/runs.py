@@ -38,11 +38,12 @@ async def start_run(body: StartRun, *, request: Request, response: Response,
     """
     key = idempotency.check_key(idempotency_key)
     if key is None:
-        record = await off_loop(idempotency.start, engine, body)
+        record = await off_loop(engine, idempotency.start, engine, body)
     else:
-        record, replayed = await off_loop(idempotency.start_once, engine, principal, key, body)
+        record, replayed = await off_loop(engine, idempotency.start_once, engine, principal,
+                                          key, body)
         response.headers[REPLAYED_HEADER] = "true" if replayed else "false"
-    document = await off_loop(engine.document, record.id)
+    document = await off_loop(engine, engine.document, record.id)
     wake_worker(request)
     return document
 
@@ -67,7 +68,7 @@ async def run_page(engine: Engine, cursor: str | None, limit: int,
                    **filters: Any) -> dict[str, Any]:
     """One page of runs (a :class:`RunList`), filtered as ``Store.list_runs`` is."""
     after = decode_cursor(cursor, 1)
-    records = await off_loop(engine.store.list_runs, **filters, limit=limit + 1,
+    records = await off_loop(engine, engine.store.list_runs, **filters, limit=limit + 1,
                              after=(after[0], after[1][0]) if after else None)
     page = records[:limit]
     more = len(records) > limit
@@ -78,7 +79,7 @@ async def run_page(engine: Engine, cursor: str | None, limit: int,
 @router.get("/{run_id}", response_model=RunDocument, responses=error_responses(404))
 async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
     """One run with its history."""
-    return await off_loop(engine.document, run_id)
+    return await off_loop(engine, engine.document, run_id)
 
 
 @router.post("/{run_id}/cancel", response_model=RunDocument,
@@ -86,5 +87,5 @@ async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
 async def cancel_run(run_id: RunId, engine: EngineDep, principal: Principal) -> dict[str, Any]:
     """Cancel a run: at once when held, pending or waiting; a running one at its next
     checkpoint. 409 when it has already ended. The history records the principal."""
-    await off_loop(engine.cancel, run_id, by=principal)
-    return await off_loop(engine.document, run_id)
+    await off_loop(engine, engine.cancel, run_id, by=principal)
+    return await off_loop(engine, engine.document, run_id)
