@@ -135,6 +135,7 @@ class AsyncStore:
     count_runs_per_status = offloaded(Store.count_runs_per_status)
     next_due_at = offloaded(Store.next_due_at)
     count_runs = offloaded(Store.count_runs)
+    run_ids_starting = offloaded(Store.run_ids_starting)
     create_held_run = offloaded(Store.create_held_run)
     mark_hold_cleared = offloaded(Store.mark_hold_cleared)
     acquire_check_slot = offloaded(Store.acquire_check_slot)
