@@ -151,3 +151,33 @@ def test_an_unknown_flow_outside_a_project_says_that_no_tarry_toml_was_found(
     assert result.stderr == (f"error: no flow named 'hello' in {tmp_path / 'flows'} (no "
                              f"tarry.toml found in {tmp_path} or any folder above it, so the "
                              "defaults apply)\n")
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+RELEASE_FLOW = """\
+flow: release
+timezone: Europe/Berlin
+inputs:
+  version: { type: string, required: true }
+  at: { type: instant, required: true }
+steps:
+  - go:
+      wait: { until: "{{ at }}" }
+"""
+
+
+def test_inputs_are_refused_before_the_run_exists_with_the_fix_in_the_message(
+        project: Path) -> None:
+    (project / "flows" / "release.yaml").write_text(RELEASE_FLOW, encoding="utf-8")
+    result = tarry(project, "start", "release", "-i", "version=1.0", "-i", "at=2026-09-01")
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: input 'version' must be a string, got 1.0 (-i reads 1.0 as JSON; for the text, "
+        "quote it: -i 'version=\"1.0\"', or --inputs '{\"version\": \"1.0\"}'); input 'at' "
+        "must be an instant, a date with a time such as 2026-09-01T09:00:00Z, got the date "
+        "'2026-09-01' only\n")
+    assert tarry(project, "runs").stderr == "no runs\n"
+    quoted = tarry(project, "start", "release", "-i", 'version="1.0"',
+                   "-i", "at=2026-09-01T09:00:00")
+    assert quoted.returncode == 0, quoted.stderr

@@ -18,7 +18,7 @@ from tarry._suggest import did_you_mean
 from tarry.language.jsontext import parse_json
 
 __all__ = ["choice", "current_user", "parse_inputs", "parse_json_object", "parse_pair",
-           "parse_value"]
+           "parse_value", "quoting_hints"]
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -44,6 +44,22 @@ def parse_inputs(pairs: Sequence[str], inputs_json: str | None) -> dict[str, Any
     inputs = parse_json_object(inputs_json, "--inputs") if inputs_json is not None else {}
     inputs.update(parse_pair(pair) for pair in pairs)
     return inputs
+
+
+def quoting_hints(pairs: Sequence[str], problems: Sequence[str]) -> list[str]:
+    """``problems`` of a start, each that says an ``-i`` value read as JSON is not a string
+    followed by how to pass it as text (quoted, or in ``--inputs``)."""
+    read_as_json = {name: text for name, text in (pair.partition("=")[::2] for pair in pairs)
+                    if not isinstance(parse_value(text), str)}
+    return [_with_quoting_hint(problem, read_as_json) for problem in problems]
+
+
+def _with_quoting_hint(problem: str, read_as_json: dict[str, str]) -> str:
+    for name, text in read_as_json.items():
+        if problem.startswith(f"input '{name}' must be a string"):
+            return (f"{problem} (-i reads {text} as JSON; for the text, quote it: "
+                    f"-i '{name}=\"{text}\"', or --inputs '{{\"{name}\": \"{text}\"}}')")
+    return problem
 
 
 def parse_json_object(text: str, option: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
-from tarry.cli.options import choice, current_user, parse_inputs
+from tarry.cli.options import choice, current_user, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
     note,
@@ -23,7 +23,8 @@ from tarry.cli.session import (
 )
 from tarry.clock import SystemClock
 from tarry.engine.documents import history_document, run_document
-from tarry.errors import StoreMissing
+from tarry.engine.runtime import Engine
+from tarry.errors import InvalidRunRequest, StoreMissing
 from tarry.model import RunRecord, RunStatus
 from tarry.store.base import Store
 
@@ -57,10 +58,9 @@ def run(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOp
             "--follow", help="Keep executing the run, showing progress, until it ends.")] = False,
         as_json: JsonOption = False) -> None:
     """Start a run and execute it in this process until it ends or suspends."""
-    given = parse_inputs(input_pairs or [], inputs)
     with open_engine() as engine:
-        run_id = engine.start(flow, given, target=target,
-                              hold_after=hold_after(hold_after_text)).id
+        run_id = _start(engine, flow, input_pairs or [], inputs, target=target,
+                        hold_after_text=hold_after_text).id
         progress = _Progress(engine.store, run_id, console()) if follow and not as_json else None
         asyncio.run(engine.drive(run_id, follow=follow, on_progress=progress))
         if progress is not None:
@@ -110,9 +110,9 @@ def start(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: Inputs
           as_json: JsonOption = False) -> None:
     """Create a run only (print its id); a worker executes it. A run refused at its start
     (its hold) exits 1."""
-    given = parse_inputs(input_pairs or [], inputs)
     with open_engine() as engine:
-        record = engine.start(flow, given, target=target, hold_after=hold_after(hold_after_text))
+        record = _start(engine, flow, input_pairs or [], inputs, target=target,
+                        hold_after_text=hold_after_text)
         doc = engine.document(record.id) if as_json else None
     if doc is not None:
         print_json(doc)
@@ -121,6 +121,16 @@ def start(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: Inputs
     if record.status is RunStatus.REFUSED:
         note(f"refused: {record.reason}")
         raise typer.Exit(1)
+
+
+def _start(engine: Engine, flow: str, pairs: list[str], inputs: str | None, *,
+           target: str | None, hold_after_text: str | None) -> RunRecord:
+    """Start a run; inputs refused say how to pass an ``-i`` value that JSON misread."""
+    given = parse_inputs(pairs, inputs)
+    try:
+        return engine.start(flow, given, target=target, hold_after=hold_after(hold_after_text))
+    except InvalidRunRequest as exc:
+        raise InvalidRunRequest(quoting_hints(pairs, exc.problems)) from None
 
 
 def list_runs(

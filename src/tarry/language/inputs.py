@@ -10,6 +10,7 @@ an ``instant`` or ``duration`` input is a string that parses as one (the flow's
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
@@ -55,7 +56,15 @@ _FITS: dict[InputType, tuple[str, Callable[[Any, str | None], bool]]] = {
 def type_mismatch(kind: InputType, value: Any, timezone: str | None = None) -> str | None:
     """``"must be an integer, got '3'"`` when ``value`` does not fit ``kind``, else None."""
     expected, fits = _FITS[kind]
-    return None if fits(value, timezone) else f"must be {expected}, got {describe_value(value)}"
+    if fits(value, timezone):
+        return None
+    if kind == "instant" and isinstance(value, str) and _DATE_ONLY.fullmatch(value):
+        return (f"must be an instant, a date with a time such as {value}T09:00:00Z, got the "
+                f"date '{value}' only")
+    return f"must be {expected}, got {describe_value(value)}"
+
+
+_DATE_ONLY = re.compile(r"\d{4}-\d\d-\d\d")
 
 
 def bind_inputs(flow: Flow, given: Mapping[str, Any]) -> dict[str, Any]:
