@@ -46,5 +46,5 @@ def test_json_equal_keeps_booleans_apart_from_numbers(left: Any, right: Any,
 def test_the_package_exports_are_pinned() -> None:
     assert tarry.scenarios.__all__ == [
         "Expectation", "Mismatch", "Missing", "Observed", "Scenario", "ScenarioResult",
-        "ScriptedEvent", "Stub", "StubFailure", "junit_xml", "load_scenario", "parse_scenario",
-        "project_settings", "result_lines", "run_scenario", "summary"]
+        "ScriptedEvent", "ScriptedTask", "Stub", "StubFailure", "junit_xml", "load_scenario",
+        "parse_scenario", "project_settings", "result_lines", "run_scenario", "summary"]

@@ -11,6 +11,7 @@ from tarry.scenarios.model import (
     Expectation,
     Scenario,
     ScriptedEvent,
+    ScriptedTask,
     Stub,
     StubFailure,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "Scenario",
     "ScenarioResult",
     "ScriptedEvent",
+    "ScriptedTask",
     "Stub",
     "StubFailure",
     "junit_xml",

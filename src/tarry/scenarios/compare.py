@@ -33,6 +33,8 @@ class Observed:
     calls: Mapping[str, int] = field(default_factory=dict)
     event_states: tuple[str | None, ...] = ()
     unsent: Mapping[int, str] = field(default_factory=dict)
+    unanswered: Mapping[int, str] = field(default_factory=dict)
+    """Why each scripted task answer (by index) was not given or was refused."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ def compare(scenario: Scenario, observed: Observed) -> tuple[Mismatch, ...]:
     """Every mismatch between ``scenario``'s expectations and ``observed``, in file order."""
     unsent = [Mismatch(event.describe(index), event.pos, note=observed.unsent[index])
               for index, event in enumerate(scenario.events) if index in observed.unsent]
+    unsent += [Mismatch(task.describe(index), task.pos, note=observed.unanswered[index])
+               for index, task in enumerate(scenario.tasks) if index in observed.unanswered]
     failed = [mismatch for expectation in scenario.expectations
               if (mismatch := _check(expectation, observed)) is not None]
     return tuple(sorted([*unsent, *failed], key=lambda m: (m.pos.line, m.pos.column)))

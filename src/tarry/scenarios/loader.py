@@ -41,6 +41,7 @@ from tarry.scenarios.model import (
     Expectation,
     Scenario,
     ScriptedEvent,
+    ScriptedTask,
     Stub,
     StubFailure,
 )
@@ -55,8 +56,9 @@ STEP_PATH_PATTERN = rf"{IDENTIFIER_PATTERN}(?:\[\d+\])?(?:\.{IDENTIFIER_PATTERN}
 _STEP_PATH = re.compile(STEP_PATH_PATTERN)
 
 _SCENARIO_KEYS = ("scenario", "description", "flow", "inputs", "target", "start", "horizon",
-                  "stub", "events", "expect")
+                  "stub", "events", "tasks", "expect")
 _EVENT_KEYS = ("type", "data", "id", "after", "after_step")
+_TASK_KEYS = ("task", "outcome", "data", "as", "after")
 _FAILURE_KEYS = ("fail", "type")
 _ANSWER_SHAPE = "a result mapping, null, or { fail: message }"
 
@@ -106,6 +108,7 @@ def _read_scenario(ctx: LoadContext, root: YamlMap) -> Scenario:
     flow, inputs = fields.entry("flow"), fields.entry("inputs")
     stubs: tuple[Stub, ...] = fields.read("stub", _read_stubs, ())
     events: tuple[ScriptedEvent, ...] = fields.read("events", _read_events, ())
+    tasks: tuple[ScriptedTask, ...] = fields.read("tasks", _read_tasks, ())
     expectations: tuple[Expectation, ...] = fields.read("expect", read_expect, ())
     _check_counted_calls(ctx, expectations, stubs)
     _check_event_states(ctx, expectations, events)
@@ -123,6 +126,7 @@ def _read_scenario(ctx: LoadContext, root: YamlMap) -> Scenario:
         horizon=fields.read("horizon", read_positive_duration, DEFAULT_HORIZON),
         stubs=stubs,
         events=events,
+        tasks=tasks,
     )
 
 
@@ -221,6 +225,41 @@ def _read_event_id(ctx: LoadContext, node: YamlNode, key: str) -> str:
     if isinstance(node, YamlScalar) and isinstance(node.value, str) and not text.strip():
         ctx.report(node.pos, f"'{key}' must not be empty")
     return text
+
+
+# --- tasks ------------------------------------------------------------------------------------
+
+def _read_tasks(ctx: LoadContext, node: YamlNode, key: str) -> tuple[ScriptedTask, ...]:
+    if not isinstance(node, YamlSeq):
+        ctx.report(node.pos, f"'{key}' must be a list of answers such as "
+                             f"'- {{ task: review, after: 2h, outcome: accept }}', got "
+                             f"{describe(node)}")
+        return ()
+    tasks = (_read_task(ctx, item, f"tasks[{index}]") for index, item in enumerate(node.items))
+    return tuple(task for task in tasks if task is not None)
+
+
+def _read_task(ctx: LoadContext, node: YamlNode, where: str) -> ScriptedTask | None:
+    mapping = read_mapping(ctx, node, where, " such as { task: review, after: 2h, "
+                                             "outcome: accept }")
+    if mapping is None:
+        return None
+    fields = Fields(ctx, mapping, f"in {where}", allowed=_TASK_KEYS,
+                    required={"task": " (the path of the ask step)",
+                              "outcome": " (the decision, one of the task's outcomes)"})
+    return ScriptedTask(
+        step=fields.read("task", _read_step_path, ""),
+        outcome=fields.read("outcome", read_text, ""),
+        pos=mapping.pos,
+        by=fields.read("as", _read_event_id, None),
+        after=fields.read("after", read_duration, timedelta(0)),
+        data=fields.read("data", _read_answer_data, {}),
+    )
+
+
+def _read_answer_data(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, object]:
+    mapping = read_mapping(ctx, node, key, " (what the task's form asks for)")
+    return {} if mapping is None else dict(to_plain(mapping))
 
 
 # --- checks across sections -------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """The typed form of a scenario file, as the loader produces it and the runner reads it.
 
 A scenario names a flow and the inputs to start it with, replaces some actions by stubs,
-scripts events at virtual instants, and lists what the run must come to. Every part keeps the
-:class:`~tarry.language.model.Position` it was written at, so a problem found later (a flow
-that does not exist, an expectation that failed) points back into the file.
+scripts events and people's answers to tasks at virtual instants, and lists what the run
+must come to. Every part keeps the :class:`~tarry.language.model.Position` it was written
+at, so a problem found later (a flow that does not exist, an expectation that failed) points
+back into the file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "Expectation",
     "Scenario",
     "ScriptedEvent",
+    "ScriptedTask",
     "Stub",
     "StubFailure",
 ]
@@ -71,6 +73,27 @@ class ScriptedEvent:
 
 
 @dataclass(frozen=True)
+class ScriptedTask:
+    """A person's answer to a task, given ``after`` past the moment the task opened.
+
+    ``step`` is the path of the asking step (``review``, ``checks[1].approve``); ``by`` the
+    principal answering (checked against the task's ``assign`` like any completion; None:
+    the harness's own, ``tester``).
+    """
+
+    step: str
+    outcome: str
+    pos: Position
+    by: str | None = None
+    after: timedelta = timedelta(0)
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self, index: int) -> str:
+        """``tasks[0] (review)``: how messages name this answer."""
+        return f"tasks[{index}] ({self.step})"
+
+
+@dataclass(frozen=True)
 class Expectation:
     """One thing the run must come to.
 
@@ -110,3 +133,4 @@ class Scenario:
     horizon: timedelta = DEFAULT_HORIZON
     stubs: tuple[Stub, ...] = ()
     events: tuple[ScriptedEvent, ...] = ()
+    tasks: tuple[ScriptedTask, ...] = ()

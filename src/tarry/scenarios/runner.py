@@ -10,6 +10,11 @@ starts the run at the scenario's virtual start instant and drives it:
 3. stop when the run has ended, when nothing is due and no event is pending, or at the
    horizon; otherwise move the clock to the earliest next wake-up or event instant.
 
+A scripted answer to a task (``tasks:``) is given ``after`` past the moment its step opened
+the task, as its principal (``as``, default ``tester``), exactly as ``tarry tasks complete``
+would: one that is refused (not assigned, an outcome or data that does not fit, past the
+deadline) or whose task never opened fails the scenario with the reason.
+
 An event anchored on a step (``after_step``) gets its instant when that step first
 completes. An event that could not be sent (its step never completed, the run ended first,
 its instant lay past the horizon) fails the scenario. Then every expectation is compared
@@ -29,12 +34,19 @@ from typing import Any
 from tarry.actions import ActionContext, StepFailure
 from tarry.clock import iso
 from tarry.config import Settings, load_settings
-from tarry.errors import LoadError, Problem
+from tarry.errors import LoadError, Problem, TarryError
 from tarry.model import EventState
 from tarry.scenarios.compare import Mismatch, Observed, compare
-from tarry.scenarios.model import Answer, Scenario, ScriptedEvent, Stub, StubFailure
+from tarry.scenarios.model import (
+    Answer,
+    Scenario,
+    ScriptedEvent,
+    ScriptedTask,
+    Stub,
+    StubFailure,
+)
 from tarry.scenarios.resolve import resolve_flow
-from tarry.testing import Harness
+from tarry.testing import TESTER, Harness
 
 __all__ = ["ScenarioResult", "project_settings", "run_scenario"]
 
@@ -127,6 +139,9 @@ class _Drive:
         self.pending = dict(enumerate(scenario.events))
         self.completed: dict[str, datetime] = {}
         self.sent: dict[int, tuple[str, EventState]] = {}
+        self.answers = dict(enumerate(scenario.tasks))
+        self.opened: dict[str, datetime] = {}
+        self.refused: dict[int, str] = {}
 
     async def observe(self) -> Observed:
         """Drive the run to its end (or the horizon) and gather what it came to."""
@@ -139,18 +154,21 @@ class _Drive:
             event_states=tuple(self._final_state(index, states)
                                for index in range(len(self.scenario.events))),
             unsent={index: self._why_unsent(event) for index, event in self.pending.items()},
+            unanswered={**self.refused, **{index: self._why_unanswered(task)
+                                           for index, task in self.answers.items()}},
         )
 
     async def _drive(self) -> None:
         while True:
             await self.harness.run_due()
             self._note_completions()
-            if self._send_due():
+            if self._send_due() or self._answer_due():
                 continue
             wake = self.harness.engine.store.next_due_at()
             if wake is None:  # the store holds this run only: nothing due, it has ended
                 return
-            following = min(wake, self._next_event_instant() or wake)
+            following = min(wake, self._next_event_instant() or wake,
+                            self._next_answer_instant() or wake)
             if following > self.limit:
                 return
             self.harness.clock.set(max(following, self.harness.clock.now()))
@@ -178,12 +196,49 @@ class _Drive:
         return bool(due)
 
     def _note_completions(self) -> None:
-        """Remember when each step a pending event is anchored on first completed."""
-        if not any(event.after_step for event in self.pending.values()):
+        """Remember when each step a pending event is anchored on first completed, and when
+        each task a pending answer is for opened."""
+        if not self.answers and not any(event.after_step for event in self.pending.values()):
             return
         for entry in self.harness.engine.store.history(self.run_id):
             if entry.kind == "step.completed" and entry.step is not None:
                 self.completed.setdefault(entry.step, entry.at)
+            if (entry.kind == "wait.registered" and entry.data.get("kind") == "task"
+                    and entry.step is not None):
+                self.opened.setdefault(entry.step, entry.at)
+
+    def _answer_instant(self, task: ScriptedTask) -> datetime | None:
+        opened = self.opened.get(task.step)
+        return None if opened is None else opened + task.after
+
+    def _next_answer_instant(self) -> datetime | None:
+        instants = [instant for task in self.answers.values()
+                    if (instant := self._answer_instant(task)) is not None]
+        return min(instants, default=None)
+
+    def _answer_due(self) -> bool:
+        """Give every pending answer whose instant has come; whether any was."""
+        now = self.harness.clock.now()
+        due = sorted((instant, index) for index, task in self.answers.items()
+                     if (instant := self._answer_instant(task)) is not None and instant <= now)
+        for _instant, index in due:
+            task = self.answers.pop(index)
+            try:
+                self.harness.complete_task(self.run_id, task.step, outcome=task.outcome,
+                                           data=copy.deepcopy(dict(task.data)),
+                                           by=task.by or TESTER)
+            except TarryError as refused:
+                self.refused[index] = f"refused: {refused}"
+        return bool(due)
+
+    def _why_unanswered(self, task: ScriptedTask) -> str:
+        instant = self._answer_instant(task)
+        if instant is None:
+            return f"never answered: step '{task.step}' never opened a task"
+        if instant > self.limit:
+            return (f"not answered: its instant {iso(instant)} lies past the horizon "
+                    f"({iso(self.limit)})")
+        return f"not answered: the run had ended before its instant {iso(instant)}"
 
     def _final_state(self, index: int, states: Mapping[str, str]) -> str | None:
         if index not in self.sent:
