@@ -50,6 +50,16 @@ steps:
       log: { message: "deploying {{ run.target }}" }
 """
 
+REOPEN_FLOW = """\
+flow: reopen
+description: Reopen the deal when its ticket closes.
+on:
+  - event: ticket.closed
+steps:
+  - note:
+      log: { message: "reopened" }
+"""
+
 EVENTS = """\
 events:
   deal.approved:
@@ -71,7 +81,8 @@ CHECK_SCRIPT = """\
 exit 1
 """
 
-FLOWS = {"approval": APPROVAL_FLOW, "nap": NAP_FLOW, "deploy": DEPLOY_FLOW}
+FLOWS = {"approval": APPROVAL_FLOW, "nap": NAP_FLOW, "deploy": DEPLOY_FLOW,
+         "reopen": REOPEN_FLOW}
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 

@@ -325,12 +325,19 @@ def test_an_unknown_event_is_a_404_page(browser: Browser) -> None:
     assert browser.get("/events/nope").status_code == 404
 
 
-def test_the_tasks_and_flows_pages_are_there(browser: Browser) -> None:
+def test_the_tasks_and_flows_pages_are_there(dashboard: Served, browser: Browser) -> None:
+    (dashboard.settings.flows_dir / "broken.yaml").write_text("flow: broken\nsteps: 3\n")
     tasks = browser.get("/tasks")
     flows = browser.get("/flows")
     assert tasks.status_code == flows.status_code == 200
     assert "No tasks." in tasks.text
     assert '<td class="mono">deal.approved</td>' in flows.text
+    assert '<tr data-flow="deploy">' in flows.text
+    assert "held before its first step" in flows.text
+    assert 'href="/runs?flow=approval"' in flows.text
+    assert '<span class="trigger">on event ticket.closed</span>' in flows.text
+    assert "Reopen the deal when its ticket closes." in flows.text
+    assert "broken.yaml:2:" in flows.text  # a file that does not load, with its problem
     assert 'href="/runs?waiting_for=ticket.closed"' in flows.text
 
 
