@@ -196,6 +196,9 @@ async def test_someone_not_assigned_is_refused_and_it_is_recorded(harness: Harne
     ("accept", {"note": 5, "amount": "ten"},
      ["data: amount: 'ten' is not of type 'number'", "data: note: 5 is not of type 'string'"]),
     ("accept", ["note"], ["data must be a JSON object, got list"]),
+    ("accept", {"note": "a\u0000b"},
+     ["the task's data: at note: a NUL character (\\u0000) is not allowed in text (no store "
+      "keeps it)"]),
 ])
 async def test_an_answer_that_does_not_fit_is_refused_with_every_reason(
         harness: Harness, outcome: Any, data: Any, problems: list[str]) -> None:

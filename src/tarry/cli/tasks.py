@@ -94,7 +94,8 @@ def complete(
     with open_run_store(settings) as store:
         try:
             record = taskdesk.complete_task(store, SystemClock().now(), task_id,
-                                            outcome=outcome, data=answer, by=by)
+                                            outcome=outcome, data=answer, by=by,
+                                            value_bytes=settings.limits.value_bytes)
         except InvalidTaskCompletion as refused:
             typer.echo(f"error: task {task_id} does not take this answer:", err=True)
             for problem in refused.problems:

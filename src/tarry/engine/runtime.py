@@ -295,7 +295,7 @@ class Engine:
         """Complete a task as principal ``by`` and wake its run (see
         :func:`tarry.engine.taskdesk.complete_task`)."""
         return taskdesk.complete_task(self.store, self.clock.now(), task_id, outcome=outcome,
-                                      data=data, by=by)
+                                      data=data, by=by, value_bytes=self.limits.value_bytes)
 
     def manifest(self, event_type: str) -> Manifest:
         """The manifest of ``event_type``; raises ``UnknownEventType`` (with a suggestion)."""

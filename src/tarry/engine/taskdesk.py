@@ -16,9 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from tarry.engine.taskforms import completion_problems, may_complete
-from tarry.errors import InvalidTaskCompletion, TaskForbidden
+from tarry.errors import InvalidTaskCompletion, InvalidValue, TaskForbidden
 from tarry.model import HistoryEntry, TaskCompletion, TaskRecord, TaskState
 from tarry.store.base import Store
+from tarry.values import MIB, check_value
 
 __all__ = ["complete_task", "list_tasks"]
 
@@ -32,20 +33,31 @@ def list_tasks(store: Store, *, state: TaskState | None = TaskState.OPEN,
 
 
 def complete_task(store: Store, now: datetime, task_id: str, *, outcome: Any, data: Any = None,
-                  by: str) -> TaskRecord:
+                  by: str, value_bytes: int = MIB) -> TaskRecord:
     """Complete ``task_id`` at ``now`` as principal ``by`` with ``outcome`` and the form
-    ``data`` (default: none); the completed task. Refusals: see the module docstring."""
+    ``data`` (default: none; portable JSON of at most ``value_bytes``); the completed task.
+    Refusals: see the module docstring."""
     task = store.get_task(task_id)
     answer = {} if data is None else data
     if not may_complete(task.request, by):
         refused = TaskForbidden(task.id, by, task.request.assign)
         _record_refusal(store, now, task, by, reason="forbidden", problems=[str(refused)])
         raise refused
-    problems = completion_problems(task.request, outcome, answer)
+    problems = _portability(answer, value_bytes) or completion_problems(task.request, outcome,
+                                                                        answer)
     if problems and task.state is TaskState.OPEN:
         _record_refusal(store, now, task, by, reason="invalid", problems=problems)
         raise InvalidTaskCompletion(problems)
     return store.complete_task(TaskCompletion(task.id, outcome, answer, by, now))
+
+
+def _portability(data: Any, value_bytes: int) -> list[str]:
+    """Why ``data`` could not be stored (empty: it can)."""
+    try:
+        check_value(data, "the task's data", value_bytes)
+    except InvalidValue as exc:
+        return [str(exc)]
+    return []
 
 
 def _record_refusal(store: Store, now: datetime, task: TaskRecord, by: str, *, reason: str,
