@@ -25,7 +25,8 @@ def log(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
     """``log: {message}`` or ``log: "text"``: write a line to the run's history."""
     message = str(args.get("message", args.get("value", "")))
     ctx.note(message)
-    ctx.logger.info("run %s step %s: %s", ctx.run_id, ctx.step_path, message)
+    ctx.logger.info("run %s step %s: %s", ctx.run_id, ctx.step_path, message,
+                    extra={"run_id": ctx.run_id})
     return {"message": message}
 
 

@@ -100,7 +100,7 @@ class Executor:
             return RunUpdate(record.id, RunStatus.CANCELLED, state, history,
                              consumed=tuple(env.consumed))
         except Exception as exc:
-            logger.exception("run %s: internal error", record.id)
+            logger.exception("run %s: internal error", record.id, extra={"run_id": record.id})
             outcome = Failed({"type": "internal-error",
                               "message": self.redactor(f"{type(exc).__name__}: {exc}"),
                               "step": None})

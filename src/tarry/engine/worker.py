@@ -163,7 +163,7 @@ class Worker:
                     await self.store.cancel(record.id, "request", self.clock.now())
             except StoreError as exc:
                 logger.warning("run %s: could not commit (%s); it resumes after its lease",
-                               record.id, exc)
+                               record.id, exc, extra={"run_id": record.id})
             finally:
                 self._in_flight.discard(record.id)
 

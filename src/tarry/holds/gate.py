@@ -110,4 +110,5 @@ def _report_denial(record: RunRecord, hold: HoldState, slots: int) -> None:
         logger.warning(
             "check-capacity-exceeded: run %s was denied a check slot %d times in a row "
             "(check_slots = %d); raise TARRY_CHECK_SLOTS, lengthen TARRY_CHECK_INTERVAL or "
-            "shorten TARRY_CHECK_TIMEOUT", record.id, hold.denials, slots)
+            "shorten TARRY_CHECK_TIMEOUT", record.id, hold.denials, slots,
+            extra={"run_id": record.id})

@@ -74,7 +74,8 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
     except Exception as exc:
         outcome = failure_of(exc)
         if outcome.error["type"] == "exception":
-            logger.warning("run %s: flow '%s' raised", env.run_id, flow.name, exc_info=exc)
+            logger.warning("run %s: flow '%s' raised", env.run_id, flow.name, exc_info=exc,
+                           extra={"run_id": env.run_id})
     finally:
         leave(token)
     if run.journal.broken is not None:
