@@ -97,6 +97,10 @@ def test_unreadable_files(text: str, expected: list[str]) -> None:
      ["2:19: unsupported YAML tag '!!binary'"]),
     ("flow: f\nsteps: [{a: {log: !custom x}}]\n", ["2:19: unsupported YAML tag '!custom'"]),
     ("flow: f\nsteps: [{a: {log: !!int x}}]\n", ["2:19: 'x' is not a valid !!int"]),
+    ("flow: f\nsteps: [{a: {log: !!int ''}}]\n", ["2:19: '' is not a valid !!int"]),
+    ("flow: f\nsteps: [{a: {set: {x: &v 1, y: &v 2, z: *v}}}]\n",
+     ["2:32: the anchor '&v' is defined twice (first at line 2); give each anchor its own "
+      "name"]),
     ("flow: f\nsteps: [{a: {log: &loop [1, *loop]}}]\n",
      ["2:19: an alias refers to a node that contains it (recursive alias)"]),
 ])

@@ -15,7 +15,7 @@ it instead of using constructed Python objects:
   collections, or whose aliases (``*name``) would expand to more than
   :data:`MAX_ALIAS_NODES` nodes in all (the "billion laughs"), is refused from one linear
   pass over the parser's events, so neither the recursive composer nor any reader of the
-  tree can run out of stack or memory.
+  tree can run out of stack or memory. The same pass refuses an anchor defined twice.
 """
 
 from __future__ import annotations
@@ -124,9 +124,9 @@ def read_yaml(text: str, file: str) -> tuple[YamlNode | None, list[Problem]]:
     """Parse one YAML document; return its tree (None when empty or unreadable) and problems."""
     yaml = YAML(typ="safe", pure=True)
     try:
-        beyond = _beyond_bounds(yaml.parse(text), file)
-        if beyond is not None:
-            return None, [beyond]
+        refused = _beyond_bounds(yaml.parse(text), file)
+        if refused is not None:
+            return None, [refused]
         root = yaml.compose(text)
     except MarkedYAMLError as exc:
         return None, [_syntax_problem(exc, file)]
@@ -191,16 +191,21 @@ def _syntax_problem(exc: MarkedYAMLError, file: str) -> Problem:
 
 
 def _beyond_bounds(events: Iterator[Event], file: str) -> Problem | None:
-    """The first place where the document nests deeper than :data:`MAX_DEPTH` or its
-    aliases expand beyond :data:`MAX_ALIAS_NODES` nodes; None when it stays within both.
+    """The first place where the document nests deeper than :data:`MAX_DEPTH`, its aliases
+    expand beyond :data:`MAX_ALIAS_NODES` nodes, or an anchor is defined twice; None when
+    none of these happens.
 
     One pass, constant work per event: the expanded size of every anchored node is known when
     it ends, and an alias costs the size of the node it names.
     """
     open_nodes: list[_OpenNode] = [_OpenNode(None)]  # the open collections, outermost first
     anchored: dict[str, int] = {}
+    first_lines: dict[str, int] = {}
     expanded = 0
     for event in events:
+        reused = _reused_anchor(event, first_lines, file)
+        if reused is not None:
+            return reused
         if isinstance(event, CollectionStartEvent):
             if len(open_nodes) > MAX_DEPTH:
                 return _problem_at(event, file, f"the YAML nests deeper than {MAX_DEPTH} "
@@ -223,6 +228,21 @@ def _beyond_bounds(events: Iterator[Event], file: str) -> Problem | None:
         if node.anchor is not None:
             anchored[str(node.anchor)] = node.size
         open_nodes[-1].size += node.size
+    return None
+
+
+def _reused_anchor(event: Event, first: dict[str, int], file: str) -> Problem | None:
+    """A problem when ``event`` defines an anchor (``&name``) a second time (an alias after
+    it would name another value than the one written first); ``first`` maps each anchor seen
+    so far to its line."""
+    anchor = getattr(event, "anchor", None)
+    if anchor is None or isinstance(event, AliasEvent):
+        return None
+    if str(anchor) in first:
+        return _problem_at(event, file, f"the anchor '&{anchor}' is defined twice (first at "
+                                        f"line {first[str(anchor)]}); give each anchor its "
+                                        "own name")
+    first[str(anchor)] = event.start_mark.line + 1
     return None
 
 
@@ -330,7 +350,7 @@ class _TreeBuilder:
             return None
         try:
             value: Scalar = self._construct(node)
-        except (YAMLError, ValueError):
+        except (YAMLError, ValueError, ArithmeticError, LookupError):  # '!!int ""' and kin
             self._report(pos, f"'{written}' is not a valid {_short(str(node.tag))}")
             return None
         if isinstance(value, float) and not math.isfinite(value):
