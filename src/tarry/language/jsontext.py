@@ -4,9 +4,9 @@ The standard library's reader accepts what no store can keep (``NaN``, ``Infinit
 with other than a ``ValueError`` on hostile input (a ``RecursionError`` for deep nesting). This
 reader refuses all of it with one kind of error, ``ValueError``, whose message says why:
 
-- nesting deeper than :data:`~tarry.language.yamlsource.MAX_DEPTH` arrays and objects (the same
+- nesting deeper than :data:`~tarry.values.MAX_DEPTH` arrays and objects (the same
   bound as YAML files), checked in one pass before parsing;
-- a number longer than :data:`~tarry.language.yamlsource.MAX_NUMBER_DIGITS` digits;
+- a number longer than :data:`~tarry.values.MAX_INTEGER_DIGITS` digits;
 - ``NaN``, ``Infinity`` and ``-Infinity``, and numbers too large to be finite.
 """
 
@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from tarry._text import clip
-from tarry.language.yamlsource import MAX_DEPTH, MAX_NUMBER_DIGITS
+from tarry.values import MAX_DEPTH, MAX_INTEGER_DIGITS
 
 __all__ = ["parse_json"]
 
@@ -61,7 +61,7 @@ def _float(digits: str) -> float:
 
 
 def _check_length(digits: str) -> None:
-    if len(digits) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"the number '{clip(digits)}' is longer than {MAX_NUMBER_DIGITS} "
+    if len(digits) > MAX_INTEGER_DIGITS:
+        raise ValueError(f"the number '{clip(digits)}' is longer than {MAX_INTEGER_DIGITS} "
                          "digits")
 

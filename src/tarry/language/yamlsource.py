@@ -39,11 +39,11 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from tarry._text import clip
 from tarry.errors import Problem
 from tarry.language.model import Position
+from tarry.values import MAX_DEPTH, MAX_INTEGER_DIGITS
 
 __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
-    "MAX_NUMBER_DIGITS",
     "YamlEntry",
     "YamlMap",
     "YamlNode",
@@ -57,12 +57,6 @@ __all__ = [
 ]
 
 Scalar: TypeAlias = str | int | float | bool | None
-
-MAX_DEPTH = 64
-"""The deepest nesting of mappings and lists a YAML file may have."""
-
-MAX_NUMBER_DIGITS = 4_000
-"""The longest number a YAML file may write (Python converts at most 4,300 digits)."""
 
 MAX_ALIAS_NODES = 10_000
 """How many nodes the aliases of one YAML file may expand to, all aliases together."""
@@ -344,8 +338,8 @@ class _TreeBuilder:
     def _constructed(self, node: ScalarNode, pos: Position) -> Scalar:
         """A boolean or number; one JSON cannot hold (infinite, NaN, too long) is refused."""
         written = clip(str(node.value))
-        if len(str(node.value)) > MAX_NUMBER_DIGITS:
-            self._report(pos, f"the number '{written}' is longer than {MAX_NUMBER_DIGITS} "
+        if len(str(node.value)) > MAX_INTEGER_DIGITS:
+            self._report(pos, f"the number '{written}' is longer than {MAX_INTEGER_DIGITS} "
                               "digits")
             return None
         try:
