@@ -28,10 +28,14 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunUpdate",
+    "ScheduleFiring",
+    "ScheduleRecord",
+    "ScheduledStart",
     "TaskCompletion",
     "TaskRecord",
     "TaskRequest",
     "TaskState",
+    "TriggerStarts",
 ]
 
 
@@ -175,7 +179,8 @@ class NewEvent:
 
 @dataclass(frozen=True)
 class EventRecord:
-    """An event as stored, with the runs it was delivered to."""
+    """An event as stored, with the runs it was delivered to and those it started (through
+    event triggers)."""
 
     id: str
     type: str
@@ -185,6 +190,7 @@ class EventRecord:
     runs: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     buffer_until: datetime | None = None
+    started: tuple[str, ...] = ()
 
 
 TASK_INBOX_TYPE = "task"
@@ -294,3 +300,50 @@ class CheckpointOutcome(StrEnum):
     """Written, but someone asked to cancel: the worker must stop and call ``cancel``."""
     LEASE_LOST = "lease_lost"
     """Not written: another worker owns the run now. Drop it."""
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """A schedule trigger as stored: its occurrences up to ``handled_until`` were created (or
+    skipped by its catch-up policy); it is due again at ``next_at``."""
+
+    key: str
+    flow: str
+    handled_until: datetime
+    next_at: datetime
+
+
+@dataclass(frozen=True)
+class ScheduledStart:
+    """The run of one schedule occurrence: ``occurrence`` is unique across the fleet."""
+
+    run: NewRun
+    history: tuple[HistoryEntry, ...]
+    occurrence: str
+    scheduled_at: datetime
+
+
+@dataclass(frozen=True)
+class TriggerStarts:
+    """The runs an event's triggers start, inserted in the transaction that records the
+    event (and not at all when it is a duplicate or invalid). A held one is refused
+    ``hold-superseded`` when a sibling of its flow and target is held, or cleared after
+    ``supersede_since``."""
+
+    runs: tuple[tuple[NewRun, tuple[HistoryEntry, ...]], ...]
+    supersede_since: datetime
+
+
+@dataclass(frozen=True)
+class ScheduleFiring:
+    """What a worker decided for a due schedule: handled up to ``handled_until`` (from the
+    value it read in ``schedule``), next due at ``next_at``, with the runs of ``starts``.
+    Each start refuses ``hold-superseded`` the schedule's occurrences still held before it;
+    a held start is itself refused when a sibling of its flow and target is held, or
+    cleared after ``supersede_since``."""
+
+    schedule: ScheduleRecord
+    handled_until: datetime
+    next_at: datetime
+    starts: tuple[ScheduledStart, ...]
+    supersede_since: datetime

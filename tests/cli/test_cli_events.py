@@ -155,7 +155,7 @@ def test_send_json_prints_the_event_document(events: Project) -> None:
     document = json.loads(result.stdout)
     assert re.fullmatch(ISO, document.pop("received_at"))
     assert document == {"id": "e1", "type": "slack.approval", "state": "delivered",
-                        "runs": [run_id], "errors": [],
+                        "runs": [run_id], "started": [], "errors": [],
                         "data": {"message": "m-1", "approved": True}, "buffer_until": None}
 
 

@@ -74,7 +74,7 @@ async def test_an_emitted_event_resumes_the_run_waiting_for_it(harness: Harness)
     binding = harness.document(approver)["bindings"]["tell"]
     assert binding == {
         "id": f"emit-{idempotency_key(approver, 'tell')}", "type": "slack.approval",
-        "state": "delivered", "runs": [waiter], "errors": [],
+        "state": "delivered", "runs": [waiter], "started": [], "errors": [],
         "data": {"message": "deal-7", "approved": True},
         "received_at": "2026-03-01T09:00:00.000Z", "buffer_until": None}
 

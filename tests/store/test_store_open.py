@@ -9,10 +9,10 @@ import pytest
 
 from tarry.errors import ConfigError, MigrationError, StoreUnavailable
 from tarry.store import open_store
+from tarry.store.migrations import load_migrations
 
-ALL_MIGRATIONS = [(1, "0001_initial"), (2, "0002_events"), (3, "0003_holds"),
-                  (4, "0004_tasks"), (5, "0005_idempotency_keys")]
-LATEST = len(ALL_MIGRATIONS)
+ALL_MIGRATIONS = [(m.version, m.name) for m in load_migrations("tarry.store.sqlite")]
+LATEST = ALL_MIGRATIONS[-1][0]
 
 
 def _applied(path: Path) -> list[tuple[int, str]]:

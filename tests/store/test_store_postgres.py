@@ -17,6 +17,7 @@ from tarry.errors import StoreError, StoreUnavailable
 from tarry.model import CheckpointOutcome, EventWait, RunStatus, RunUpdate
 from tarry.store import open_store
 from tarry.store.base import Store
+from tarry.store.migrations import load_migrations
 
 pytestmark = pytest.mark.postgres
 
@@ -142,9 +143,9 @@ def test_processes_migrating_an_empty_database_at_once_apply_each_migration_once
         assert errors == []
         database = url.rsplit("/", 1)[1]
         assert postgres_server.execute("SELECT version, name FROM schema_migrations",
-                                       database) == [(1, "0001_initial"), (2, "0002_events"),
-                                                     (3, "0003_holds"), (4, "0004_tasks"),
-                                                     (5, "0005_idempotency_keys")]
+                                       database) == [
+            (migration.version, migration.name)
+            for migration in load_migrations("tarry.store.postgres")]
 
 
 # -- the PostgreSQL snapshot ------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tarry.cli import events, holds, project, runs, scenarios, serve, tasks, worker
+from tarry.cli import events, holds, project, runs, scenarios, serve, tasks, triggers, worker
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.errors import LoadError, TarryError
 from tarry.secrets import Redactor
@@ -98,6 +98,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "send": events.send,
     "migrate": project.migrate,
     "test": scenarios.scenario_tests,
+    "triggers": triggers.triggers,
 }
 
 for _name, _command in _COMMANDS.items():

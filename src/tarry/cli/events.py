@@ -176,6 +176,8 @@ def describe_event(doc: _Document) -> list[str]:
                                              buffer_until=doc["buffer_until"],
                                              received_at=doc["received_at"])
     lines = [f"event {doc['id']} ({doc['type']}): {outcome}"]
+    if doc.get("started") and doc["state"] != "duplicate":
+        lines.append(f"  started {_runs(doc['started'])} (its flows' triggers)")
     if doc["state"] == "invalid":
         lines += [f"  - {error}" for error in doc["errors"]]
     return lines

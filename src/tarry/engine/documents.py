@@ -59,12 +59,14 @@ def bindings_of(state: dict[str, Any]) -> dict[str, Any]:
 
 def event_document(record: EventRecord) -> dict[str, Any]:
     """The event document of ``record``: what ``tarry send --json`` prints and
-    ``tarry events --json`` lists. ``buffer_until`` is null unless the event is buffered."""
+    ``tarry events --json`` lists. ``buffer_until`` is null unless the event is buffered;
+    ``started`` lists the runs its event triggers started (SPEC 3.8)."""
     return {
         "id": record.id,
         "type": record.type,
         "state": record.state.value,
         "runs": list(record.runs),
+        "started": list(record.started),
         "errors": list(record.errors),
         "data": record.data,
         "received_at": iso(record.received_at),

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tarry._suggest import did_you_mean
-from tarry._text import clip
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Settings
@@ -29,12 +28,13 @@ from tarry.engine import taskdesk
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
+from tarry.engine.starting import new_run_id, pending_run
+from tarry.engine.triggers import Triggers
 from tarry.engine.worker import Worker, worker_name
 from tarry.errors import InvalidRunRequest, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.service import Holds
-from tarry.language.inputs import bind_inputs
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
 from tarry.model import (
@@ -89,25 +89,6 @@ def _redactor(settings: Settings | None, environ: Mapping[str, str],
                                   secret_envs=secret_envs))
 
 
-def _checked_target(target: str | None) -> str | None:
-    """``target`` itself, refused when a check could misread it as its argument: empty (the
-    check would get the run id instead) or beginning with ``-`` (an option to the script)."""
-    if target is None:
-        return None
-    if not target:
-        raise InvalidRunRequest("a run's target must not be empty; leave the target out for "
-                                "a run without one")
-    if target.startswith("-"):
-        raise InvalidRunRequest(f"a run's target must not begin with '-' (a check script "
-                                f"would read it as an option): {clip(target)!r}")
-    return target
-
-
-def new_run_id() -> str:
-    """A fresh run id, unique across machines."""
-    return uuid.uuid4().hex
-
-
 class Engine:
     """One project's engine. Create it with :meth:`from_settings` or from parts.
 
@@ -133,6 +114,7 @@ class Engine:
         self.limits = limits or Limits()
         self.holds = Holds(store, self.clock, checks=checks, limits=limits,
                            aio=self.async_store)
+        self.triggers = Triggers(catalog, self.holds, self.clock, self.limits.values)
         self.aio = AsyncEngine(self)
         register_emit(actions, self.aio.send)
         register_check(actions, self.holds)
@@ -207,15 +189,8 @@ class Engine:
     def _new_run(self, flow: Flow, inputs: Mapping[str, Any] | None, target: str | None,
                  run_id: str | None = None) -> tuple[NewRun, HistoryEntry]:
         """A pending run of ``flow`` due now, and its ``created`` history entry."""
-        now = self.clock.now()
-        bound = bind_inputs(flow, inputs or {})
-        check_value(bound, "the run's inputs", self.limits.value_bytes)
-        if target is not None:
-            check_key(target, "the run's target", self.limits.key_bytes)
-        run = NewRun(id=run_id or new_run_id(), flow=flow.name, flow_digest=flow.digest,
-                     status=RunStatus.PENDING, inputs=bound, target=_checked_target(target),
-                     created_at=now, due_at=now)
-        return run, HistoryEntry(now, "created", None, {"target": target} if target else {})
+        return pending_run(flow, inputs, target, self.clock.now(),
+                           run_id=run_id or new_run_id(), limits=self.limits.values)
 
     async def drive(self, run_id: str, *, follow: bool = False,
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
@@ -240,7 +215,8 @@ class Engine:
         """A worker over this engine's store, flows, actions and holds."""
         return Worker(self.async_store, self.catalog, self.actions, self.clock,
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
-                      lease=lease, redactor=self.redactor, limits=self.limits.values)
+                      lease=lease, redactor=self.redactor, limits=self.limits.values,
+                      triggers=self.triggers)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""
@@ -262,20 +238,22 @@ class Engine:
         return self.store.cancel(run_id, by, self.clock.now())
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
-        """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised."""
+        """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised.
+        The runs its event triggers start (SPEC 3.8) are created in the same transaction."""
         manifest = self.manifest(type)
         now = self.clock.now()
         event = _new_event(manifest, uuid.uuid4().hex if id is None else id, data, now,
                            self.limits.values)
-        return self.store.record_event(event, now)
+        return self.store.record_event(event, now, self.triggers.for_event(event))
 
     def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
         """Deliver a quarantined, unmatched or buffered event again, optionally corrected."""
         stored = self.store.get_event(event_id)
         now = self.clock.now()
         payload = stored.data if data is None else data
-        return self.store.redeliver(_new_event(self.manifest(stored.type), event_id, payload,
-                                               now, self.limits.values), now)
+        event = _new_event(self.manifest(stored.type), event_id, payload, now,
+                           self.limits.values)
+        return self.store.redeliver(event, now, self.triggers.for_event(event))
 
     def discard(self, event_id: str) -> EventRecord:
         """Discard a quarantined, unmatched or buffered event."""

@@ -19,7 +19,7 @@ import logging
 import os
 import socket
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from tarry.actions import ActionRegistry
 from tarry.backoff import grown
@@ -27,6 +27,7 @@ from tarry.clock import Clock
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
+from tarry.engine.triggers import Triggers
 from tarry.errors import StoreError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
@@ -44,6 +45,10 @@ _CHANGE_POLL_SECONDS = 0.02
 _ERROR_BACKOFF_FIRST = timedelta(seconds=0.1)
 _ERROR_BACKOFF_MAX = timedelta(seconds=5)
 """A worker whose store is unavailable retries after 0.2 s, 0.4 s, … at most 5 s."""
+_SCHEDULE_LOOK = timedelta(seconds=1)
+"""How often a busy worker looks for due schedule occurrences."""
+_SCHEDULE_SYNC = timedelta(minutes=1)
+"""How often a worker stores its flows' schedules again (picking up edited flow files)."""
 
 
 def worker_name() -> str:
@@ -58,7 +63,7 @@ class Worker:
                  clock: Clock, *, concurrency: int = 16, batch: int = 256,
                  lease: timedelta = timedelta(seconds=30), name: str | None = None,
                  holds: Holds | None = None, redactor: Redactor | None = None,
-                 limits: ValueLimits | None = None) -> None:
+                 limits: ValueLimits | None = None, triggers: Triggers | None = None) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.store = store
@@ -75,6 +80,9 @@ class Worker:
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()
         self._nudged = asyncio.Event()
+        self.triggers = triggers
+        self._schedules_looked_at: datetime | None = None
+        self._schedules_synced_at: datetime | None = None
 
     def wake(self) -> None:
         """Look for due runs at once rather than at the next look at the store's change token
@@ -125,7 +133,9 @@ class Worker:
         return len(claimed)
 
     async def _claim(self, limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """Lease up to ``limit`` due runs, each with the events delivered to it."""
+        """Lease up to ``limit`` due runs, each with the events delivered to it (after
+        creating the runs of schedule occurrences due by now)."""
+        await self._fire_schedules()
         now = self.clock.now()
         claimed = await self.store.claim_due(now, self.name, now + self.lease, limit)
         if not claimed:
@@ -140,6 +150,22 @@ class Worker:
             self._in_flight.difference_update(ids)  # never executed: let their leases lapse
             raise
         return [(record, inboxes.get(record.id, [])) for record in claimed]
+
+    async def _fire_schedules(self) -> None:
+        """Create the runs of due schedule occurrences, looking at most once a
+        :data:`_SCHEDULE_LOOK` (the idle sleep already ends at the next occurrence), and
+        storing the flows' schedules first and every :data:`_SCHEDULE_SYNC` after."""
+        if self.triggers is None:
+            return
+        now = self.clock.now()
+        if self._schedules_synced_at is None or now - self._schedules_synced_at >= _SCHEDULE_SYNC:
+            await self.triggers.sync(self.store)
+            self._schedules_synced_at = now
+        elif self._schedules_looked_at is not None and (
+                now - self._schedules_looked_at < _SCHEDULE_LOOK):
+            return
+        self._schedules_looked_at = now
+        await self.triggers.fire_due(self.store)
 
     def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]],
                running: set[asyncio.Task[None]]) -> int:

@@ -27,7 +27,7 @@ from tarry.language.holds import MAX_CONDITIONS
 from tarry.language.model import Flow
 from tarry.model import HistoryEntry, NewRun, RunStatus
 
-__all__ = ["SUPERSEDE_WINDOW", "admit", "held_run", "hold_of", "start_refusal"]
+__all__ = ["SUPERSEDE_WINDOW", "admit", "held_run", "hold_of", "prepared", "start_refusal"]
 
 SUPERSEDE_WINDOW = timedelta(minutes=15)
 """How long after a hold clears a sibling start is still refused ``hold-superseded``."""
@@ -74,6 +74,19 @@ def held_run(run: NewRun, hold: HoldState, limits: Limits) -> NewRun:
                    waiting_for=waiting_for(hold, due, limits))
 
 
+def prepared(holds: Holds, run: NewRun, hold: HoldState,
+             created: HistoryEntry) -> tuple[NewRun, list[HistoryEntry]]:
+    """What a start of ``run`` (built as pending) held on ``hold`` inserts, as decided before
+    the store has a say: the held run, or the run refused by its start (beyond the maximum,
+    an undeclared check). ``created`` gains the hold's conditions."""
+    now = run.created_at
+    created = replace(created, data={**created.data, "hold": hold.conditions()})
+    refusal = start_refusal(hold, holds.checks, holds.limits, now)
+    if refusal is None:
+        return held_run(run, hold, holds.limits), [created]
+    return _refused(run, hold, refusal), [created, _refusal_entry(refusal, now)]
+
+
 def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> NewRun:
     """Create ``run`` (built as pending) held on ``hold`` — or refused, with its reason;
     the run as created.
@@ -81,18 +94,24 @@ def admit(holds: Holds, run: NewRun, hold: HoldState, created: HistoryEntry) -> 
     ``created`` is the run's first history entry; the hold's conditions are added to it.
     """
     now = run.created_at
-    created = replace(created, data={**created.data, "hold": hold.conditions()})
-    refusal = start_refusal(hold, holds.checks, holds.limits, now)
-    if refusal is None:
-        held = held_run(run, hold, holds.limits)
-        sibling = holds.store.create_held_run(held, [created],
+    decided, history = prepared(holds, run, hold, created)
+    if decided.status is RunStatus.HELD:
+        sibling = holds.store.create_held_run(decided, history,
                                               recent_since=now - SUPERSEDE_WINDOW)
         if sibling is None:
-            return held
+            return decided
         refusal = Refused(Refusal.HOLD_SUPERSEDED, {"sibling": sibling})
-    refused = replace(run, status=RunStatus.REFUSED, state={"hold": hold.to_json()},
-                      due_at=None, reason=refusal.token.value)
-    entry = HistoryEntry(now, "refused", None, {"reason": refusal.token.value,
-                                                **refusal.detail})
-    holds.store.create_run(refused, [created, entry])
-    return refused
+        decided = _refused(run, hold, refusal)
+        history = [*history, _refusal_entry(refusal, now)]
+    holds.store.create_run(decided, history)
+    return decided
+
+
+def _refused(run: NewRun, hold: HoldState, refusal: Refused) -> NewRun:
+    return replace(run, status=RunStatus.REFUSED, state={"hold": hold.to_json()},
+                   due_at=None, reason=refusal.token.value)
+
+
+def _refusal_entry(refusal: Refused, now: datetime) -> HistoryEntry:
+    return HistoryEntry(now, "refused", None, {"reason": refusal.token.value,
+                                               **refusal.detail})

@@ -28,9 +28,12 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    ScheduleFiring,
+    ScheduleRecord,
     TaskCompletion,
     TaskRecord,
     TaskState,
+    TriggerStarts,
 )
 
 __all__ = ["Store"]
@@ -187,7 +190,8 @@ class Store(Protocol):
         """Give back the check slot of ``holder`` (nothing if it holds none)."""
         ...
 
-    def record_event(self, event: NewEvent, now: datetime) -> EventRecord:
+    def record_event(self, event: NewEvent, now: datetime,
+                     starts: TriggerStarts | None = None) -> EventRecord:
         """Record an event and deliver it, in one transaction.
 
         A known ``(type, id)`` is a duplicate: nothing changes and the stored record comes
@@ -195,7 +199,8 @@ class Store(Protocol):
         the inbox of every branch waiting on ``(type, match_key)`` (found by index) whose
         deadline is after the event's ``received_at``, and their runs become due now; the
         waits stay registered until their runs move on. With no such branch it is buffered
-        until ``buffer_until`` (or unmatched at once).
+        until ``buffer_until`` (or unmatched at once). A valid new event also starts the runs
+        of ``starts`` (its triggers'), noted on its record as ``started``.
         """
         ...
 
@@ -216,9 +221,11 @@ class Store(Protocol):
         """One event by id; raises ``EventError`` when none (or several types) have it."""
         ...
 
-    def redeliver(self, event: NewEvent, now: datetime) -> EventRecord:
+    def redeliver(self, event: NewEvent, now: datetime,
+                  starts: TriggerStarts | None = None) -> EventRecord:
         """Deliver a stored invalid, unmatched or buffered event again, with (possibly
-        corrected) data: like :meth:`record_event` but replacing that record."""
+        corrected) data: like :meth:`record_event` but replacing that record (only a
+        corrected invalid event starts ``starts``: a valid one did when first recorded)."""
         ...
 
     def discard(self, event_id: str, now: datetime) -> EventRecord:
@@ -255,4 +262,22 @@ class Store(Protocol):
 
         Workers compare tokens to notice new work without querying for it.
         """
+        ...
+
+    def sync_schedules(self, schedules: Sequence[tuple[str, str, datetime]],
+                       now: datetime) -> None:
+        """Make the stored schedules exactly ``schedules`` (key, flow, next occurrence): a
+        new one is handled up to ``now`` (nothing before it is caught up); one no longer
+        listed is dropped."""
+        ...
+
+    def due_schedules(self, now: datetime, limit: int) -> list[ScheduleRecord]:
+        """Schedules whose next occurrence is at or before ``now``, earliest first."""
+        ...
+
+    def fire_schedule(self, firing: ScheduleFiring, now: datetime) -> bool:
+        """Carry out ``firing`` in one transaction: advance its schedule (from the value
+        read) and create its starts' runs, oldest first, each refusing ``hold-superseded``
+        the occurrences still held before it. False, with nothing changed, when another
+        worker advanced the schedule first."""
         ...

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from tarry.clock import from_millis, to_millis
 from tarry.errors import EventNotFound, EventStateError
-from tarry.model import EventRecord, EventState, EventWait, InboxEvent, NewEvent, RunUpdate
+from tarry.model import (
+    EventRecord,
+    EventState,
+    EventWait,
+    InboxEvent,
+    NewEvent,
+    RunUpdate,
+    TriggerStarts,
+)
+from tarry.store import triggerstore
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:
@@ -28,21 +37,27 @@ __all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_of",
 _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
 
 
-def deliver_new(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
-    """Record a new event (or recognise a duplicate) and deliver it."""
+def deliver_new(tx: Tx, event: NewEvent, now: datetime,
+                starts: TriggerStarts | None = None) -> EventRecord:
+    """Record a new event (or recognise a duplicate) and deliver it; a valid new one also
+    starts the runs of ``starts``."""
     tx.one("lock_event_id", {"type": event.type, "id": event.id})  # a concurrent resend waits
     existing = tx.one("find_event", {"type": event.type, "id": event.id})
     if existing is not None:
         return record_from_row(existing, state=EventState.DUPLICATE)
     state, runs = _deliver(tx, event, now)
     tx.run("insert_event", _event_params(event, state, runs, now))
+    _start(tx, event, starts, now)
     row = tx.one("find_event", {"type": event.type, "id": event.id})
     assert row is not None
     return record_from_row(row)
 
 
-def redeliver(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
-    """Deliver a stored invalid, unmatched or buffered event again with ``event``'s data."""
+def redeliver(tx: Tx, event: NewEvent, now: datetime,
+              starts: TriggerStarts | None = None) -> EventRecord:
+    """Deliver a stored invalid, unmatched or buffered event again with ``event``'s data;
+    an invalid one corrected also starts the runs of ``starts`` (a valid one started its
+    runs when it was first recorded)."""
     stored = _locked(tx, event.id)
     if stored.state not in _REDELIVERABLE:
         raise EventStateError(event.id, stored.state.value,
@@ -50,8 +65,20 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime) -> EventRecord:
                               "or buffered events can be redelivered")
     state, runs = _deliver(tx, event, now)
     row = tx.one("replace_event", _event_params(event, state, runs, now))
+    if stored.state is EventState.INVALID and _start(tx, event, starts, now):
+        row = tx.one("find_event", {"type": event.type, "id": event.id})
     assert row is not None
     return record_from_row(row)
+
+
+def _start(tx: Tx, event: NewEvent, starts: TriggerStarts | None, now: datetime) -> bool:
+    """Start the runs the valid ``event``'s triggers ask for, and note them on it; whether
+    there were any."""
+    if starts is None or event.errors or not starts.runs:
+        return False
+    started = triggerstore.insert_starts(tx, starts.runs, now, starts.supersede_since)
+    triggerstore.note_started(tx, event.type, event.id, started)
+    return True
 
 
 def discard(tx: Tx, event_id: str, now: datetime) -> EventRecord:
@@ -252,7 +279,8 @@ def record_from_row(row: Row, *, state: EventState | None = None) -> EventRecord
     return EventRecord(id=row["id"], type=row["type"], state=state or EventState(row["state"]),
                        data=_json(row["data"]), received_at=from_millis(row["received_at"]),
                        runs=tuple(_json(row["runs"])), errors=tuple(_json(row["errors"])),
-                       buffer_until=None if buffer_until is None else from_millis(buffer_until))
+                       buffer_until=None if buffer_until is None else from_millis(buffer_until),
+                       started=tuple(_json(row["started"])))
 
 
 def _json(value: Any) -> Any:

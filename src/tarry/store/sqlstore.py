@@ -31,11 +31,14 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    ScheduleFiring,
+    ScheduleRecord,
     TaskCompletion,
     TaskRecord,
     TaskState,
+    TriggerStarts,
 )
-from tarry.store import eventstore, holdstore, rows, taskstore
+from tarry.store import eventstore, holdstore, rows, taskstore, triggerstore
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
 
@@ -402,10 +405,12 @@ class SqlStore(ABC):
 
     # -- events ---------------------------------------------------------------------------
 
-    def record_event(self, event: NewEvent, now: datetime) -> EventRecord:
-        """Record an event and deliver it, in one transaction (see ``Store``)."""
+    def record_event(self, event: NewEvent, now: datetime,
+                     starts: TriggerStarts | None = None) -> EventRecord:
+        """Record an event, deliver it and start its triggers' runs, in one transaction
+        (see ``Store``)."""
         with self._transaction(write=True) as tx:
-            return eventstore.deliver_new(tx, event, now)
+            return eventstore.deliver_new(tx, event, now, starts)
 
     def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
         """The undelivered inbox of each run, oldest first."""
@@ -432,11 +437,13 @@ class SqlStore(ABC):
         with self._transaction(write=False) as tx:
             return eventstore.find_by_id(tx, event_id)
 
-    def redeliver(self, event: NewEvent, now: datetime) -> EventRecord:
-        """Deliver a stored invalid, unmatched or buffered event again."""
+    def redeliver(self, event: NewEvent, now: datetime,
+                  starts: TriggerStarts | None = None) -> EventRecord:
+        """Deliver a stored invalid, unmatched or buffered event again (an invalid one
+        corrected also starts its triggers' runs)."""
         with self._transaction(write=True) as tx:
             tx.run("expire_buffered", {"now": to_millis(now)})
-            return eventstore.redeliver(tx, event, now)
+            return eventstore.redeliver(tx, event, now, starts)
 
     def discard(self, event_id: str, now: datetime) -> EventRecord:
         """Mark a quarantined, unmatched or buffered event discarded."""
@@ -468,3 +475,20 @@ class SqlStore(ABC):
         """Add entries to a run's history (a refused request about it, say)."""
         with self._transaction(write=True) as tx:
             tx.many("insert_history", rows.history_params(run_id, entries))
+    # -- schedules ------------------------------------------------------------------------
+
+    def sync_schedules(self, schedules: Sequence[tuple[str, str, datetime]],
+                       now: datetime) -> None:
+        """Make the stored schedules exactly ``schedules`` (key, flow, next occurrence)."""
+        with self._transaction(write=True) as tx:
+            triggerstore.sync(tx, schedules, now)
+
+    def due_schedules(self, now: datetime, limit: int) -> list[ScheduleRecord]:
+        """Schedules whose next occurrence is at or before ``now``, earliest first."""
+        with self._transaction(write=False) as tx:
+            return triggerstore.due(tx, now, limit)
+
+    def fire_schedule(self, firing: ScheduleFiring, now: datetime) -> bool:
+        """Carry out a schedule's firing, unless another worker did (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return triggerstore.fire(tx, firing, now)

@@ -118,7 +118,12 @@ WHERE (%(flow)s::text IS NULL OR flow = %(flow)s::text)
 GROUP BY status
 
 -- name: next_due_at
-SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
+-- The earliest instant a worker has something to do: a run due, or a schedule's occurrence.
+SELECT min(due_at) AS due_at FROM (
+    SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
+    UNION ALL
+    SELECT min(next_at) FROM schedules
+) AS next_due
 
 -- Events ---------------------------------------------------------------------------------
 
@@ -357,3 +362,42 @@ ON CONFLICT (principal, key) DO NOTHING
 -- name: idempotency_key
 SELECT fingerprint, run_id FROM idempotency_keys
 WHERE principal = %(principal)s AND key = %(key)s
+
+-- Triggers (SPEC 3.8) ------------------------------------------------------------------
+
+-- name: add_schedule
+-- A schedule first seen is handled up to now: nothing before it is caught up.
+INSERT INTO schedules (key, flow, handled_until, next_at)
+VALUES (%(key)s, %(flow)s, %(handled_until)s, %(next_at)s)
+ON CONFLICT (key) DO NOTHING
+
+-- name: schedule_keys
+SELECT key FROM schedules
+
+-- name: drop_schedule
+DELETE FROM schedules WHERE key = %(key)s
+
+-- name: due_schedules
+SELECT key, flow, handled_until, next_at FROM schedules
+WHERE next_at <= %(now)s ORDER BY next_at LIMIT %(limit)s
+
+-- name: advance_schedule
+-- Only from the value the worker read: one that lost the race to another changes nothing.
+UPDATE schedules SET handled_until = %(handled_until)s, next_at = %(next_at)s
+WHERE key = %(key)s AND handled_until = %(expected)s
+
+-- name: held_occurrences
+SELECT o.run_id FROM schedule_occurrences o JOIN runs r ON r.id = o.run_id
+WHERE o.schedule = %(schedule)s AND r.status = 'held'
+
+-- name: refuse_held_run
+UPDATE runs
+SET status = 'refused', reason = %(reason)s, due_at = NULL, waiting_for = NULL, updated_at = %(now)s
+WHERE id = %(id)s AND status = 'held'
+
+-- name: insert_occurrence
+INSERT INTO schedule_occurrences (key, schedule, run_id, scheduled_at)
+VALUES (%(key)s, %(schedule)s, %(run_id)s, %(scheduled_at)s)
+
+-- name: set_event_started
+UPDATE events SET started = %(started)s WHERE type = %(type)s AND id = %(id)s

@@ -108,7 +108,12 @@ WHERE (:flow IS NULL OR flow = :flow)
 GROUP BY status
 
 -- name: next_due_at
-SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
+-- The earliest instant a worker has something to do: a run due, or a schedule's occurrence.
+SELECT min(due_at) AS due_at FROM (
+    SELECT min(due_at) AS due_at FROM runs WHERE due_at IS NOT NULL
+    UNION ALL
+    SELECT min(next_at) FROM schedules
+) AS next_due
 
 -- Events ---------------------------------------------------------------------------------
 
@@ -341,3 +346,42 @@ ON CONFLICT (principal, key) DO NOTHING
 
 -- name: idempotency_key
 SELECT fingerprint, run_id FROM idempotency_keys WHERE principal = :principal AND key = :key
+
+-- Triggers (SPEC 3.8) ------------------------------------------------------------------
+
+-- name: add_schedule
+-- A schedule first seen is handled up to now: nothing before it is caught up.
+INSERT INTO schedules (key, flow, handled_until, next_at)
+VALUES (:key, :flow, :handled_until, :next_at)
+ON CONFLICT (key) DO NOTHING
+
+-- name: schedule_keys
+SELECT key FROM schedules
+
+-- name: drop_schedule
+DELETE FROM schedules WHERE key = :key
+
+-- name: due_schedules
+SELECT key, flow, handled_until, next_at FROM schedules
+WHERE next_at <= :now ORDER BY next_at LIMIT :limit
+
+-- name: advance_schedule
+-- Only from the value the worker read: one that lost the race to another changes nothing.
+UPDATE schedules SET handled_until = :handled_until, next_at = :next_at
+WHERE key = :key AND handled_until = :expected
+
+-- name: held_occurrences
+SELECT o.run_id FROM schedule_occurrences o JOIN runs r ON r.id = o.run_id
+WHERE o.schedule = :schedule AND r.status = 'held'
+
+-- name: refuse_held_run
+UPDATE runs
+SET status = 'refused', reason = :reason, due_at = NULL, waiting_for = NULL, updated_at = :now
+WHERE id = :id AND status = 'held'
+
+-- name: insert_occurrence
+INSERT INTO schedule_occurrences (key, schedule, run_id, scheduled_at)
+VALUES (:key, :schedule, :run_id, :scheduled_at)
+
+-- name: set_event_started
+UPDATE events SET started = :started WHERE type = :type AND id = :id

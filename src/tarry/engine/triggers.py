@@ -1,0 +1,152 @@
+"""The engine's triggers (SPEC 3.8): the runs an event starts, and each schedule's occurrences.
+
+Deciding is pure (:mod:`tarry.triggers`); this module turns the decisions into runs and hands
+them to the store, which inserts them in the transaction that records the event or advances
+the schedule. A run a trigger starts is built like any other (inputs checked, a flow's
+``hold:`` admitted); a trigger whose expressions or inputs fail starts a run refused
+``trigger-invalid``, with the reason in its history, so a broken trigger is seen.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tarry.clock import Clock
+from tarry.engine.catalog import FlowCatalog
+from tarry.engine.starting import new_run_id, pending_run
+from tarry.errors import InvalidValue, RunError
+from tarry.holds.admission import SUPERSEDE_WINDOW, hold_of, prepared
+from tarry.holds.service import Holds
+from tarry.language.model import Flow, ScheduleTrigger
+from tarry.model import (
+    HistoryEntry,
+    NewEvent,
+    NewRun,
+    RunStatus,
+    ScheduledStart,
+    ScheduleFiring,
+    ScheduleRecord,
+    TriggerStarts,
+)
+from tarry.store.aio import AsyncStore
+from tarry.triggers.schedule import next_occurrence, plan_firing, schedule_key
+from tarry.triggers.starts import TriggeredStart, event_starts, schedule_start
+from tarry.values import ValueLimits
+
+__all__ = ["INVALID", "Triggers"]
+
+logger = logging.getLogger("tarry.triggers")
+
+INVALID = "trigger-invalid"
+"""The refusal of a run whose trigger could not compute its target or inputs."""
+
+_DUE_BATCH = 32
+
+
+class Triggers:
+    """The triggers of one engine's flows (the YAML flows of its flows folder)."""
+
+    def __init__(self, catalog: FlowCatalog, holds: Holds, clock: Clock,
+                 limits: ValueLimits) -> None:
+        self.catalog = catalog
+        self.holds = holds
+        self.clock = clock
+        self.limits = limits
+
+    def for_event(self, event: NewEvent) -> TriggerStarts | None:
+        """The runs ``event`` starts (None for an invalid event, or when no trigger fires)."""
+        if event.errors:
+            return None
+        flows = [flow for flow in self.catalog.available()[0] if flow.triggers]
+        starts = event_starts(flows, event.type, event.id, event.data, event.received_at)
+        if not starts:
+            return None
+        return TriggerStarts(tuple(self._run_of(start, event.received_at) for start in starts),
+                             supersede_since=event.received_at - SUPERSEDE_WINDOW)
+
+    def schedules(self) -> dict[str, tuple[Flow, ScheduleTrigger]]:
+        """Every schedule trigger of the flows, by its key."""
+        return {schedule_key(flow.name, trigger): (flow, trigger)
+                for flow in self.catalog.available()[0] for trigger in flow.triggers
+                if isinstance(trigger, ScheduleTrigger)}
+
+    async def sync(self, store: AsyncStore) -> None:
+        """Store exactly the schedules the flows declare (a new one starts from now)."""
+        now = self.clock.now()
+        await store.sync_schedules([(key, flow.name, next_occurrence(trigger, now))
+                                    for key, (flow, trigger) in self.schedules().items()], now)
+
+    async def fire_due(self, store: AsyncStore) -> int:
+        """Create the runs of every schedule due now; how many occurrences were created."""
+        now = self.clock.now()
+        due = await store.due_schedules(now, _DUE_BATCH)
+        if not due:
+            return 0
+        known = self.schedules()
+        created = 0
+        for record in due:
+            firing = self._firing(record, known.get(record.key), now)
+            if firing is not None and await store.fire_schedule(firing, now):
+                created += len(firing.starts)
+        return created
+
+    def _firing(self, record: ScheduleRecord, declared: tuple[Flow, ScheduleTrigger] | None,
+                now: datetime) -> ScheduleFiring | None:
+        """What to do for the due ``record``; None for a schedule this worker's flows do not
+        declare (another version's: it syncs its own)."""
+        if declared is None:
+            logger.warning("schedule %s is due but no flow here declares it; left to the "
+                           "worker whose flows do", record.key)
+            return None
+        flow, trigger = self.catalog.remember(declared[0]), declared[1]
+        plan = plan_firing(trigger, record.handled_until, now)
+        if plan.skipped:
+            logger.info("schedule %s of flow %s: %d missed occurrence(s) not created "
+                        "(catch_up: %s)", record.key, flow.name, plan.skipped,
+                        trigger.catch_up)
+        starts = tuple(self._scheduled(flow, trigger, record.key, at, now) for at in plan.fire)
+        return ScheduleFiring(record, handled_until=now, next_at=plan.next_at, starts=starts,
+                              supersede_since=now - SUPERSEDE_WINDOW)
+
+    def _scheduled(self, flow: Flow, trigger: ScheduleTrigger, key: str, at: datetime,
+                   now: datetime) -> ScheduledStart:
+        start = schedule_start(flow, trigger, key, at, now)
+        run, history = self._run_of(start, now)
+        assert start.key is not None
+        return ScheduledStart(run, history, occurrence=start.key, scheduled_at=at)
+
+    def _run_of(self, start: TriggeredStart, now: datetime
+                ) -> tuple[NewRun, tuple[HistoryEntry, ...]]:
+        """The run ``start`` inserts: pending, held (or refused by its hold), or refused
+        ``trigger-invalid``."""
+        flow = self.catalog.remember(start.flow)
+        origin = start.origin
+        try:
+            if start.problem is not None:
+                raise RunError(start.problem)
+            run, created = pending_run(flow, start.inputs, start.target, now,
+                                       run_id=new_run_id(), limits=self.limits,
+                                       origin=origin)
+        except (RunError, InvalidValue) as exc:
+            return _invalid(flow, start, now, str(exc))
+        hold = hold_of(flow, None)
+        if hold is None:
+            return run, (created,)
+        decided, history = prepared(self.holds, run, hold, created)
+        return decided, tuple(history)
+
+
+def _invalid(flow: Flow, start: TriggeredStart, now: datetime,
+             reason: str) -> tuple[NewRun, tuple[HistoryEntry, ...]]:
+    """A run refused because its trigger could not make a valid start of ``flow``."""
+    details: Mapping[str, Any] = {**({"target": start.target} if start.target else {}),
+                                  **start.origin}
+    run = NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
+                 status=RunStatus.REFUSED, inputs={}, target=start.target, created_at=now,
+                 due_at=None, reason=INVALID)
+    return run, (HistoryEntry(now, "created", None, dict(details)),
+                 HistoryEntry(now, "refused", None, {"reason": INVALID, "message": reason}))
+
