@@ -79,19 +79,18 @@ class Triggers:
         await store.sync_schedules([(key, flow.name, next_occurrence(trigger, now))
                                     for key, (flow, trigger) in self.schedules().items()], now)
 
-    async def fire_due(self, store: AsyncStore) -> int:
-        """Create the runs of every schedule due now; how many occurrences were created."""
+    async def fire_due(self, store: AsyncStore) -> datetime | None:
+        """Create the runs of every schedule occurrence due now; the next instant one falls
+        due (None without schedules). Occurrences are the cron's, whichever worker creates
+        them, so that instant is exact without asking the store."""
         now = self.clock.now()
-        due = await store.due_schedules(now, _DUE_BATCH)
-        if not due:
-            return 0
         known = self.schedules()
-        created = 0
-        for record in due:
+        for record in await store.due_schedules(now, _DUE_BATCH) if known else []:
             firing = self._firing(record, known.get(record.key), now)
-            if firing is not None and await store.fire_schedule(firing, now):
-                created += len(firing.starts)
-        return created
+            if firing is not None:
+                await store.fire_schedule(firing, now)
+        return min((next_occurrence(trigger, now) for _, trigger in known.values()),
+                   default=None)
 
     def _firing(self, record: ScheduleRecord, declared: tuple[Flow, ScheduleTrigger] | None,
                 now: datetime) -> ScheduleFiring | None:

@@ -45,8 +45,6 @@ _CHANGE_POLL_SECONDS = 0.02
 _ERROR_BACKOFF_FIRST = timedelta(seconds=0.1)
 _ERROR_BACKOFF_MAX = timedelta(seconds=5)
 """A worker whose store is unavailable retries after 0.2 s, 0.4 s, … at most 5 s."""
-_SCHEDULE_LOOK = timedelta(seconds=1)
-"""How often a busy worker looks for due schedule occurrences."""
 _SCHEDULE_SYNC = timedelta(minutes=1)
 """How often a worker stores its flows' schedules again (picking up edited flow files)."""
 
@@ -81,8 +79,8 @@ class Worker:
         self._in_flight: set[str] = set()
         self._nudged = asyncio.Event()
         self.triggers = triggers
-        self._schedules_looked_at: datetime | None = None
         self._schedules_synced_at: datetime | None = None
+        self._next_schedule_at: datetime | None = None
 
     def wake(self) -> None:
         """Look for due runs at once rather than at the next look at the store's change token
@@ -152,20 +150,18 @@ class Worker:
         return [(record, inboxes.get(record.id, [])) for record in claimed]
 
     async def _fire_schedules(self) -> None:
-        """Create the runs of due schedule occurrences, looking at most once a
-        :data:`_SCHEDULE_LOOK` (the idle sleep already ends at the next occurrence), and
-        storing the flows' schedules first and every :data:`_SCHEDULE_SYNC` after."""
+        """Create the runs of schedule occurrences due by now, looking only when one may be
+        due; the flows' schedules are stored first and every :data:`_SCHEDULE_SYNC` after
+        (picking up edited flow files)."""
         if self.triggers is None:
             return
         now = self.clock.now()
         if self._schedules_synced_at is None or now - self._schedules_synced_at >= _SCHEDULE_SYNC:
             await self.triggers.sync(self.store)
             self._schedules_synced_at = now
-        elif self._schedules_looked_at is not None and (
-                now - self._schedules_looked_at < _SCHEDULE_LOOK):
-            return
-        self._schedules_looked_at = now
-        await self.triggers.fire_due(self.store)
+            self._next_schedule_at = now
+        if self._next_schedule_at is not None and now >= self._next_schedule_at:
+            self._next_schedule_at = await self.triggers.fire_due(self.store)
 
     def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]],
                running: set[asyncio.Task[None]]) -> int:
