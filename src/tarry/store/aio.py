@@ -152,6 +152,7 @@ class AsyncStore:
     append_history = offloaded(Store.append_history)
     reserve_idempotency_key = offloaded(Store.reserve_idempotency_key)
     change_token = offloaded(Store.change_token)
+    run_ids_starting = offloaded(Store.run_ids_starting)
     sync_schedules = offloaded(Store.sync_schedules)
     due_schedules = offloaded(Store.due_schedules)
     fire_schedule = offloaded(Store.fire_schedule)
