@@ -332,7 +332,8 @@ def test_a_manifest_given_as_a_path_is_validated_and_used(project: Project) -> N
     (project.root / "events.yaml").write_text(MANIFESTS, encoding="utf-8")
     document = project.json("validate", "more", "events.yaml")
     assert document == {"ok": True, "files": ["more/approval.yaml"],
-                        "manifests": ["events.yaml", "more/replies.yaml"], "problems": []}
+                        "manifests": ["events.yaml", "more/replies.yaml"], "apps": [],
+                        "problems": []}
 
 
 def test_a_configured_manifest_that_does_not_exist_is_not_required(project: Project) -> None:
