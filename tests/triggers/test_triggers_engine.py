@@ -270,7 +270,6 @@ async def test_a_schedule_no_flow_declares_any_more_is_dropped(
     try:
         await harness.run_due()
         (tmp_path / "flows" / "report.yaml").unlink()
-        harness.engine.catalog.yaml_flows()  # the catalog sees the folder as it is now
         await harness.engine.triggers.sync(harness.engine.async_store)
         assert harness.engine.store.next_due_at() is None
     finally:
