@@ -12,10 +12,14 @@ The Python API (SPEC 6)::
         await ctx.wait("cooling-off", "2d")
         ...
 
+Start runs and send events over HTTP, from services without access to the store, with
+:class:`Client` (or :class:`AsyncClient`) against ``tarry serve``.
+
 Everything else (the engine, the store, the command line) lives in subpackages; testing
 tools are in :mod:`tarry.testing`.
 """
 
+from tarry.client import ApiError, AsyncClient, Client
 from tarry.errors import (
     NondeterminismError,
     SerializationError,
@@ -30,8 +34,11 @@ from tarry.sdk.serializers import JsonSerializer, Serializer
 from tarry.sdk.strategies import Decision, Jitter, WaitStrategy
 
 __all__ = [
+    "ApiError",
     "App",
+    "AsyncClient",
     "CheckContext",
+    "Client",
     "Context",
     "Decision",
     "EventResult",

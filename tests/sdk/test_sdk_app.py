@@ -178,10 +178,11 @@ async def test_the_app_starts_sends_and_works_through_the_projects_engine(
     app.close()
 
 
-def test_the_package_exports_exactly_the_sdk() -> None:
+def test_the_package_exports_exactly_the_sdk_and_the_client() -> None:
     assert tarry.__all__ == sorted(tarry.__all__)
     assert tarry.__all__ == [
-        "App", "CheckContext", "Context", "Decision", "EventResult", "Jitter", "JsonSerializer",
+        "ApiError", "App", "AsyncClient", "CheckContext", "Client", "Context", "Decision",
+        "EventResult", "Jitter", "JsonSerializer",
         "NondeterminismError", "SerializationError", "Serializer", "StepError", "TarryError",
         "WaitForConditionError", "WaitStrategy"]
     for name in tarry.__all__:
