@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tarry.errors import (
     Conflict,
+    Forbidden,
     InvalidRequest,
     InvalidValue,
     NotFound,
@@ -57,6 +58,7 @@ RETRY_AFTER_SECONDS = 5
 _STATUS_OF: tuple[tuple[type[TarryError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
+    (Forbidden, 403),
     (InvalidRequest, 422),
     (StoreUnavailable, 503),
     (ValueTooLarge, 413),

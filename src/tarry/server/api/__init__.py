@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tarry.server.api import events, flows, held, runs
+from tarry.server.api import events, flows, held, runs, tasks
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = (runs.router, held.router, events.router, flows.router)
+ROUTERS: tuple[APIRouter, ...] = (runs.router, held.router, events.router, tasks.router,
+                                  flows.router)
 """Every /v1 router, in the order the OpenAPI document lists them."""

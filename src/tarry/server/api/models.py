@@ -7,11 +7,11 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from tarry.model import EventState, RunStatus
+from tarry.model import EventState, RunStatus, TaskState
 
-__all__ = ["EventDocument", "EventList", "FlowInfo", "FlowList", "Health", "HistoryItem",
-           "ManifestInfo", "RedeliverEvent", "RunDocument", "RunError", "RunList",
-           "SendEvent", "StartRun", "WaitingFor"]
+__all__ = ["CompleteTask", "EventDocument", "EventList", "FlowInfo", "FlowList", "Health",
+           "HistoryItem", "ManifestInfo", "RedeliverEvent", "RunDocument", "RunError",
+           "RunList", "SendEvent", "StartRun", "TaskDocument", "TaskList", "WaitingFor"]
 
 JsonObject = dict[str, Any]
 
@@ -48,6 +48,44 @@ class RedeliverEvent(_Request):
 
     data: JsonObject | None = Field(default=None,
                                     description="The corrected payload (default: as stored).")
+
+
+class CompleteTask(_Request):
+    """``POST /v1/tasks/{id}/complete``: the person's decision and what the form asks for."""
+
+    outcome: str = Field(min_length=1, max_length=512,
+                         description="One of the task's outcomes.")
+    data: JsonObject = Field(default_factory=dict,
+                             description="What the task's form (a JSON Schema) asks for.")
+
+
+class TaskDocument(BaseModel):
+    """A task for a person (SPEC 3.7): what is asked, of whom, until when, and the answer."""
+
+    id: str
+    run: str = Field(description="The id of the run that asked.")
+    flow: str
+    target: str | None
+    step: str = Field(description="The path of the asking step.")
+    title: str
+    details: str | None
+    assign: list[str] = Field(description="Who may complete it; empty: anyone.")
+    form: JsonObject | None = Field(description="The JSON Schema of the data asked for.")
+    outcomes: list[str]
+    state: TaskState
+    created_at: str
+    until: str = Field(description="The deadline: the task times out then.")
+    reminders: int = Field(description="How many reminders went out so far.")
+    outcome: str | None
+    data: JsonObject | None
+    by: str | None = Field(description="The principal that completed it.")
+    completed_at: str | None
+
+
+class TaskList(BaseModel):
+    """Tasks, newest first."""
+
+    tasks: list[TaskDocument]
 
 
 class WaitingFor(BaseModel):
