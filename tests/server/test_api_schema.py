@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error, response_schema_conformance
 from server_support import Served
 
+
 def test_the_document_is_openapi_3_1_and_lists_every_endpoint(served: Served) -> None:
     document = httpx.get(f"{served.url}/openapi.json").json()
     assert document["openapi"].startswith("3.1")
