@@ -19,6 +19,7 @@ from dashboard_support import (
 from server_support import Served, serve
 
 from tarry.model import EventState, RunRecord, RunStatus
+from tarry.server.dashboard import inbox as inbox_pages
 from tarry.server.dashboard import runs as runs_pages
 
 
@@ -251,6 +252,31 @@ def test_the_inbox_shows_quarantined_events_with_their_validation_errors(
     assert "<li>approved: &#39;yes&#39; is not of type &#39;boolean&#39;</li>" in html
     assert "No buffered events." in browser.get("/events?state=buffered").text
     assert browser.get("/events?state=lost").status_code == 400
+
+
+def test_the_inbox_tabs_count_what_needs_an_operator(dashboard: Served, browser: Browser,
+                                                      scene: Scene) -> None:
+    dashboard.engine.send("ticket.closed", {"ticket": 7})  # kept 5m for a wait to take it
+    html = browser.get("/events").text
+    counts = dict(re.findall(r'data-state="(\w+)"[^>]*>\w+ <b>(\d+)</b>', html))
+    assert counts == {"invalid": "1", "buffered": "1", "unmatched": "0"}
+
+
+def test_the_inbox_comes_a_page_at_a_time_and_by_event_type(
+        dashboard: Served, browser: Browser, scene: Scene,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inbox_pages, "PAGE_SIZE", 1)
+    second = dashboard.engine.send("deal.approved", {"deal": 7})
+    first_page = browser.get("/events").text
+    older = re.search(r'href="/events\?([^"]+)" rel="next"', first_page)
+    assert re.findall(r'<tr data-event="(\w+)">', first_page) == [second.id]
+    assert older is not None
+
+    next_page = browser.get(f"/events?{older.group(1).replace('&amp;', '&')}").text
+    assert re.findall(r'<tr data-event="(\w+)">', next_page) == [scene.quarantined.id]
+    assert 'rel="next"' not in next_page
+    other_type = browser.get("/events?type=ticket.closed").text
+    assert "No quarantined events of type ticket.closed." in other_type
 
 
 def test_a_corrected_payload_is_redelivered_to_the_waiting_run(

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tarry.config import load_settings
-from tarry.server.dashboard.inbox import parse_payload
+from tarry.server.dashboard.inbox import decode_event_cursor, parse_payload
 from tarry.server.dashboard.runs import decode_cursor
 from tarry.server.dashboard.session import Session, Sessions
 
@@ -89,3 +89,20 @@ def test_an_edited_payload_that_is_not_an_object_says_what_it_is() -> None:
         None, "The payload must be a JSON object ({…}), not str.")
     assert parse_payload("") == (
         None, "The payload is not valid JSON: Expecting value (line 1, column 1).")
+
+
+def test_an_inbox_cursor_names_a_position_whatever_the_type() -> None:
+    instant, event_type, event_id = decode_event_cursor("1788253200000.slack.approval.e1")
+    assert (instant.isoformat(), event_type, event_id) == (
+        "2026-09-01T09:00:00+00:00", "slack.approval", "e1")
+
+
+@given(st.text(max_size=100))
+def test_any_inbox_cursor_text_is_a_position_or_a_value_error(text: str) -> None:
+    try:
+        instant, event_type, event_id = decode_event_cursor(text)
+    except ValueError:
+        return
+    assert event_type
+    assert event_id
+    assert instant.tzinfo is not None

@@ -77,6 +77,7 @@ def test_a_wait_still_open_reaches_to_now_and_the_axis_to_its_deadline() -> None
     assert drawn.planned == PLOT_RIGHT - PLOT_LEFT
     assert drawn.waited == round((PLOT_RIGHT - PLOT_LEFT) * 10 / 48, 1)
     assert layout(line).now_x == drawn.x + drawn.waited
+    assert drawn.deadline_label == "wakes Sep 03 09:00:00"
 
 
 def test_a_timeout_ends_the_wait_at_its_deadline() -> None:

@@ -143,6 +143,7 @@ class AsyncStore:
     record_event = offloaded(Store.record_event)
     inbox = offloaded(Store.inbox)
     list_events = offloaded(Store.list_events)
+    count_inbox_events = offloaded(Store.count_inbox_events)
     get_event = offloaded(Store.get_event)
     redeliver = offloaded(Store.redeliver)
     discard = offloaded(Store.discard)

@@ -217,6 +217,11 @@ class Store(Protocol):
         previous page (keyset paging)."""
         ...
 
+    def count_inbox_events(self) -> dict[EventState, int]:
+        """How many events are invalid, buffered and unmatched (a state with none is
+        absent): what an operator may redeliver or discard."""
+        ...
+
     def get_event(self, event_id: str) -> EventRecord:
         """One event by id; raises ``EventError`` when none (or several types) have it."""
         ...

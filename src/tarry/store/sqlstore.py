@@ -432,6 +432,12 @@ class SqlStore(ABC):
             found = tx.all("list_events", params)
         return [eventstore.record_from_row(row) for row in found]
 
+    def count_inbox_events(self) -> dict[EventState, int]:
+        """How many events are invalid, buffered and unmatched (absent: none)."""
+        with self._transaction(write=False) as tx:
+            found = tx.all("count_inbox_events")
+        return {EventState(row["state"]): int(row["total"]) for row in found}
+
     def get_event(self, event_id: str) -> EventRecord:
         """One event by id."""
         with self._transaction(write=False) as tx:

@@ -5,13 +5,17 @@ event discarded."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import HTMLResponse
 
+from tarry.clock import from_millis, to_millis
 from tarry.engine.documents import event_document
-from tarry.model import EventState
+from tarry.model import EventRecord, EventState
 from tarry.server.api.context import wake_worker
 from tarry.server.dashboard.web import (
     DashboardRoute,
@@ -25,7 +29,8 @@ from tarry.server.dashboard.web import (
     viewer,
 )
 
-__all__ = ["INBOX_TABS", "parse_payload", "router"]
+__all__ = ["INBOX_TABS", "PAGE_SIZE", "decode_event_cursor", "encode_event_cursor",
+           "parse_payload", "router"]
 
 router = APIRouter(route_class=DashboardRoute)
 
@@ -40,7 +45,11 @@ INBOX_TABS: tuple[tuple[str, str], ...] = (
 ACTIONABLE = frozenset({EventState.INVALID, EventState.BUFFERED, EventState.UNMATCHED})
 """The states an operator can redeliver or discard an event from."""
 
-_SHOWN = 100
+_COUNTED = frozenset(state.value for state in ACTIONABLE)
+"""The tabs that say how many events they hold."""
+
+PAGE_SIZE = 50
+"""Events per page."""
 
 
 def parse_payload(text: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -55,20 +64,62 @@ def parse_payload(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
+def encode_event_cursor(record: EventRecord) -> str:
+    """The position after ``record`` in the inbox: ``<received_at ms>.<type>.<id>``
+    (a type has no dot-free guarantee, so the id is what follows the last dot)."""
+    return f"{to_millis(record.received_at)}.{record.type}.{record.id}"
+
+
+def decode_event_cursor(text: str) -> tuple[datetime, str, str]:
+    """The position an inbox cursor names; raises ``ValueError`` when it is not one."""
+    millis, _, rest = text.partition(".")
+    event_type, dot, event_id = rest.rpartition(".")
+    if not (dot and millis.isascii() and millis.isdigit() and event_type and event_id):
+        raise ValueError(text)
+    try:
+        return from_millis(int(millis)), event_type, event_id
+    except OverflowError:
+        raise ValueError(text) from None
+
+
+def _after(params: Mapping[str, str]) -> tuple[datetime, str, str] | None:
+    text = query_text(params, "cursor")
+    try:
+        return decode_event_cursor(text) if text else None
+    except ValueError:
+        raise PageError(400, "This page link is damaged",
+                        "Its position in the inbox cannot be read; start again from the "
+                        "first page.") from None
+
+
 @router.get("/events", response_class=HTMLResponse)
 async def inbox_page(request: Request, who: Who) -> HTMLResponse:
-    """The inbox, one tab per state (quarantined first), newest first."""
-    tab = query_text(request.query_params, "state") or "invalid"
+    """The inbox, one tab per state (quarantined first), newest first, a page at a time,
+    optionally of one event type."""
+    params = request.query_params
+    tab = query_text(params, "state") or "invalid"
     titles = dict(INBOX_TABS)
     if tab not in titles:
         raise PageError(400, "Unknown event state",
                         f"There is no event state '{tab}'; choose one of: "
                         f"{', '.join(titles)}.")
-    state = None if tab == "all" else EventState(tab)
-    records = await engine_of(request).aio.events(state=state, limit=_SHOWN)
+    event_type, after = query_text(params, "type"), _after(params)
+    engine = engine_of(request)
+    records = await engine.async_store.list_events(
+        state=None if tab == "all" else EventState(tab), type=event_type, after=after,
+        now=engine.clock.now(), limit=PAGE_SIZE + 1)
+    counts = await engine.async_store.count_inbox_events()
+    shown = records[:PAGE_SIZE]
+    more = urlencode({key: value for key, value in (
+        ("state", tab), ("type", event_type),
+        ("cursor", encode_event_cursor(shown[-1]) if len(records) > PAGE_SIZE else None))
+        if value})
     return page(request, who, "events.html", live="events_live.html", tab=tab,
-                tabs=INBOX_TABS, title=titles[tab],
-                events=[event_document(record) for record in records], shown=_SHOWN)
+                tabs=[(state, title, counts.get(EventState(state), 0) if state in _COUNTED
+                       else None) for state, title in INBOX_TABS],
+                title=titles[tab], event_type=event_type, event_types=sorted(engine.manifests),
+                events=[event_document(record) for record in shown],
+                next_query=more if len(records) > PAGE_SIZE else None, paged=after is not None)
 
 
 @router.get("/events/{event_id}", response_class=HTMLResponse)

@@ -273,6 +273,10 @@ MIN_WIDTH = 2.0
 DEADLINE_LABEL_WIDTH = 150
 """A span at least this wide says its deadline beside it."""
 
+_AT_DEADLINE = {"event": "times out", "timer": "wakes", "hold": "hold expires",
+                "poll": "polls again", "retry": "retries", "task": "times out"}
+"""What happens at a wait's deadline, by kind: the words beside it."""
+
 _TICK_STEPS = tuple(timedelta(seconds=s) for s in (
     0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
     2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400,
@@ -391,7 +395,7 @@ def _drawn_span(span: Span, scale: _Scale, now: datetime | None) -> DrawnSpan:
     waited_until = span.end or now or span.start
     planned = (max(scale.x(span.deadline) - x, MIN_WIDTH) if span.deadline is not None
                else None)
-    label = (f"deadline {span.deadline:%b %d %H:%M:%S}"
+    label = (f"{_AT_DEADLINE.get(span.kind, 'deadline')} {span.deadline:%b %d %H:%M:%S}"
              if span.deadline is not None and planned is not None
              and planned >= DEADLINE_LABEL_WIDTH else None)
     return DrawnSpan(x=x, waited=max(scale.x(waited_until) - x, MIN_WIDTH), planned=planned,

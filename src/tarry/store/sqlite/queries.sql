@@ -215,6 +215,13 @@ UPDATE runs SET due_at = :now WHERE id = :run_id
 UPDATE events SET state = 'unmatched', updated_at = :now
 WHERE state = 'buffered' AND buffer_until <= :now
 
+-- name: count_inbox_events
+-- The events an operator may act on, per state (an index range each, however many were
+-- delivered).
+SELECT state, count(*) AS total FROM events
+WHERE state IN ('invalid', 'buffered', 'unmatched')
+GROUP BY state
+
 -- name: list_events
 -- Newest first, each filter optional (NULL: any); keyset paging after the position
 -- (:before_at, :before_type, :before_id) of the last event of the previous page.
