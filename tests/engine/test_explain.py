@@ -87,3 +87,18 @@ def test_an_ended_run_waits_for_nothing(status: str) -> None:
 
 def test_a_run_without_a_wait_has_no_explanation() -> None:
     assert explain_wait(doc(status="pending")) is None
+
+
+def test_a_wait_with_a_reminder_says_when_the_next_one_runs() -> None:
+    waiting = wait("event", "approval", event_type="slack.approval", match={"message": "1"},
+                   next_reminder="2026-03-02T09:00:00.000Z")
+    assert explain_wait(doc(waiting_for=waiting)).endswith(  # type: ignore[union-attr]
+        "or with status timeout at the deadline; next reminder at 2026-03-02T09:00:00.000Z")
+
+
+def test_a_hold_says_how_many_faults_its_checks_counted() -> None:
+    waiting = wait("hold", None, faults={"jira": 3, "ci": 0}, fault_limit=5)
+    assert explain_wait(doc(status="held", waiting_for=waiting)) == (
+        f"held before its first step since {REGISTERED} until {UNTIL}; then checks its hold "
+        "again; check jira could not tell 3 times in a row (5 refuse the run "
+        "hold-unanswerable)")

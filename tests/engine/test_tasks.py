@@ -89,7 +89,8 @@ async def test_a_task_waits_with_its_rendered_request(harness: Harness) -> None:
     assert record.waiting_for == {"kind": "task", "step": "review",
                                   "until": "2026-03-04T09:00:00.000Z", "event_type": None,
                                   "match": None, "since": "2026-03-01T09:00:00.000Z",
-                                  "others": 0, "task": task.id}
+                                  "others": 0, "task": task.id,
+                                  "next_reminder": "2026-03-02T09:00:00.000Z"}
     assert (task.state, task.run_id, task.flow) == (TaskState.OPEN, run_id, "review")
     assert task.request == TaskRequest(
         id=task.id, step="review", title="Review the reply to R-7",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
@@ -326,3 +327,83 @@ def test_doctor_json_counts_and_lists_the_findings(checked: Project) -> None:
     assert {"level": "ok", "topic": "config", "message": document["findings"][0]["message"]} \
         == document["findings"][0]
     assert [f["topic"] for f in document["findings"]][-1] == "store"
+
+
+# -- a hold agrees with itself -----------------------------------------------------------------
+
+JIRA_FLOW = """\
+flow: ticket
+hold:
+  - check: jira
+steps:
+  - go: { log: started }
+"""
+
+
+def with_jira(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              body: str) -> None:
+    """Declare the check ``jira`` as a script of ``body`` and write a flow held on it."""
+    jira = script(tmp_path / "checks", "jira.sh", body)
+    monkeypatch.setenv("TARRY_CHECKS", f"jira:{jira}")
+    project.flow("ticket", JIRA_FLOW)
+
+
+def test_held_and_show_give_the_same_held_since(project: Project, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    with_jira(project, tmp_path, monkeypatch, "exit 3")
+    run_id = project.json("run", "ticket")["id"]
+    shown = project.json("show", run_id)["waiting_for"]
+    [row] = project.json("held")
+    assert row["held_since"] == shown["since"]
+    assert shown["explanation"].startswith(f"held before its first step since {shown['since']}")
+
+
+def test_a_passed_after_is_no_longer_listed_as_a_condition(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_jira(project, tmp_path, monkeypatch, "exit 3")
+    past = (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    project.json("run", "ticket", "--hold-after", past)
+    [row] = project.json("held")
+    assert row["conditions"] == "jira"
+
+
+def test_the_check_log_line_names_the_run(project: Project, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    with_jira(project, tmp_path, monkeypatch, "exit 3")
+    with caplog.at_level(logging.INFO, logger="tarry.holds"):
+        run_id = project.json("run", "ticket")["id"]
+    assert re.fullmatch(rf"check jira for run {run_id}: not_yet \(exit 3\) in \d+ ms; "
+                        r"stdout 0 bytes, stderr 0 bytes",
+                        next(r.getMessage() for r in caplog.records if "check jira" in
+                             r.getMessage()))
+
+
+def test_started_is_stamped_after_the_hold_cleared(project: Project, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    with_jira(project, tmp_path, monkeypatch, "sleep 0.2; exit 0")
+    history = project.json("run", "ticket")["history"]
+    kinds = [entry["kind"] for entry in history]
+    assert kinds[:4] == ["created", "hold.check", "hold.cleared", "started"]
+    instants = [entry["at"] for entry in history]
+    assert instants == sorted(instants)
+
+
+def test_show_counts_the_faults_towards_hold_unanswerable(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_jira(project, tmp_path, monkeypatch, "exit 1")
+    run_id = project.json("run", "ticket")["id"]
+    explanation = project.tarry("show", run_id).stdout.splitlines()[1]
+    assert explanation.endswith("; then checks its hold again; check jira could not tell 1 "
+                                "time in a row (5 refuse the run hold-unanswerable)")
+
+
+def test_an_after_over_inputs_points_to_hold_after(project: Project) -> None:
+    project.flow("later", "flow: later\ninputs:\n  at: { type: instant }\nhold:\n"
+                          "  - after: \"{{ at }}\"\nsteps:\n  - go: { log: started }\n")
+    result = project.tarry("validate", "flows/later.yaml")
+    assert result.stdout == (
+        "flows/later.yaml:5:12: a hold's 'after' is a literal instant (the gate is decided "
+        "before the first step, and a flow's hold is the same for every run); to hold one run "
+        "until an instant it is given, start it with --hold-after INSTANT (tarry start, tarry "
+        "run) or hold_after (POST /v1/runs)\n")

@@ -113,6 +113,7 @@ async def test_a_held_run_says_what_it_waits_for(build: Build) -> None:
         "kind": "hold", "step": None, "until": "2026-01-01T09:01:00.000Z", "event_type": None,
         "match": None, "conditions": [{"check": "jira", "clear": False}],
         "since": "2026-01-01T09:00:00.000Z", "rounds": 1, "expires": "2026-01-02T09:00:00.000Z",
+        "faults": {}, "fault_limit": 5,
         "explanation": "held before its first step since 2026-01-01T09:00:00.000Z until "
                        "2026-01-01T09:01:00.000Z; then checks its hold again"}
 
@@ -503,7 +504,7 @@ async def test_a_check_that_prints_a_secret_leaves_it_nowhere(
     assert [c["stdout_bytes"] for c in checks_of(harness, run)] == [19, 19, 19]
     assert secret not in str(harness.document(run))
     assert secret not in caplog.text
-    assert "check jira: not_yet (exit 3)" in caplog.text
+    assert f"check jira for run {run}: not_yet (exit 3)" in caplog.text
     assert secret not in stored_text(store_url, tmp_path)
 
 

@@ -167,6 +167,7 @@ def test_waiting_for_says_what_the_hold_waits_for(hold: HoldState, since: str | 
     assert document == {
         "kind": "hold", "step": None, "until": "2026-01-01T10:00:00.000Z", "event_type": None,
         "match": None, "since": since, "rounds": hold.rounds, "expires": expires,
+        "faults": {}, "fault_limit": LIMITS.check_faults,
         "conditions": [{"after": "2026-01-01T10:00:00.000Z"},
                        {"check": "jira", "clear": hold.cleared == ("jira",)},
                        {"check": "ci", "clear": False}]}

@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from tarry.cli.session import console, note, open_run_store, print_json
-from tarry.clock import SystemClock, iso
+from tarry.clock import SystemClock, from_iso, iso
 from tarry.errors import StoreMissing
 from tarry.holds.doctor import Level, diagnose
 from tarry.language.durations import format_duration, parse_instant
@@ -76,10 +76,11 @@ def _held_runs(every: bool) -> tuple[int, list[RunRecord]]:
 def held_row(record: RunRecord, now: datetime) -> dict[str, Any]:
     """One held run as ``tarry held`` shows it."""
     waiting = record.waiting_for or {}
+    since = from_iso(waiting["since"]) if waiting.get("since") else record.updated_at
     return {"id": record.id, "flow": record.flow, "target": record.target,
-            "conditions": _conditions(waiting.get("conditions") or []),
-            "held_since": iso(record.created_at),
-            "held_for": _rounded(now - record.created_at),
+            "conditions": _conditions(waiting.get("conditions") or [], now),
+            "held_since": iso(since),
+            "held_for": _rounded(now - since),
             "next_check": waiting.get("until")}
 
 
@@ -99,11 +100,13 @@ def _held_table(rows: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
-def _conditions(conditions: Sequence[Mapping[str, Any]]) -> str:
-    """``after 2026-09-01T09:00:00.000Z + jira (go) + ci``."""
+def _conditions(conditions: Sequence[Mapping[str, Any]], now: datetime) -> str:
+    """``after 2026-09-01T09:00:00.000Z + jira (go) + ci``; an ``after`` that has passed is
+    no longer a condition."""
     return " + ".join(f"after {c['after']}" if "after" in c
                       else f"{c['check']} (go)" if c.get("clear") else str(c["check"])
-                      for c in conditions)
+                      for c in conditions
+                      if "after" not in c or from_iso(c["after"]) > now)
 
 
 def _rounded(delta: timedelta) -> str:

@@ -79,6 +79,7 @@ class Executor:
             held = await self.gate.evaluate(record, state, now, history)
             if held is not None:
                 return held
+        now = max([now, *(entry.at for entry in history)])  # a cleared hold's checks took time
         history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
         state.setdefault("started_at", iso(now))
         try:

@@ -9,7 +9,10 @@ thing. It reads only ``waiting_for``, which the worker writes when the run suspe
 - for an event wait, ``alternatives``: every ``{event_type, match}`` the step waits on (a
   ``wait_for: {any: [...]}`` names each one);
 - ``others``: how many other branches of the run wait besides the one shown (the one shown is
-  the one due first).
+  the one due first);
+- ``next_reminder``: when the reminder of the wait shown runs next, if it has one;
+- for a hold, ``faults`` (check name → faults in a row) and ``fault_limit``
+  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so.
 
 A run that has ended waits for nothing: no explanation, and its document's ``waiting_for``
 is null.
@@ -60,7 +63,19 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
             f"{'s' if others == 1 else ''} as well") if others else ""
     return (f"{what.format(**fields)}{at_step} since {since} until {waiting['until']}; "
-            f"{then.format(**fields)}{more}")
+            f"{then.format(**fields)}{more}{_meanwhile(waiting)}")
+
+
+def _meanwhile(waiting: Mapping[str, Any]) -> str:
+    """What happens before the wait ends: the next reminder, or the faults a hold's checks
+    have counted towards ``hold-unanswerable``."""
+    if waiting.get("next_reminder"):
+        return f"; next reminder at {waiting['next_reminder']}"
+    faults = {name: count for name, count in (waiting.get("faults") or {}).items() if count}
+    limit = waiting.get("fault_limit")
+    return "".join(
+        f"; check {name} could not tell {count} time{'s' if count > 1 else ''} in a row "
+        f"({limit} refuse the run hold-unanswerable)" for name, count in faults.items())
 
 
 def describe_alternatives(alternatives: list[Mapping[str, Any]]) -> str:

@@ -76,6 +76,9 @@ class Blocked:
                                         for w in shown
                                         if w.step == first.step and w.kind == "event"]
         document["others"] = len({w.step for w in shown} - {first.step})
+        reminders = [w.until for w in self.waits if w.kind == "reminder" and w.step == first.step]
+        if reminders and first.kind != "reminder":
+            document["next_reminder"] = _iso(min(reminders))
         return document
 
 

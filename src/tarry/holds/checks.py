@@ -112,8 +112,10 @@ class CheckRunner:
         :func:`check_environment`)."""
         self.spawned = 0
 
-    async def run(self, name: str, path: Path, argument: str) -> CheckResult:
-        """Run the check ``name`` (the executable ``path``) once with ``argument``."""
+    async def run(self, name: str, path: Path, argument: str, *,
+                  run_id: str | None = None) -> CheckResult:
+        """Run the check ``name`` (the executable ``path``) once with ``argument``, for the
+        run ``run_id`` (named in the log line)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
         stdout, stderr = _Sink(), _Sink()
@@ -125,7 +127,7 @@ class CheckRunner:
             stdout.close()
             stderr.close()
             reason = exc.strerror or type(exc).__name__
-            logger.warning("check %s could not be started: %s", name, reason)
+            logger.warning("check %s%s could not be started: %s", name, _for(run_id), reason)
             return CheckResult(name, Answer.UNKNOWN, None, 0, spawn_error=reason)
         self.spawned += 1
         await stdout.listen()
@@ -139,7 +141,7 @@ class CheckRunner:
             duration_ms=round((loop.time() - began) * 1000),
             stdout_bytes=stdout.bytes, stderr_bytes=stderr.bytes,
             signal=-code if code is not None and code < 0 else None, timed_out=timed_out)
-        _log(result)
+        _log(result, run_id)
         return result
 
     async def _wait(self, process: asyncio.subprocess.Process) -> bool:
@@ -231,12 +233,16 @@ def _signal(process: asyncio.subprocess.Process, *, terminate: bool) -> None:
         pass
 
 
-def _log(result: CheckResult) -> None:
+def _for(run_id: str | None) -> str:
+    return f" for run {run_id}" if run_id is not None else ""
+
+
+def _log(result: CheckResult, run_id: str | None) -> None:
     how = ("timed out" if result.timed_out
            else f"signal {result.signal}" if result.signal is not None
            else f"exit {result.exit}")
-    logger.info("check %s: %s (%s) in %d ms; stdout %d bytes, stderr %d bytes",
-                result.check, result.answer.value, how, result.duration_ms,
+    logger.info("check %s%s: %s (%s) in %d ms; stdout %d bytes, stderr %d bytes",
+                result.check, _for(run_id), result.answer.value, how, result.duration_ms,
                 result.stdout_bytes, result.stderr_bytes)
 
 

@@ -77,7 +77,7 @@ class HoldGate:
             hold = began_round(hold, now)
             for name in hold.pending:
                 result = await holds.runner.run(name, holds.checks[name],
-                                                record.target or record.id)
+                                                record.target or record.id, run_id=record.id)
                 history.append(HistoryEntry(holds.clock.now(), "hold.check", None,
                                             result.history_data()))
                 hold, refusal = answered(hold, name, result.answer, holds.limits)

@@ -195,4 +195,6 @@ def waiting_for(hold: HoldState, until: datetime, limits: Limits) -> dict[str, A
     return {"kind": "hold", "step": None, "until": iso(until), "event_type": None,
             "match": None, "conditions": hold.conditions(),
             "since": iso(hold.since) if hold.since else None, "rounds": hold.rounds,
-            "expires": iso(expires) if expires else None}
+            "expires": iso(expires) if expires else None,
+            "faults": {name: count for name, count in hold.faults.items() if count},
+            "fault_limit": limits.check_faults}

@@ -13,6 +13,11 @@ MAX_CONDITIONS = 4
 """A hold has at most this many conditions."""
 
 _SHAPE = "'- after: <instant>' or '- check: <name>'"
+_AFTER_IS_LITERAL = (
+    "a hold's 'after' is a literal instant (the gate is decided before the first step, and "
+    "a flow's hold is the same for every run); to hold one run until an instant it is given, "
+    "start it with --hold-after INSTANT (tarry start, tarry run) or hold_after "
+    "(POST /v1/runs)")
 
 
 def read_hold(ctx: LoadContext, node: YamlNode, key: str) -> tuple[HoldCondition, ...]:
@@ -45,6 +50,9 @@ def _read_condition(ctx: LoadContext, node: YamlNode) -> HoldCondition | None:
     Fields(ctx, node, "in a hold condition", allowed=("after", "check"))
     entry = node.entries[0]
     if entry.key == "after":
+        if isinstance(entry.value, YamlScalar) and "{{" in str(entry.value.value):
+            ctx.report(entry.value.pos, _AFTER_IS_LITERAL)
+            return None
         return HoldAfter(read_instant(ctx, entry.value, "after"), entry.key_pos)
     if entry.key == "check":
         return HoldCheck(_read_check_name(ctx, entry.value), entry.key_pos)
