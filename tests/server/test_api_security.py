@@ -226,3 +226,18 @@ def test_no_token_is_ever_in_the_log(guarded: Served, caplog: pytest.LogCaptureF
     assert all(secret not in text for secret in ("single-secret", "ops-secret", "bob-secret",
                                                  "wrong-guess"))
 
+
+
+@pytest.mark.parametrize("body", [
+    b'{"deal": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+    b'{"deal": NaN}',
+    b'{"deal": ' + b"9" * 5000 + b"}",
+], ids=["deep", "NaN", "long number"])
+def test_a_signed_delivery_of_hostile_json_is_a_400_not_a_crash(
+        signing: Served, body: bytes) -> None:
+    with signing.client() as client:
+        response = client.post("/v1/events/tarry.hook", content=body,
+                               headers=_signed("tarry", body))
+        assert _error(response) == (400, "malformed", "the request body is not valid JSON")
+        listed = client.get("/v1/events", headers={"Authorization": "Bearer single-secret"})
+        assert listed.json()["events"] == []

@@ -9,12 +9,12 @@ field holding the JSON. The dedup id is the ``Idempotency-Key`` header, else Git
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
 from tarry.errors import ConfigError
+from tarry.language.jsontext import parse_json
 from tarry.language.manifests import Manifest
 from tarry.server.errors import ApiError
 
@@ -56,6 +56,6 @@ def delivery_id(headers: Mapping[str, str]) -> str | None:
 
 def _json(text: bytes, what: str) -> Any:
     try:
-        return json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+        return parse_json(text.decode("utf-8"))
+    except ValueError:  # not JSON, not UTF-8, nested too deep, NaN, a number too long
         raise ApiError(400, f"{what} is not valid JSON") from None
