@@ -263,6 +263,23 @@ def transition_counts(url: str) -> Counter[Transition]:
         return Counter({(run_id, kind, step): count for run_id, kind, step, count in found})
 
 
+def store_transition_counts(engine: Engine, run_ids: Sequence[str]) -> Counter[Transition]:
+    """:func:`transition_counts` read through the store interface (any backend)."""
+    return Counter((run_id, entry.kind, entry.step) for run_id in run_ids
+                   for entry in engine.store.history(run_id))
+
+
+def store_status_counts(engine: Engine, run_ids: Sequence[str]) -> Counter[str]:
+    """:func:`status_counts` through the store interface."""
+    return Counter(str(engine.get(run_id).status) for run_id in run_ids)
+
+
+def store_reply_statuses(engine: Engine, run_ids: Sequence[str]) -> dict[str, str]:
+    """:func:`reply_statuses` from the run documents (any backend)."""
+    return {run_id: engine.document(run_id, history=False)["bindings"]["reply"]["status"]
+            for run_id in run_ids}
+
+
 def expected_transitions(run_id: str, *, answered: bool) -> dict[Transition, int]:
     """The history entries a run of the fleet flow must have exactly once (or, by outcome,
     never)."""
