@@ -29,7 +29,7 @@ from tarry.errors import (
 )
 from tarry.sdk.app import App
 from tarry.sdk.conditions import CheckContext
-from tarry.sdk.context import Context, EventResult
+from tarry.sdk.context import Context, EventResult, TaskResult
 from tarry.sdk.serializers import JsonSerializer, Serializer
 from tarry.sdk.strategies import Decision, Jitter, WaitStrategy
 
@@ -49,6 +49,7 @@ __all__ = [
     "Serializer",
     "StepError",
     "TarryError",
+    "TaskResult",
     "WaitForConditionError",
     "WaitStrategy",
 ]

@@ -184,7 +184,7 @@ def test_the_package_exports_exactly_the_sdk_and_the_client() -> None:
         "ApiError", "App", "AsyncClient", "CheckContext", "Client", "Context", "Decision",
         "EventResult", "Jitter", "JsonSerializer",
         "NondeterminismError", "SerializationError", "Serializer", "StepError", "TarryError",
-        "WaitForConditionError", "WaitStrategy"]
+        "TaskResult", "WaitForConditionError", "WaitStrategy"]
     for name in tarry.__all__:
         assert getattr(tarry, name).__doc__
 

@@ -14,6 +14,7 @@ Binds ``{status: completed|timeout, outcome, data, by, completed_at}``; on timeo
 from __future__ import annotations
 
 import secrets
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tarry.clock import from_iso, iso
@@ -26,9 +27,10 @@ from tarry.language.model import Ask, Step
 from tarry.model import TASK_INBOX_TYPE, TaskRequest
 
 if TYPE_CHECKING:
-    from tarry.engine.interpreter import Interpreter, Names
+    from tarry.engine.interpreter import Env, Interpreter, Names
 
-__all__ = ["completed_binding", "new_task_id", "run_ask", "timeout_binding"]
+__all__ = ["completed_binding", "new_task_id", "open_task", "run_ask", "take_completion",
+           "task_request", "timeout_binding"]
 
 
 def new_task_id() -> str:
@@ -57,7 +59,7 @@ async def run_ask(walker: Interpreter, step: Step, cur: dict[str, Any], names: N
     env = walker.env
     if "task" not in cur:
         _register(walker, ask, cur, names, path)
-    completion = _take_completion(walker, cur, path)
+    completion = take_completion(env, cur, path)
     if completion is not None:
         return Done(completed_binding(completion))
     if env.now >= from_iso(cur["until"]):
@@ -75,14 +77,26 @@ async def run_ask(walker: Interpreter, step: Step, cur: dict[str, Any], names: N
 def _register(walker: Interpreter, ask: Ask, cur: dict[str, Any], names: Names,
               path: str) -> None:
     env = walker.env
-    task = {"id": new_task_id(), "title": _text(walker.render(ask.title, names)),
-            "details": None if ask.details is None else _text(walker.render(ask.details, names)),
-            "assign": _principals(walker.render(ask.assign, names)),
-            "form": ask.form, "outcomes": list(ask.outcomes), "created_at": iso(env.now)}
-    cur.update(task=task, until=iso(walker.deadline(ask.timeout, names)), since=iso(env.now))
+    open_task(cur, title=_text(walker.render(ask.title, names)),
+              details=None if ask.details is None else _text(walker.render(ask.details, names)),
+              assign=_principals(walker.render(ask.assign, names)), form=ask.form,
+              outcomes=list(ask.outcomes), now=env.now,
+              until=walker.deadline(ask.timeout, names))
     schedule_reminders(ask.remind, cur, env.now)
-    env.record("wait.registered", path, kind="task", until=cur["until"], task=task["id"],
-               assign=task["assign"])
+    env.record("wait.registered", path, kind="task", until=cur["until"],
+               task=cur["task"]["id"], assign=cur["task"]["assign"])
+
+
+def open_task(cur: dict[str, Any], *, title: str, details: str | None, assign: list[str],
+              form: dict[str, Any] | None, outcomes: list[str], now: datetime,
+              until: datetime) -> None:
+    """Keep a new task, with a fresh id, its deadline and its opening instant in ``cur``
+    (a YAML step's private state, or a Python flow's journal entry)."""
+    cur.update(task={"id": new_task_id(), "title": title, "details": details,
+                     "assign": assign, "form": form, "outcomes": outcomes,
+                     "created_at": iso(now)},
+               until=iso(until), since=iso(now))
+    cur.setdefault("reminders", 0)
 
 
 def _text(value: Any) -> str:
@@ -101,9 +115,8 @@ def _principals(value: Any) -> list[str]:
     return names
 
 
-def _take_completion(walker: Interpreter, cur: dict[str, Any],
-                     path: str) -> dict[str, Any] | None:
-    env = walker.env
+def take_completion(env: Env, cur: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The completion of the task kept in ``cur``, if one was delivered (consumed)."""
     for delivered in env.inbox.pop(path, []):
         env.consumed.append(delivered["inbox_id"])
         if delivered["type"] == TASK_INBOX_TYPE and delivered["id"] == cur["task"]["id"]:
@@ -112,7 +125,8 @@ def _take_completion(walker: Interpreter, cur: dict[str, Any],
     return None
 
 
-def _request(cur: dict[str, Any], path: str) -> TaskRequest:
+def task_request(cur: dict[str, Any], path: str) -> TaskRequest:
+    """The task kept in ``cur`` by the step at ``path``, as the store keeps it."""
     task = cur["task"]
     return TaskRequest(id=task["id"], step=path, title=task["title"],
                        outcomes=tuple(task["outcomes"]), created_at=from_iso(task["created_at"]),
@@ -122,6 +136,6 @@ def _request(cur: dict[str, Any], path: str) -> TaskRequest:
 
 
 def _waits(cur: dict[str, Any], path: str) -> tuple[WaitInfo, ...]:
-    request = _request(cur, path)
+    request = task_request(cur, path)
     return (WaitInfo("task", path, request.until, since=since(cur), task=request),
             *reminder_waits(cur, path))

@@ -8,20 +8,20 @@ context of the flow (or branch) being executed is also reachable through
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
 
 from tarry.clock import from_iso
-from tarry.sdk import branches, conditions
+from tarry.sdk import asks, branches, conditions
 from tarry.sdk.conditions import CheckContext
 from tarry.sdk.operations import FlowRun
 from tarry.sdk.replay import Scope
 from tarry.sdk.strategies import WaitStrategy
 
-__all__ = ["Context", "EventResult", "enter", "leave"]
+__all__ = ["Context", "EventResult", "TaskResult", "enter", "leave"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -47,6 +47,28 @@ class EventResult:
         received_at = outcome.get("received_at")
         return cls(outcome["status"], outcome["event"],
                    from_iso(received_at) if received_at else None)
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What ``ctx.ask`` came to, like the YAML ``ask`` binding: ``status`` is
+    ``"completed"`` (``outcome`` the decision, ``data`` the form's answer, ``by`` the
+    principal, ``completed_at`` when) or ``"timeout"`` (all four ``None``). A timeout is a
+    value, not an exception."""
+
+    status: Literal["completed", "timeout"]
+    outcome: str | None
+    data: dict[str, Any] | None
+    by: str | None
+    completed_at: datetime | None
+
+    @classmethod
+    def of(cls, outcome: Mapping[str, Any]) -> TaskResult:
+        """The result recorded as ``outcome`` (``{status, outcome, data, by,
+        completed_at}``)."""
+        completed_at = outcome.get("completed_at")
+        return cls(outcome["status"], outcome["outcome"], outcome["data"], outcome["by"],
+                   from_iso(completed_at) if completed_at else None)
 
 
 class Context:
@@ -108,6 +130,19 @@ class Context:
         taken from the buffer."""
         return EventResult.of(await self._run.wait_for_event(self._scope, name, event_type,
                                                              match, timeout))
+
+    async def ask(self, name: str | None, /, *, title: str, outcomes: Sequence[str],
+                  timeout: timedelta | str | datetime, details: str | None = None,
+                  assign: Sequence[str] | None = None,
+                  form: Mapping[str, Any] | None = None) -> TaskResult:
+        """Ask a person (SPEC 3.7): open a task titled ``title`` with one button per outcome
+        in ``outcomes``, optionally ``details``, the principals who may complete it
+        (``assign``; default anyone) and a JSON Schema ``form`` of what they fill in; suspend
+        until it is completed or ``timeout`` (a duration from now or an aware instant)
+        passes."""
+        return TaskResult.of(await asks.ask(self._run, self._scope, name, title=title,
+                                            outcomes=outcomes, timeout=timeout,
+                                            details=details, assign=assign, form=form))
 
     async def wait_for_condition(
             self, name: str | None, /, *,
