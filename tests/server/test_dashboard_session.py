@@ -91,6 +91,15 @@ def test_an_edited_payload_that_is_not_an_object_says_what_it_is() -> None:
         None, "The payload is not valid JSON: Expecting value (line 1, column 1).")
 
 
+def test_an_edited_payload_of_hostile_json_says_why_it_is_refused() -> None:
+    assert parse_payload('{"a": ' + "[" * 5000 + "]" * 5000 + "}") == (
+        None, "The payload is not valid JSON: nested deeper than 64 levels of arrays and "
+              "objects.")
+    assert parse_payload('{"a": NaN}') == (
+        None, "The payload is not valid JSON: 'NaN' is not a JSON number (JSON has no NaN or "
+              "infinity).")
+
+
 def test_an_inbox_cursor_names_a_position_whatever_the_type() -> None:
     instant, event_type, event_id = decode_event_cursor("1788253200000.slack.approval.e1")
     assert (instant.isoformat(), event_type, event_id) == (
