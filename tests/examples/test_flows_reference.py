@@ -162,6 +162,8 @@ MISTAKES = {
         "flow: x\nsteps:\n  - a: { wait: { until: '2026-02-31T00:00:00Z' } }\n",
     "duration 'P1M' uses months or years, whose length is ambiguous; use days or weeks":
         "flow: x\nsteps:\n  - a: { wait: { for: P1M } }\n",
+    "duration 'P99999999999W' is longer than 100 years (36525d), the longest tarry accepts":
+        "flow: x\nsteps:\n  - a: { wait: { for: P99999999999W } }\n",
     "unknown timezone 'Europe/Berln' (did you mean 'Europe/Berlin'?)":
         "flow: x\ntimezone: Europe/Berln\nsteps:\n  - a: { log: hi }\n",
     "'optional' must be true or false, got 'yes'":
