@@ -361,7 +361,7 @@ def test_the_tasks_and_flows_pages_are_there(dashboard: Served, browser: Browser
     assert '<tr data-flow="deploy">' in flows.text
     assert "held before its first step" in flows.text
     assert 'href="/runs?flow=approval"' in flows.text
-    assert '<span class="trigger">on event ticket.closed</span>' in flows.text
+    assert '<span class="trigger">on each ticket.closed event</span>' in flows.text
     assert "Reopen the deal when its ticket closes." in flows.text
     assert "broken.yaml:2:" in flows.text  # a file that does not load, with its problem
     assert 'href="/runs?waiting_for=ticket.closed"' in flows.text

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends
 
 from tarry.engine.catalog import PROGRAM_PREFIX
 from tarry.language.manifests import Manifest
-from tarry.language.model import EventTrigger, Flow, Trigger
+from tarry.language.model import Flow
 from tarry.server.api.context import EngineDep, error_responses
 from tarry.server.api.models import FlowList
 from tarry.server.auth import principal_of_request
 from tarry.server.calls import off_loop
+from tarry.triggers.describe import trigger_document
 
 __all__ = ["router"]
 
@@ -26,24 +28,18 @@ async def list_flows(engine: EngineDep) -> dict[str, Any]:
     """Every flow the server can start (flow files that do not load are listed under
     ``problems``), and every event type its manifests declare."""
     flows, refused = await off_loop(engine, engine.catalog.available)
-    return {"flows": [_flow(flow) for flow in sorted(flows, key=lambda f: f.name)],
+    now = engine.clock.now()
+    return {"flows": [_flow(flow, now) for flow in sorted(flows, key=lambda f: f.name)],
             "events": [_manifest(m) for _, m in sorted(engine.manifests.items())],
             "problems": [str(problem) for error in refused for problem in error.problems]}
 
 
-def _flow(flow: Flow) -> dict[str, Any]:
+def _flow(flow: Flow, now: datetime) -> dict[str, Any]:
     python = flow.source.startswith(PROGRAM_PREFIX)
     return {"name": flow.name, "description": flow.description,
             "kind": "python" if python else "yaml", "path": "" if python else flow.path,
             "inputs": sorted(flow.inputs), "hold": bool(flow.hold),
-            "triggers": [_trigger(trigger) for trigger in flow.triggers]}
-
-
-def _trigger(trigger: Trigger) -> dict[str, Any]:
-    if isinstance(trigger, EventTrigger):
-        return {"event": trigger.event}
-    return {"schedule": trigger.cron, "timezone": trigger.timezone,
-            "catch_up": trigger.catch_up}
+            "triggers": [trigger_document(flow, trigger, now) for trigger in flow.triggers]}
 
 
 def _manifest(manifest: Manifest) -> dict[str, Any]:

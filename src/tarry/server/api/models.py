@@ -155,7 +155,9 @@ class EventDocument(BaseModel):
     id: str
     type: str
     state: EventState
-    runs: list[str]
+    runs: list[str] = Field(description="The runs it was delivered to.")
+    started: list[str] = Field(description="The runs its flows' event triggers started "
+                                           "(SPEC 3.8).")
     errors: list[str]
     data: Any
     received_at: str
@@ -191,8 +193,11 @@ class FlowInfo(BaseModel):
     path: str = Field(description="The flow file (empty for a Python flow).")
     inputs: list[str]
     hold: bool = Field(description="Whether the flow holds its runs before the first step.")
-    triggers: list[JsonObject] = Field(description="Its ``on:`` triggers: ``{event}`` or "
-                                                   "``{schedule, timezone, catch_up}``.")
+    triggers: list[JsonObject] = Field(description="Its ``on:`` triggers, as ``tarry triggers "
+                                                   "--json`` lists them: ``kind`` event (with "
+                                                   "``event``, ``if``) or schedule (with "
+                                                   "``schedule``, ``timezone``, ``catch_up``, "
+                                                   "``next_at``), ``target`` and ``inputs``.")
 
 
 class FlowList(BaseModel):
