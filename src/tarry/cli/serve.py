@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -20,6 +23,24 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8620
 
 logger = logging.getLogger("tarry.server")
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending with exit status 0 after a graceful stop on SIGTERM or
+    SIGINT (uvicorn would raise the signal again once drained, so the process would die of
+    it); a second signal still forces the exit."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Stop gracefully on SIGTERM and SIGINT while serving."""
+        previous = {signum: signal.signal(signum, self.handle_exit) for signum in _STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
 
 def serve(
@@ -47,4 +68,4 @@ def serve(
         config = uvicorn.Config(app, host=host, port=port, log_config=None,
                                 access_log=False, server_header=False,
                                 timeout_graceful_shutdown=30)
-        uvicorn.Server(config).run()
+        _Server(config).run()
