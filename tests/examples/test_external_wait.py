@@ -35,7 +35,7 @@ from tarry.testing import Harness
 
 EXAMPLE = ROOT / "examples" / "external-wait"
 FLOW_NAMES = ["claim-documents", "customs-clearance", "freight-quote", "po-confirmation",
-              "supplier-attestations"]
+              "reply-review", "supplier-attestations"]
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ORDER = {"number": "PO-1042", "supplier": "acme", "buyer": "dana", "amount": 1200}
 
@@ -106,7 +106,7 @@ def harness(tmp_path: Path, store_url: str,
 
 # --- loading ------------------------------------------------------------------------------------
 
-def test_the_example_holds_the_five_shapes() -> None:
+def test_the_example_holds_its_six_shapes() -> None:
     assert sorted(path.stem for path in (EXAMPLE / "flows").glob("*.yaml")) == FLOW_NAMES
 
 
