@@ -144,7 +144,7 @@ def test_the_engine_loads_the_example_actions_and_manifests() -> None:
     try:
         assert {"request.send", "customs.status", "report.summary"} <= set(engine.actions)
         assert sorted(engine.manifests) == ["attestation.signed", "carrier.quote",
-                                            "email.reply", "portal.upload",
+                                            "counterpart.reply", "email.reply", "portal.upload",
                                             "repairer.invoice", "supplier.reply"]
     finally:
         engine.close()
@@ -176,7 +176,8 @@ async def test_po_confirmation_received_in_time(harness: Harness) -> None:
         "kind": "event", "step": "reply", "until": stamp(timedelta(days=5)),
         "event_type": "supplier.reply", "match": {"request": key}, "since": stamp(timedelta(0)),
         "others": 0, "alternatives": [{"event_type": "supplier.reply",
-                                       "match": {"request": key}}]}
+                                       "match": {"request": key}}],
+        "next_reminder": stamp(timedelta(days=1))}
     await harness.advance(timedelta(days=1, hours=12))
     reply = {"request": key, "order": "PO-1042", "confirmed": True,
              "delivery_date": "2026-03-20"}
