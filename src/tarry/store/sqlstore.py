@@ -335,8 +335,10 @@ class SqlStore(ABC):
                   "status": status.value if status else None, "limit": limit,
                   "before_at": to_millis(after[0]) if after else None,
                   "before_id": after[1] if after else None}
+        query = ("list_runs_by_status" if status is not None
+                 else "list_runs_by_flow" if flow is not None else "list_runs")
         with self._transaction(write=False) as tx:
-            found = tx.all("list_runs", params)
+            found = tx.all(query, params)
         return [rows.record_from_row(row) for row in found]
 
     def count_runs_per_status(self, *, flow: str | None = None, target: str | None = None,

@@ -106,6 +106,34 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s::text)
        OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
 ORDER BY created_at DESC, id DESC LIMIT %(limit)s
 
+-- name: list_runs_by_status
+-- list_runs for a given status: the (status, created_at) index walks it in order.
+SELECT * FROM runs
+WHERE status = %(status)s::text
+  AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
+  AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
+  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                               WHERE w.run_id = runs.id
+                                                 AND w.type = %(wait_event)s::text))
+  AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
+       OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
+ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+
+-- name: list_runs_by_flow
+-- list_runs for a given flow: the (flow, created_at) index walks it in order.
+SELECT * FROM runs
+WHERE (%(status)s::text IS NULL OR status = %(status)s::text)
+  AND flow = %(flow)s::text
+  AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
+  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                               WHERE w.run_id = runs.id
+                                                 AND w.type = %(wait_event)s::text))
+  AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
+       OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
+ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+
 -- name: count_runs_per_status
 -- The filters of list_runs but status, counted per status.
 SELECT status, count(*) AS total FROM runs

@@ -97,6 +97,32 @@ WHERE (:status IS NULL OR status = :status)
        OR (created_at = :before_at AND id < :before_id))
 ORDER BY created_at DESC, id DESC LIMIT :limit
 
+-- name: list_runs_by_status
+-- list_runs for a given status: the (status, created_at) index walks it in order.
+SELECT * FROM runs
+WHERE status = :status
+  AND (:flow IS NULL OR flow = :flow)
+  AND (:target IS NULL OR target = :target)
+  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
+  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
+  AND (:before_at IS NULL OR created_at < :before_at
+       OR (created_at = :before_at AND id < :before_id))
+ORDER BY created_at DESC, id DESC LIMIT :limit
+
+-- name: list_runs_by_flow
+-- list_runs for a given flow: the (flow, created_at) index walks it in order.
+SELECT * FROM runs
+WHERE (:status IS NULL OR status = :status)
+  AND flow = :flow
+  AND (:target IS NULL OR target = :target)
+  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
+  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
+  AND (:before_at IS NULL OR created_at < :before_at
+       OR (created_at = :before_at AND id < :before_id))
+ORDER BY created_at DESC, id DESC LIMIT :limit
+
 -- name: count_runs_per_status
 -- The filters of list_runs but status, counted per status.
 SELECT status, count(*) AS total FROM runs
