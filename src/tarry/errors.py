@@ -43,6 +43,7 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     ├── InvalidValue                a value is not portable JSON (NaN, NUL, a lone surrogate,
     │   │                           too deep) and no store gets it (``what``, ``reason``)
     │   └── ValueTooLarge           its JSON is over a ``[limits]`` size (413 in the API)
+    ├── StateVersionError           a run's state is newer than this code (found, supported)
     └── StoreError                  the store failed; the driver's exception is ``__cause__``
         ├── StoreUnavailable [API]  the database cannot be reached (``retry_after`` seconds)
         ├── StoreMissing            no store yet where the project says (reading never
@@ -85,6 +86,7 @@ __all__ = [
     "RunNotFound",
     "RunStateError",
     "SerializationError",
+    "StateVersionError",
     "StepError",
     "StoreError",
     "StoreMissing",
@@ -410,6 +412,20 @@ class ValueTooLarge(InvalidValue):
         """``{what, reason, size, limit, setting}``."""
         return {**super().details, "size": self.size, "limit": self.limit,
                 "setting": self.setting}
+class StateVersionError(TarryError):
+    """A run's persisted state is newer than this tarry: it was written by a later release.
+    The run is left as it is, for a worker of that release to resume."""
+
+    def __init__(self, found: object, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(f"the run's state is version {found}, newer than this tarry "
+                         f"understands (version {supported}): upgrade tarry to resume it")
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{found, supported}``."""
+        return {"found": self.found, "supported": self.supported}
 
 
 class StoreError(TarryError):

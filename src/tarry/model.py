@@ -18,11 +18,13 @@ __all__ = [
     "TASK_INBOX_TYPE",
     "WAIT_KINDS",
     "CheckpointOutcome",
+    "EncodedJSON",
     "EventRecord",
     "EventState",
     "EventWait",
     "HistoryEntry",
     "InboxEvent",
+    "JournalEntry",
     "NewEvent",
     "NewRun",
     "RunRecord",
@@ -90,6 +92,8 @@ class NewRun:
     state: dict[str, Any] = field(default_factory=dict)
     waiting_for: dict[str, Any] | None = None
     reason: str | None = None
+    journal: tuple[JournalEntry, ...] = ()
+    """Journal entries the run starts with (a run imported with its progress)."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""
@@ -258,6 +262,26 @@ class TaskRecord:
     def id(self) -> str:
         """The task's id."""
         return self.request.id
+class EncodedJSON(str):
+    """JSON text encoded when a checkpoint was taken: the store writes it as it is (a value
+    is serialised once, and never copied first to guard it against later changes)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One completed piece of a run's progress, appended once and never rewritten.
+
+    ``scope`` says where it belongs in the run's state (the path prefix of the frame whose
+    binding it is, or ``op`` for a Python flow's finished operation) and ``key`` which piece
+    it is there (a step id, an operation's path); ``value`` is its JSON data, or its
+    :class:`EncodedJSON` text.
+    """
+
+    scope: str
+    key: str
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -270,7 +294,7 @@ class RunUpdate:
 
     run_id: str
     status: RunStatus
-    state: dict[str, Any]
+    state: dict[str, Any] | EncodedJSON
     history: list[HistoryEntry]
     release: bool = True
     due_at: datetime | None = None
@@ -283,6 +307,8 @@ class RunUpdate:
     """Every event wait the run has after this update (replaces the previous set)."""
     consumed: tuple[str, ...] = ()
     """Inbox entries the run has taken in (deleted with this update)."""
+    journal: tuple[JournalEntry, ...] = ()
+    """What the run completed since its last checkpoint, appended to its journal."""
     rescan: tuple[str, ...] = ()
     """Waits (by ``wait_id``) that turned a delivered event down in this advance and wait on:
     the store offers each the next buffered event that counts for it."""

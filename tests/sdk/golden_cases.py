@@ -33,6 +33,7 @@ from typing import Any
 from tarry.clock import iso
 from tarry.config import load_settings
 from tarry.engine import interpreter, runtime
+from tarry.engine.journal import whole_state
 from tarry.model import RunRecord, RunUpdate
 from tarry.testing import Harness
 
@@ -135,8 +136,10 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
 
     def snapshot() -> None:
         record = harness.record(case.id)
-        if not checkpoints or checkpoints[-1]["state"] != record.state:
-            checkpoints.append({"now": iso(harness.clock.now()), "state": record.state,
+        entries = harness.engine.store.journals([case.id]).get(case.id, [])
+        state = whole_state(record.state, entries)
+        if not checkpoints or checkpoints[-1]["state"] != state:
+            checkpoints.append({"now": iso(harness.clock.now()), "state": state,
                                 "observed": observed(record)})
 
     async def wakes_until(instant: datetime) -> None:

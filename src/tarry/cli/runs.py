@@ -162,8 +162,9 @@ def _newest_runs(status: RunStatus | None, flow: str | None,
                  limit: int) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` run documents, and how many runs the filters select in all."""
     with open_run_store() as store:
-        docs = [run_document(record)
-                for record in store.list_runs(status=status, flow=flow, limit=limit)]
+        records = store.list_runs(status=status, flow=flow, limit=limit)
+        journals = store.journals([record.id for record in records])
+        docs = [run_document(record, None, journals.get(record.id, [])) for record in records]
         total = (store.count_runs(status=status, flow=flow) if len(docs) == limit
                  else len(docs))
     return docs, total
@@ -173,7 +174,8 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """One run: status, exit, what it waits for, bindings and history."""
     with open_run_store() as store:
         found = resolve_run_id(store, run_id)
-        doc = run_document(store.get_run(found), store.history(found))
+        doc = run_document(store.get_run(found), store.history(found),
+                           store.journals([found]).get(found, []))
     if as_json:
         print_json(doc)
     else:
@@ -185,7 +187,8 @@ def cancel(run_id: RunArgument, as_json: JsonOption = False) -> None:
     with open_run_store() as store:
         found = resolve_run_id(store, run_id)
         record = store.cancel(found, current_user(), SystemClock().now())
-        doc = run_document(record, store.history(found)) if as_json else run_document(record)
+        journal = store.journals([found]).get(found, [])
+        doc = run_document(record, store.history(found) if as_json else None, journal)
     if as_json:
         print_json(doc)
         return

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tarry.clock import iso
 from tarry.engine.explain import explain_wait
-from tarry.model import EventRecord, EventState, HistoryEntry, RunRecord, TaskRecord
+from tarry.engine.journal import bindings_with
+from tarry.model import EventRecord, EventState, HistoryEntry, JournalEntry, RunRecord, TaskRecord
 
-__all__ = ["bindings_of", "event_document", "history_document", "run_document",
-           "task_document"]
+__all__ = ["event_document", "history_document", "run_document", "task_document"]
 
 
-def run_document(record: RunRecord, history: list[HistoryEntry] | None = None) -> dict[str, Any]:
-    """The run document of ``record``; with ``history`` when it is given."""
+def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
+                 journal: Sequence[JournalEntry] = ()) -> dict[str, Any]:
+    """The run document of ``record``; with ``history`` when it is given. Its ``bindings``
+    are those in the run's state and in ``journal`` (the run's journal entries: a run keeps
+    the bindings of completed steps there)."""
     document: dict[str, Any] = {
         "id": record.id,
         "flow": record.flow,
@@ -23,7 +27,7 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None) -
         "reason": record.reason,
         "target": record.target,
         "inputs": record.inputs,
-        "bindings": bindings_of(record.state),
+        "bindings": bindings_with(record.state, journal),
         "result": record.result,
         "waiting_for": None,
         "due_at": iso(record.due_at) if record.due_at else None,
@@ -49,12 +53,6 @@ def _waiting_for(document: dict[str, Any], record: RunRecord) -> dict[str, Any] 
 def history_document(history: list[HistoryEntry]) -> list[dict[str, Any]]:
     """History entries as ``{at, kind, step, data}`` objects."""
     return [{"at": iso(e.at), "kind": e.kind, "step": e.step, "data": e.data} for e in history]
-
-
-def bindings_of(state: dict[str, Any]) -> dict[str, Any]:
-    """The bindings of the run's top-level scope (loops nest their iteration scopes)."""
-    root = state.get("root")
-    return dict(root["b"]) if root else {}
 
 
 def event_document(record: EventRecord) -> dict[str, Any]:

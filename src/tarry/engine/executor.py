@@ -9,25 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from tarry.actions import ActionRegistry
 from tarry.clock import iso
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.interpreter import Env, Interpreter
+from tarry.engine.journal import RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
-from tarry.engine.values import copy_json
+from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
+from tarry.language.model import Flow
 from tarry.model import (
     CheckpointOutcome,
     EventWait,
     HistoryEntry,
     InboxEvent,
+    JournalEntry,
     RunRecord,
     RunStatus,
     RunUpdate,
@@ -40,6 +44,15 @@ __all__ = ["Executor", "LeaseLost", "update_for"]
 logger = logging.getLogger("tarry.worker")
 
 Checkpointer = Callable[[RunUpdate], Awaitable[CheckpointOutcome]]
+
+
+class JournalReader(Protocol):
+    """Reads a run's journal entries (``Store.read_journal``, awaited)."""
+
+    def __call__(self, run_id: str, *, scopes: Sequence[str], selective: str | None = None,
+                 keys: Sequence[str] = ()) -> Awaitable[list[JournalEntry]]:
+        """The entries of ``run_id`` the query names."""
+        ...
 
 
 class LeaseLost(Exception):
@@ -59,11 +72,12 @@ class Executor:
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
-                 limits: ValueLimits | None = None) -> None:
+                 read_journal: JournalReader, limits: ValueLimits | None = None) -> None:
         self.catalog = catalog
         self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
+        self._read_journal = read_journal
         self.gate = gate
         self.limits = limits or ValueLimits()
 
@@ -71,9 +85,10 @@ class Executor:
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
         """Advance ``record`` as far as it goes; the update to commit, or None if lost.
 
-        ``inbox`` holds the events delivered to the run's waiting branches.
+        ``inbox`` holds the events delivered to the run's waiting branches. Raises
+        ``StateVersionError`` (and changes nothing) for a state newer than this code.
         """
-        state = record.state  # freshly decoded for this claim: ours to mutate
+        state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
         history: list[HistoryEntry] = []
         if is_held(state):  # the hold gate decides first; once clear, the first step runs now
             held = await self.gate.evaluate(record, state, now, history)
@@ -83,11 +98,14 @@ class Executor:
         history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
         state.setdefault("started_at", iso(now))
         try:
-            env = self._env(record, state, now, history)
-            program = self.catalog.program(env.flow)  # a Python flow runs on its own runner
+            flow = self.catalog.by_digest(record.flow_digest)
+            program = self.catalog.program(flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
             failure = Failed({"type": "flow-error", "message": str(exc), "step": None})
             return update_for(record.id, state, failure, history, now)
+        journal = journal_for(flow, program=program is not None)
+        await self._restore(record.id, state, journal)
+        env = self._env(record, flow, state, journal=journal, now=now, history=history)
         env.inbox = _by_wait(inbox or [])
         try:
             outcome = await (Interpreter(env).advance(state) if program is None
@@ -98,8 +116,8 @@ class Executor:
             raise
         except _CancelRequested:
             history.append(HistoryEntry(now, "cancelled", None, {"by": "request"}))
-            return RunUpdate(record.id, RunStatus.CANCELLED, state, history,
-                             consumed=tuple(env.consumed))
+            return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
+                                      consumed=tuple(env.consumed)), state, journal)
         except Exception as exc:
             logger.exception("run %s: internal error", record.id, extra={"run_id": record.id})
             outcome = Failed({"type": "internal-error",
@@ -107,14 +125,20 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
-        return update_for(record.id, state, outcome, history, now,
-                          consumed=tuple(env.consumed), result=result,
-                          rescan=tuple(sorted(env.rescan)))
+        return _written(update_for(record.id, state, outcome, history, now,
+                                   consumed=tuple(env.consumed), result=result,
+                                   rescan=tuple(sorted(env.rescan))), state, journal)
 
-    def _env(self, record: RunRecord, state: dict[str, Any], now: datetime,
-             history: list[HistoryEntry]) -> Env:
-        flow = self.catalog.by_digest(record.flow_digest)
+    async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
+        """Read back into ``state`` what the resume needs of the run's journal."""
+        query = journal.query(state)
+        if query is not None:
+            entries = await self._read_journal(run_id, scopes=query.scopes,
+                                               selective=query.selective, keys=query.keys)
+            journal.restore(state, entries)
 
+    def _env(self, record: RunRecord, flow: Flow, state: dict[str, Any], *,
+             journal: RunJournal, now: datetime, history: list[HistoryEntry]) -> Env:
         capture: asyncio.Task[None] | None = None  # the checkpoint not yet taken
 
         async def checkpoint() -> None:
@@ -129,8 +153,9 @@ class Executor:
             nonlocal capture
             await asyncio.sleep(0)  # let branches finishing this moment join this capture
             capture = None  # from here on a new call needs a new capture
-            update = RunUpdate(record.id, RunStatus.RUNNING, copy_json(state),
-                               list(history), release=False, consumed=tuple(env.consumed))
+            live, entries = journal.split(state)  # encoded now: nothing is copied
+            update = RunUpdate(record.id, RunStatus.RUNNING, live, list(history),
+                               release=False, consumed=tuple(env.consumed), journal=entries)
             history.clear()
             env.consumed.clear()
             outcome = await self._checkpoint(update)
@@ -145,6 +170,12 @@ class Executor:
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
                   history=history, redact=self.redactor, limits=self.limits)
         return env
+
+
+def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal) -> RunUpdate:
+    """``update`` as the store writes it: the live state, and what completed as entries."""
+    live, entries = journal.split(state)
+    return replace(update, state=live, journal=entries)
 
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,

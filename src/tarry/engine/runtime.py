@@ -287,7 +287,8 @@ class Engine:
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
         """The run document of ``run_id``."""
         record = self.store.get_run(run_id)
-        return run_document(record, self.store.history(run_id) if history else None)
+        return run_document(record, self.store.history(run_id) if history else None,
+                            self.store.journals([run_id]).get(run_id, []))
 
     async def _sleep_until(self, instant: datetime | None) -> None:
         if instant is None:

@@ -28,7 +28,7 @@ from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
 from tarry.engine.triggers import Triggers
-from tarry.errors import StoreError
+from tarry.errors import StateVersionError, StoreError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
@@ -73,7 +73,8 @@ class Worker:
         self.executor = Executor(catalog, actions, self.committer.submit,
                                  gate=HoldGate(holds or Holds(store.sync, clock, aio=store)),
                                  redactor=redactor or Redactor(),
-                                 limits=limits or ValueLimits())
+                                 limits=limits or ValueLimits(),
+                                 read_journal=store.read_journal)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._in_flight: set[str] = set()
@@ -186,6 +187,9 @@ class Worker:
             except StoreError as exc:
                 logger.warning("run %s: could not commit (%s); it resumes after its lease",
                                record.id, exc, extra={"run_id": record.id})
+            except StateVersionError as exc:  # written by a newer tarry: leave it to one
+                logger.error("run %s: %s; it is left as it is", record.id, exc,
+                             extra={"run_id": record.id})
             finally:
                 self._in_flight.discard(record.id)
 

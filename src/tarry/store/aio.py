@@ -128,6 +128,8 @@ class AsyncStore:
     claim_run = offloaded(Store.claim_run)
     renew_leases = offloaded(Store.renew_leases)
     checkpoint = offloaded(Store.checkpoint)
+    read_journal = offloaded(Store.read_journal)
+    journals = offloaded(Store.journals)
     cancel = offloaded(Store.cancel)
     get_run = offloaded(Store.get_run)
     history = offloaded(Store.history)

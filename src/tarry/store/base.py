@@ -23,6 +23,7 @@ from tarry.model import (
     EventState,
     HistoryEntry,
     InboxEvent,
+    JournalEntry,
     NewEvent,
     NewRun,
     RunRecord,
@@ -116,6 +117,17 @@ class Store(Protocol):
         buffered event received before its deadline at once (it becomes delivered to this
         run); a released run that still has inbox entries is due at ``now``.
         """
+        ...
+
+    def read_journal(self, run_id: str, *, scopes: Sequence[str], selective: str | None = None,
+                     keys: Sequence[str] = ()) -> list[JournalEntry]:
+        """The journal entries of ``run_id`` in ``scopes``, oldest first; in the scope
+        ``selective``, only those whose key is in ``keys`` (what a resume reads)."""
+        ...
+
+    def journals(self, run_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
+        """Every journal entry of each run in ``run_ids``, oldest first (runs with none are
+        absent): what a run document shows."""
         ...
 
     def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:

@@ -14,7 +14,16 @@ from datetime import datetime
 from typing import Any
 
 from tarry.clock import from_millis, to_millis
-from tarry.model import CheckpointOutcome, HistoryEntry, NewRun, RunRecord, RunStatus, RunUpdate
+from tarry.model import (
+    CheckpointOutcome,
+    EncodedJSON,
+    HistoryEntry,
+    JournalEntry,
+    NewRun,
+    RunRecord,
+    RunStatus,
+    RunUpdate,
+)
 
 __all__ = [
     "Row",
@@ -22,6 +31,8 @@ __all__ = [
     "claimed_record",
     "entry_from_row",
     "history_params",
+    "journal_entry",
+    "journal_params",
     "millis",
     "new_run_params",
     "record_from_row",
@@ -99,6 +110,17 @@ def history_params(run_id: str, entries: Sequence[HistoryEntry]) -> list[dict[st
     ]
 
 
+def journal_params(run_id: str, entries: Sequence[JournalEntry]) -> list[dict[str, Any]]:
+    """Parameters of ``insert_journal``, one mapping per entry."""
+    return [{"run_id": run_id, "scope": entry.scope, "key": entry.key,
+             "value": _dump(entry.value)} for entry in entries]
+
+
+def journal_entry(row: Row) -> JournalEntry:
+    """A ``run_journal`` row as a :class:`JournalEntry`."""
+    return JournalEntry(row["scope"], row["key"], _load(row["value"]))
+
+
 def record_from_row(row: Row) -> RunRecord:
     """A ``runs`` row as a :class:`RunRecord`."""
     return RunRecord(
@@ -140,7 +162,9 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def _dump(value: Any) -> str | None:
-    return None if value is None else _ENCODER.encode(value)
+    if value is None or isinstance(value, EncodedJSON):
+        return value
+    return _ENCODER.encode(value)
 
 
 def _load(text: str | None) -> Any:

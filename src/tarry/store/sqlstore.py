@@ -26,6 +26,7 @@ from tarry.model import (
     EventState,
     HistoryEntry,
     InboxEvent,
+    JournalEntry,
     NewEvent,
     NewRun,
     RunRecord,
@@ -218,9 +219,12 @@ class SqlStore(ABC):
             return
         history = [params for run, entries in runs
                    for params in rows.history_params(run.id, entries)]
+        journal = [params for run, _ in runs for params in rows.journal_params(run.id,
+                                                                                run.journal)]
         with self._transaction(write=True) as tx:
             tx.many("insert_run", [rows.new_run_params(run) for run, _ in runs])
             tx.many("insert_history", history)
+            tx.many("insert_journal", journal)
 
     def claim_due(self, now: datetime, worker: str, lease_until: datetime,
                   limit: int) -> list[RunRecord]:
@@ -270,6 +274,7 @@ class SqlStore(ABC):
         """
         outcomes: dict[str, CheckpointOutcome] = {}
         history: list[dict[str, Any]] = []
+        journal: list[dict[str, Any]] = []
         with self._transaction(write=True) as tx:
             plans = eventstore.plan_wait_changes(tx, updates)
             for update in updates:
@@ -278,13 +283,37 @@ class SqlStore(ABC):
                     outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
                     continue
                 history += rows.history_params(update.run_id, update.history)
+                journal += rows.journal_params(update.run_id, update.journal)
                 eventstore.settle_inbox(tx, update, now,
                                         plans.get(update.run_id, eventstore.WaitChanges()))
                 taskstore.settle_tasks(tx, update, now)
                 outcomes[update.run_id] = rows.checkpoint_outcome(
                     update, bool(row["cancel_requested"]))
             tx.many("insert_history", history)
+            tx.many("insert_journal", journal)
         return outcomes
+
+    def read_journal(self, run_id: str, *, scopes: Sequence[str], selective: str | None = None,
+                     keys: Sequence[str] = ()) -> list[JournalEntry]:
+        """The journal entries of ``run_id`` in ``scopes``, oldest first; in the scope
+        ``selective``, only those whose key is in ``keys``."""
+        params = {"run_id": run_id, "scopes": json.dumps(list(scopes)),
+                  "selective": selective, "keys": json.dumps(list(keys))}
+        with self._transaction(write=False) as tx:
+            found = tx.all("journal_entries", params)
+        return [rows.journal_entry(row) for row in found]
+
+    def journals(self, run_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
+        """Every journal entry of each run in ``run_ids``, oldest first (runs with none are
+        absent)."""
+        if not run_ids:
+            return {}
+        with self._transaction(write=False) as tx:
+            found = tx.all("journal_of_runs", {"ids": json.dumps(list(run_ids))})
+        grouped: dict[str, list[JournalEntry]] = {}
+        for row in found:
+            grouped.setdefault(row["run_id"], []).append(rows.journal_entry(row))
+        return grouped
 
     def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
         """Cancel a held, pending or waiting run at once; flag a running one

@@ -436,3 +436,24 @@ VALUES (%(key)s, %(schedule)s, %(run_id)s, %(scheduled_at)s)
 
 -- name: set_event_started
 UPDATE events SET started = %(started)s WHERE type = %(type)s AND id = %(id)s
+-- Journal ----------------------------------------------------------------------------------
+
+-- name: insert_journal
+INSERT INTO run_journal (run_id, scope, key, value)
+VALUES (%(run_id)s, %(scope)s, %(key)s, %(value)s)
+
+-- name: journal_entries
+-- One run's entries of the scopes in :scopes (a JSON array), oldest first; in the scope
+-- :selective (NULL: none) only the keys in :keys (a JSON array).
+SELECT scope, key, value FROM run_journal
+WHERE run_id = %(run_id)s
+  AND scope IN (SELECT jsonb_array_elements_text(%(scopes)s::jsonb))
+  AND (scope IS DISTINCT FROM %(selective)s::text
+       OR key IN (SELECT jsonb_array_elements_text(%(keys)s::jsonb)))
+ORDER BY seq
+
+-- name: journal_of_runs
+-- Every entry of the runs in :ids (a JSON array), oldest first.
+SELECT run_id, scope, key, value FROM run_journal
+WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+ORDER BY seq

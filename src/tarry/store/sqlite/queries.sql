@@ -418,3 +418,21 @@ VALUES (:key, :schedule, :run_id, :scheduled_at)
 
 -- name: set_event_started
 UPDATE events SET started = :started WHERE type = :type AND id = :id
+-- Journal ----------------------------------------------------------------------------------
+
+-- name: insert_journal
+INSERT INTO run_journal (run_id, scope, key, value) VALUES (:run_id, :scope, :key, :value)
+
+-- name: journal_entries
+-- One run's entries of the scopes in :scopes (a JSON array), oldest first; in the scope
+-- :selective (NULL: none) only the keys in :keys (a JSON array).
+SELECT scope, key, value FROM run_journal
+WHERE run_id = :run_id AND scope IN (SELECT value FROM json_each(:scopes))
+  AND (scope IS NOT :selective OR key IN (SELECT value FROM json_each(:keys)))
+ORDER BY seq
+
+-- name: journal_of_runs
+-- Every entry of the runs in :ids (a JSON array), oldest first.
+SELECT run_id, scope, key, value FROM run_journal
+WHERE run_id IN (SELECT value FROM json_each(:ids))
+ORDER BY seq

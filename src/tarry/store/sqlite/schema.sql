@@ -173,3 +173,13 @@ CREATE TABLE schedule_occurrences (
 );
 
 CREATE INDEX schedule_occurrences_schedule ON schedule_occurrences (schedule, scheduled_at);
+CREATE TABLE run_journal (
+    seq    INTEGER PRIMARY KEY,
+    run_id TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    scope  TEXT    NOT NULL,
+    key    TEXT    NOT NULL,
+    value  TEXT    NOT NULL
+);
+
+-- A resume reads a run's entries of some scopes (and, in one scope, only some keys).
+CREATE INDEX run_journal_lookup ON run_journal (run_id, scope, key);

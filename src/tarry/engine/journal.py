@@ -1,0 +1,251 @@
+"""A run's state in two parts: the live path in the run's row, and a journal of what completed.
+
+A checkpoint costs what changed. What a run completed is appended to its journal once, as
+:class:`~tarry.model.JournalEntry` rows, and never written again; the run row keeps only the
+state still in progress. In memory a run's state is the whole tree the interpreter (or a
+Python flow's replay) walks; this module moves between the two forms:
+
+- **YAML flows**: a binding of a completed step of the flow's top-level scope is an entry
+  (scope ``""``, key: the step id). A resume reads only the bindings the steps still ahead
+  can name (their expressions' names, known at load), so a wake after 3 steps or 3,000 reads
+  and writes the same. Nested scopes (a group, a loop iteration) are small and stay inline.
+- **Python flows**: a finished operation is an entry (scope ``op``, key: its path; value:
+  its scope, kind and record). Operations of one scope are sealed in call order, and only
+  while every earlier one is sealed, so the order a replay checks is rebuilt exactly: the
+  journal's entries first, then the live ones kept in the row. A resume reads the whole
+  journal once, since a replay re-executes the flow from the top.
+
+:meth:`RunJournal.split` serialises: the live state and each new entry are encoded to JSON
+text at the moment of the checkpoint, once, with nothing copied first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
+
+from tarry.errors import ExpressionError
+from tarry.language.expressions import compile_template
+from tarry.language.model import Flow, Scope, Step, Template
+from tarry.model import EncodedJSON, JournalEntry
+
+__all__ = ["BINDINGS", "OPS", "JournalQuery", "RunJournal", "bindings_with", "journal_for",
+           "whole_state"]
+
+BINDINGS = ""
+"""The scope of the top-level bindings of a YAML flow's run."""
+
+OPS = "op"
+"""The scope of a Python flow's finished operations."""
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def _encoded(value: Any) -> EncodedJSON:
+    return EncodedJSON(_ENCODER.encode(value))
+
+
+@dataclass(frozen=True)
+class JournalQuery:
+    """What a resume reads of a run's journal: the entries of ``scopes``; in the scope
+    ``selective``, only those whose key is in ``keys``."""
+
+    scopes: tuple[str, ...]
+    selective: str | None = None
+    keys: tuple[str, ...] = ()
+
+
+class RunJournal:
+    """The journal side of one run's state while a worker advances it (see the module)."""
+
+    def query(self, state: Mapping[str, Any]) -> JournalQuery | None:
+        """What to read before advancing ``state``; None when there is nothing to read."""
+        raise NotImplementedError
+
+    def restore(self, state: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+        """Put the entries read back into ``state`` (in place)."""
+        raise NotImplementedError
+
+    def split(self, state: dict[str, Any]) -> tuple[EncodedJSON, tuple[JournalEntry, ...]]:
+        """The live state to write (encoded) and the entries completed since the last
+        split; those count as written from now on."""
+        raise NotImplementedError
+
+
+def journal_for(flow: Flow, *, program: bool) -> RunJournal:
+    """The journal of a run of ``flow`` (a Python flow's when ``program``)."""
+    return OpsJournal() if program else BindingsJournal(flow)
+
+
+# -- YAML flows ------------------------------------------------------------------------------
+
+
+class BindingsJournal(RunJournal):
+    """The top-level bindings of a YAML flow's run, each one an entry."""
+
+    def __init__(self, flow: Flow) -> None:
+        self.flow = flow
+        self._written: set[str] = set()
+
+    def query(self, state: Mapping[str, Any]) -> JournalQuery | None:
+        root = state.get("root")
+        if root is None:
+            return None
+        names = names_ahead(self.flow.body, root["at"], root["phase"] == "recover")
+        return JournalQuery((BINDINGS,), BINDINGS, tuple(sorted(names)))
+
+    def restore(self, state: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+        bindings = state["root"]["b"]
+        for entry in entries:
+            bindings[entry.key] = entry.value
+            self._written.add(entry.key)
+
+    def split(self, state: dict[str, Any]) -> tuple[EncodedJSON, tuple[JournalEntry, ...]]:
+        root = state.get("root")
+        if root is None:
+            return _encoded(state), ()
+        fresh = tuple(JournalEntry(BINDINGS, key, _encoded(value))
+                      for key, value in root["b"].items() if key not in self._written)
+        self._written.update(entry.key for entry in fresh)
+        return _encoded({**state, "root": {**root, "b": {}}}), fresh
+
+
+def names_ahead(body: Scope, at: int, recovering: bool) -> frozenset[str]:
+    """Every name an expression of the top-level scope may still read from position ``at``
+    on: the rest of its steps and its recover steps (or, recovering, the rest of those)."""
+    steps, recover = _ahead(body)
+    return recover[at] if recovering else steps[at] | recover[0]
+
+
+_AHEAD: dict[int, tuple[Scope, list[frozenset[str]], list[frozenset[str]]]] = {}
+"""id(scope) → (the scope, kept alive; the names read from each step of it on, then of its
+recover steps): computed once per loaded flow."""
+
+
+def _ahead(body: Scope) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+    cached = _AHEAD.get(id(body))
+    if cached is None or cached[0] is not body:
+        cached = (body, _suffix_names(body.steps), _suffix_names(body.recover))
+        _AHEAD[id(body)] = cached
+    return cached[1], cached[2]
+
+
+def _suffix_names(steps: Sequence[Step]) -> list[frozenset[str]]:
+    """``[names of steps[0:], names of steps[1:], …, frozenset()]``."""
+    suffixes = [frozenset[str]()]
+    for step in reversed(steps):
+        suffixes.append(suffixes[-1] | frozenset(_names_in(step)))
+    return suffixes[::-1]
+
+
+def _names_in(node: Any) -> Iterable[str]:
+    """The names every template anywhere inside ``node`` (a step, a construct, …) reads."""
+    if isinstance(node, Template):
+        yield from _template_names(node.source)
+    elif is_dataclass(node) and not isinstance(node, type):
+        for field in fields(node):
+            yield from _names_in(getattr(node, field.name))
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _names_in(key)
+            yield from _names_in(value)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            yield from _names_in(value)
+    elif isinstance(node, str) and "{{" in node:
+        yield from _template_names(node)
+
+
+def _template_names(source: str) -> frozenset[str]:
+    try:
+        return compile_template(source).names
+    except ExpressionError:  # refused at load; fails its step at run time whatever it reads
+        return frozenset()
+
+
+# -- Python flows ----------------------------------------------------------------------------
+
+_FINISHED: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    "step": lambda entry: "result" in entry or "error" in entry,
+    "now": lambda entry: "value" in entry,
+    "random": lambda entry: "value" in entry,
+    "wait": lambda entry: bool(entry.get("done")),
+    "wait_for_event": lambda entry: "outcome" in entry,
+    "wait_for_condition": lambda entry: "status" in entry,
+    "parallel": lambda entry: len(entry["done"]) == entry["branches"],
+    "map": lambda entry: len(entry["done"]) == entry["branches"],
+}
+"""operation kind → whether what it recorded is final (it will never change again)."""
+
+
+class OpsJournal(RunJournal):
+    """A Python flow's operations, each one an entry once it finished."""
+
+    def __init__(self) -> None:
+        self._sealed: dict[str, int] = {}
+        """How many operations of each scope (by prefix) are in the journal."""
+
+    def query(self, state: Mapping[str, Any]) -> JournalQuery | None:
+        return None if "journal" not in state else JournalQuery((OPS,))
+
+    def restore(self, state: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+        document = state["journal"]
+        ops: dict[str, Any] = {}
+        order: dict[str, list[list[str]]] = {}
+        for entry in entries:
+            prefix, kind = entry.value["in"], entry.value["kind"]
+            ops[entry.key] = entry.value["entry"]
+            order.setdefault(prefix, []).append([kind, entry.key[len(prefix):]])
+        self._sealed = {prefix: len(listed) for prefix, listed in order.items()}
+        for prefix, live in document["order"].items():
+            order.setdefault(prefix, []).extend(live)
+        ops.update(document["ops"])
+        document.update(ops=ops, order=order)
+
+    def split(self, state: dict[str, Any]) -> tuple[EncodedJSON, tuple[JournalEntry, ...]]:
+        document = state.get("journal")
+        if document is None:
+            return _encoded(state), ()
+        fresh: list[JournalEntry] = []
+        live_ops: dict[str, Any] = {}
+        live_order: dict[str, list[list[str]]] = {}
+        for prefix, listed in document["order"].items():
+            sealed = self._sealed.get(prefix, 0)
+            while sealed < len(listed) and _finished(document["ops"], prefix, listed[sealed]):
+                kind, name = listed[sealed]
+                fresh.append(JournalEntry(OPS, prefix + name, _encoded(
+                    {"in": prefix, "kind": kind, "entry": document["ops"][prefix + name]})))
+                sealed += 1
+            self._sealed[prefix] = sealed
+            if sealed < len(listed):
+                live_order[prefix] = listed[sealed:]
+                live_ops.update((prefix + name, document["ops"][prefix + name])
+                                for _, name in listed[sealed:] if prefix + name in document["ops"])
+        live = {**state, "journal": {"ops": live_ops, "order": live_order}}
+        return _encoded(live), tuple(fresh)
+
+
+def _finished(ops: Mapping[str, Any], prefix: str, listed: Sequence[str]) -> bool:
+    kind, name = listed
+    entry = ops.get(prefix + name)
+    return entry is not None and _FINISHED[kind](entry)
+
+
+def bindings_with(state: Mapping[str, Any], entries: Iterable[JournalEntry]) -> dict[str, Any]:
+    """The top-level bindings of a run: those in its state and those in its journal."""
+    root = state.get("root")
+    bindings = {entry.key: entry.value for entry in entries if entry.scope == BINDINGS}
+    return {**bindings, **(root["b"] if root else {})}
+
+
+def whole_state(state: dict[str, Any], entries: Sequence[JournalEntry]) -> dict[str, Any]:
+    """The whole state of a run — what a worker advancing it holds in memory once every
+    entry is read back — from its live state and all its journal entries (changed in
+    place)."""
+    if any(entry.scope == OPS for entry in entries) and "journal" in state:
+        OpsJournal().restore(state, [entry for entry in entries if entry.scope == OPS])
+    if "root" in state:
+        state["root"]["b"] = bindings_with(state, entries)
+    return state

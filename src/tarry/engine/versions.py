@@ -1,0 +1,49 @@
+"""The version of a run's persisted state, and the upgrade from each older one.
+
+A run may wait for weeks across releases, so its state says which shape it has
+(``state["version"]``; a state without one is version 0, as every tarry before the journal
+wrote it, and as a new run's state reads until its first claim). A worker upgrades the
+state of each run it claims before advancing it, one version at a time through
+:data:`UPGRADES`; a state newer than this code is refused with
+:class:`~tarry.errors.StateVersionError` naming both versions and left untouched, for a
+newer worker to resume. ``tests/state/`` holds stored states of each release, waiting in
+every kind of wait; CI loads them into a store and resumes them, so a change that would
+reinterpret a waiting run fails before it ships.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tarry.errors import StateVersionError
+
+__all__ = ["STATE_VERSION", "UPGRADES", "upgrade"]
+
+STATE_VERSION = 1
+"""The shape this tarry writes."""
+
+
+def _from_0(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 0 kept every completed binding (YAML) and every recorded operation (Python)
+    inline, and its waits no ``since``. Version 1 reads such a state as it is: its first
+    checkpoint appends what completed to the journal and keeps the live path in the row; a
+    wait without ``since`` is explained as waiting since the run's last update."""
+    return state
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _from_0}
+"""version n → the function that turns a version-n state into a version n+1 one."""
+
+
+def upgrade(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` (freshly decoded: changed in place) in the current shape, stamped with
+    :data:`STATE_VERSION`; ``StateVersionError`` when it is newer than this code."""
+    version = state.get("version", 0)
+    if not isinstance(version, int) or version > STATE_VERSION:
+        raise StateVersionError(version, STATE_VERSION)
+    while version < STATE_VERSION:
+        state = UPGRADES[version](state)
+        version += 1
+    state["version"] = STATE_VERSION
+    return state

@@ -1,0 +1,125 @@
+"""Checkpoints cost what changed: completed bindings and operations go to the run's journal
+once, the run row keeps the live path, and a resume reads back only what it needs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tarry import App, Context
+from tarry.engine.journal import BINDINGS, OPS, OpsJournal, names_ahead, whole_state
+from tarry.language.loader import parse_flow
+from tarry.model import JournalEntry, RunStatus
+from tarry.testing import Harness
+
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def long_flow(steps: int) -> str:
+    body = "".join(f"  - s{i}: {{ set: {{ v: {i}, pad: \"{'x' * 100}\" }} }}\n"
+                   for i in range(steps))
+    return ("flow: long\nsteps:\n" + body + "  - nap: { wait: { for: 1h } }\n"
+            "  - last: { set: { first: \"{{ s0.v }}\" } }\n")
+
+
+@pytest.fixture
+def harness(tmp_path: Path, store_url: str) -> Iterator[Harness]:
+    h = Harness(tmp_path, start=START, store_url=store_url)
+    yield h
+    h.close()
+
+
+def _state_bytes(harness: Harness, run_id: str) -> int:
+    return len(json.dumps(harness.record(run_id).state))
+
+
+async def test_the_run_row_keeps_the_live_path_and_the_journal_what_completed(
+        harness: Harness) -> None:
+    small, large = (harness.start(harness.flow(long_flow(n))) for n in (3, 60))
+    await harness.run_due()
+    assert _state_bytes(harness, large) <= _state_bytes(harness, small) + 1  # "at": 4 / 62
+    entries = harness.engine.store.journals([large])[large]
+    assert [(e.scope, e.key) for e in entries] == [(BINDINGS, f"s{i}") for i in range(60)]
+    assert harness.document(large)["bindings"]["s59"] == {"v": 59, "pad": "x" * 100}
+
+
+async def test_a_resume_reads_only_the_bindings_the_steps_ahead_name(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = harness.start(harness.flow(long_flow(20)))
+    await harness.run_due()
+    reads: list[dict[str, Any]] = []
+    store = harness.engine.store
+    original = store.read_journal
+
+    def counted(run: str, **query: Any) -> list[JournalEntry]:
+        found = original(run, **query)
+        reads.append({**query, "found": [entry.key for entry in found]})
+        return found
+
+    monkeypatch.setattr(store, "read_journal", counted)
+    await harness.advance(timedelta(hours=1))
+    assert [read["found"] for read in reads] == [["s0"]]
+    document = harness.document(run_id)
+    assert document["status"] == "succeeded"
+    assert document["bindings"]["last"] == {"first": 0}
+    assert len(document["bindings"]) == 22
+
+
+def test_names_ahead_are_those_of_the_steps_not_yet_run() -> None:
+    parsed = parse_flow(long_flow(3), "long.yaml")
+    assert "s0" in names_ahead(parsed.body, 0, recovering=False)
+    assert names_ahead(parsed.body, 4, recovering=False) == frozenset({"s0"})
+    assert names_ahead(parsed.body, 5, recovering=False) == frozenset()
+
+
+def _sdk_app(steps: int) -> App:
+    app = App()
+
+    @app.flow("many")
+    async def many(ctx: Context) -> int:
+        total = 0
+        for index in range(steps):
+            total += await ctx.step(f"s{index}", lambda i=index: i)
+        await ctx.wait("nap", "1h")
+        return total
+
+    return app
+
+
+async def test_a_python_flow_journals_each_finished_operation_once(
+        tmp_path: Path, store_url: str) -> None:
+    h = Harness(tmp_path, start=START, store_url=store_url, app=_sdk_app(30))
+    try:
+        run_id = h.start("many")
+        await h.run_due()
+        live = h.record(run_id).state["journal"]
+        assert live == {"ops": {"nap": live["ops"]["nap"]}, "order": {"": [["wait", "nap"]]}}
+        entries = h.engine.store.journals([run_id])[run_id]
+        assert [(e.scope, e.key) for e in entries] == [(OPS, f"s{i}") for i in range(30)]
+        await h.advance(timedelta(hours=1))
+        record = h.record(run_id)
+        assert (record.status, record.result) == (RunStatus.SUCCEEDED, sum(range(30)))
+        assert [e.key for e in h.engine.store.journals([run_id])[run_id]][-1] == "nap"
+    finally:
+        h.close()
+
+
+def test_operations_are_sealed_in_call_order_and_restored_exactly() -> None:
+    state: dict[str, Any] = {"journal": {
+        "ops": {"a": {"result": 1}, "fan": {"branches": 2, "done": {"0": 5}},
+                "fan[0].x": {"result": 5}, "fan[1].x": {"until": "2026-03-01T10:00:00.000Z"},
+                "b": {"value": 0.5}},
+        "order": {"": [["step", "a"], ["map", "fan"], ["random", "b"]],
+                  "fan[0].": [["step", "x"]], "fan[1].": [["wait", "x"]]}}}
+    before = json.loads(json.dumps(state))
+    live, entries = OpsJournal().split(state)
+    assert [entry.key for entry in entries] == ["a", "fan[0].x"]  # 'b' waits behind 'fan'
+    assert json.loads(live)["journal"]["order"] == {
+        "": [["map", "fan"], ["random", "b"]], "fan[1].": [["wait", "x"]]}
+    stored = [JournalEntry(e.scope, e.key, json.loads(e.value)) for e in entries]
+    assert whole_state(json.loads(live), stored) == before
