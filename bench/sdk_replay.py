@@ -12,7 +12,8 @@ history, plus in-memory lookups that grow with it. For each size N this measures
 - **resume ms** — one resume, wall time: claim the run, replay the N recorded steps, complete
   the wait, return, commit (``Engine.drive`` of one run), median and p90;
 - **store calls** — the store methods that resume called (claim, inbox, checkpoint, read);
-- **state bytes** — the size of the run's state as JSON (the journal);
+- **state bytes** — the size of the run row's state as JSON (the live part: finished
+  operations are rows of the run's journal);
 - **setup** — the time to execute the N steps the first time (each is checkpointed).
 
 The runs are taken up to their wait on a virtual clock (each step executed once and

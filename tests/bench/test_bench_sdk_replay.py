@@ -24,7 +24,8 @@ def test_sdk_replay_benchmark_writes_every_figure(tmp_path: Path) -> None:
     assert [size["recorded_ops"] for size in result["sizes"]] == [2, 6]
     for size in result["sizes"]:
         assert size["store_calls_per_resume"] == {"checkpoint": 1.0, "claim_run": 1.0,
-                                                  "get_run": 1.0, "inbox": 1.0}
+                                                  "get_run": 1.0, "inbox": 1.0,
+                                                  "read_journal": 1.0}
         assert size["resume_ms"]["median"] > 0
         assert size["state_bytes"] > 0
     assert [target["name"] for target in result["targets"]] == [
