@@ -1,0 +1,84 @@
+"""docs/tasks.md shows only what works: its flow runs and is answered by its scenario, its
+Python flow asks and gets the answer, its task document has the shape the code prints, and
+the messages it quotes are the code's."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from markdown_blocks import ROOT, block_after, blocks
+
+from tarry.config import load_settings
+from tarry.engine.documents import task_document
+from tarry.scenarios import parse_scenario, run_scenario
+from tarry.testing import Harness
+
+GUIDE = (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8")
+FLOW = blocks(GUIDE, "yaml")[0]
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+async def test_the_guides_flow_and_scenario_pass(tmp_path: Path) -> None:
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
+    (tmp_path / "tarry.toml").write_text("[tarry]\n", encoding="utf-8")
+    scenario = parse_scenario(block_after(GUIDE, "## Testing", "yaml"), "guide.yaml")
+    result = await run_scenario(scenario, load_settings(tmp_path), directory=tmp_path)
+    assert result.passed, result.mismatches
+
+
+async def test_the_guides_python_flow_asks_and_gets_the_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = ModuleType("tasks_guide_example")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(block_after(GUIDE, "## Python flows", "python"), "<docs/tasks.md>", "exec"),
+         module.__dict__)
+    harness = Harness(tmp_path, start=START, app=module.__dict__["app"])
+    try:
+        run_id = harness.start("approve-refund", {"amount": 40})
+        await harness.run_due()
+        harness.complete_task(run_id, "approve", outcome="approve", data={"note": "ok"},
+                              by="finance")
+        await harness.run_until_idle()
+        assert harness.record(run_id).result == "approve by finance"
+    finally:
+        harness.close()
+
+
+async def test_the_task_document_shown_has_the_printed_shape(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, start=START)
+    try:
+        run_id = harness.start(harness.flow(FLOW), {"request": {"id": "R-7",
+                                                                "issue": "the amount is missing"}})
+        await harness.run_due()
+        await harness.advance(timedelta(days=1))
+        printed = task_document(harness.task(run_id, "review"))
+    finally:
+        harness.close()
+    shown = json.loads(block_after(GUIDE, "## The task document", "json"))
+    assert list(shown) == list(printed)
+    volatile = {"id", "run"}
+    assert {k: v for k, v in shown.items() if k not in volatile} == {
+        k: v for k, v in printed.items() if k not in volatile}
+
+
+def test_the_quoted_load_messages_are_the_codes() -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "language"))
+    try:
+        import test_loader_tasks as cases  # noqa: PLC0415 - the loader's exact-message table
+    finally:
+        sys.path.pop(0)
+    produced = {message.split(": ", 1)[1]
+                for mark in cases.test_refusals.pytestmark if mark.name == "parametrize"
+                for steps, _expected in mark.args[1]
+                for message in cases.problems(steps)}
+    section = GUIDE[GUIDE.index("## Load-time"):GUIDE.index("## Completing")]
+    quoted = re.findall(r"^\| [^|]+ \| `(.+)` \|$", section, re.MULTILINE)
+    assert len(quoted) == 9
+    assert set(quoted) <= produced
