@@ -398,14 +398,17 @@ class InvalidValue(TarryError):
 
 
 class ValueTooLarge(InvalidValue):
-    """A value's JSON (``size`` bytes) is over ``limit``, the ``[limits]`` key ``setting``."""
+    """A value's JSON (``size`` bytes, or more with ``at_least``) is over ``limit``, the
+    ``[limits]`` key ``setting``."""
 
-    def __init__(self, what: str, *, size: int, limit: int, setting: str) -> None:
+    def __init__(self, what: str, *, size: int, limit: int, setting: str,
+                 at_least: bool = False) -> None:
         self.size = size
         self.limit = limit
         self.setting = setting
-        super().__init__(what, f"{size:,} bytes as JSON is over the limit of {limit:,} bytes "
-                               f"([limits] {setting})")
+        more = "more than " if at_least else ""
+        super().__init__(what, f"{more}{size:,} bytes as JSON is over the limit of {limit:,} "
+                               f"bytes ([limits] {setting})")
 
     @property
     def details(self) -> dict[str, Any]:

@@ -69,10 +69,12 @@ def check_value(value: Any, what: str, limit: int, setting: str = "value_bytes")
     """Raise :class:`InvalidValue` (naming ``what`` and where inside it) unless ``value`` is
     portable JSON, or :class:`ValueTooLarge` when its JSON is over ``limit`` bytes (the
     ``[limits]`` key ``setting`` says which setting raises it)."""
-    for path, node in _walk(value):
+    for count, (path, node) in enumerate(_walk(value), start=1):
         problem = _problem(node, len(path))
         if problem is not None:
             raise InvalidValue(what, _located(path, problem))
+        if count > limit:  # every item takes a byte at least: too large, however shared
+            raise ValueTooLarge(what, size=count, limit=limit, setting=setting, at_least=True)
     size = json_size(value)
     if size > limit:
         raise ValueTooLarge(what, size=size, limit=limit, setting=setting)

@@ -173,3 +173,19 @@ async def test_a_refused_update_in_a_group_commit_fails_alone(harness: Harness) 
     assert isinstance(results[1], Exception)
     assert harness.record(ids[0]).exit == "done"
     assert harness.record(ids[1]).status is RunStatus.RUNNING
+
+
+async def test_an_expression_over_the_work_budget_fails_its_step_and_hangs_nothing(
+        harness: Harness) -> None:
+    big = "[[1] * 100000] * 100000"
+    run_id = harness.start(harness.flow(f"""
+flow: hungry
+steps:
+  - keep:
+      set: {{ v: "{{{{ {big} }}}}" }}
+"""))
+    await harness.run_due()
+    assert harness.record(run_id).error == {
+        "type": "expression", "step": "keep",
+        "message": "expression does too much work (more than 10,000,000 steps): "
+                   f"{{{{ {big} }}}}"}

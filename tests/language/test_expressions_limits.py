@@ -84,3 +84,26 @@ def test_each_render_has_its_own_budget() -> None:
     template = compile_template("{{ " + " and ".join(["'x' * 900000"] * 11) + " }}")
     for _ in range(3):
         assert len(template.render({}, CTX)) == 900_000
+
+
+BIG = "[[1] * 100000] * 100000"
+"""Ten billion items that cost only 200,000 units to build: the list repeats one list."""
+
+
+@pytest.mark.parametrize("source", [
+    f"{{{{ {BIG} == {BIG} }}}}",
+    f"{{{{ {BIG} != {BIG} }}}}",
+    f"{{{{ [1] * 99999 + [2] in {BIG} }}}}",
+    f"{{{{ ({BIG}) | json }}}}",
+    f"{{{{ {BIG} }}}}",
+    f"list: {{{{ {BIG} }}}}",
+    "{{ ['x' * 1000000] * 100000 }}",
+], ids=["equal", "not-equal", "in", "json", "binding", "text", "shared-strings"])
+def test_no_operator_filter_or_binding_bypasses_the_work_budget(source: str) -> None:
+    assert failure(source) == "expression does too much work (more than 10,000,000 steps)"
+
+
+def test_comparing_values_in_scope_is_charged_too() -> None:
+    shared = [[1] * 100_000] * 1_000
+    assert failure("{{ a == b }}", {"a": shared, "b": shared}) == (
+        "expression does too much work (more than 10,000,000 steps)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,6 +11,9 @@ from tarry.errors import ExpressionError
 from tarry.language.expressions.limits import MAX_WORK
 
 __all__ = ["Env", "EvalContext"]
+
+_UNNESTED = frozenset({int, float, bool, type(None)})
+"""Item types a container's length already pays for."""
 
 
 @dataclass(frozen=True)
@@ -41,3 +44,34 @@ class Env:
         if self.work > MAX_WORK:
             raise ExpressionError(f"expression does too much work (more than {MAX_WORK:,} "
                                   "steps)")
+
+    def charge_value(self, value: Any) -> None:
+        """Spend a unit per item of ``value`` and per character of its strings: what writing
+        it out (as JSON, into text, into the run's bindings) costs. A list repeated into
+        itself (``[[1] * 100000] * 100000``) is cheap to build but not to write; the walk
+        stops at the first unit over the budget, so it costs at most the budget. A string
+        alone costs one unit: building it was charged, and it is bounded in length."""
+        if isinstance(value, str):
+            self.charge(1)
+            return
+        stack: list[Any] = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, str):
+                self.charge(len(node) + 1)
+            elif isinstance(node, Mapping):
+                self.charge(len(node) + 1)
+                stack.extend(node.keys())
+                _push_nested(stack, node.values())
+            elif isinstance(node, list | tuple):
+                self.charge(len(node) + 1)
+                _push_nested(stack, node)
+            else:
+                self.charge(1)
+
+
+def _push_nested(stack: list[Any], items: Collection[Any]) -> None:
+    """Push the items that cost more than the unit their container's length paid for (a
+    list of numbers is paid for by its length alone, at C speed)."""
+    if not set(map(type, items)) <= _UNNESTED:
+        stack.extend(items)

@@ -118,10 +118,9 @@ def _length(value: Any, _args: tuple[Any, ...], _env: Env) -> int:
 
 
 def _json(value: Any, _args: tuple[Any, ...], env: Env) -> str:
-    """Compact JSON text."""
-    text = to_json(value)
-    env.charge(len(text))
-    return text
+    """Compact JSON text (its writing paid for before it is written)."""
+    env.charge_value(value)
+    return to_json(value)
 
 
 def _date(value: Any, _args: tuple[Any, ...], env: Env) -> datetime:

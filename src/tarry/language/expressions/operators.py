@@ -138,19 +138,29 @@ def negate(value: Any) -> Any:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None), timedelta, datetime})
+_FLAT = frozenset({int, float, type(None)})
+"""Item types for which a list's Python equality is JSON equality (no bool: True == 1)."""
 
 
-def equal(left: Any, right: Any) -> bool:
-    """JSON equality: ``1 == 1.0``, but a boolean never equals a number; deep for containers."""
+def equal(left: Any, right: Any, env: Env) -> bool:
+    """JSON equality: ``1 == 1.0``, but a boolean never equals a number; deep for containers,
+    each item compared charged to the work budget (and a string by its length)."""
     if type(left) is type(right) and type(left) in _SCALARS:
+        env.charge(len(left) if type(left) is str else 1)
         return bool(left == right)
     left_kind, right_kind = kind_of(left), kind_of(right)
+    env.charge(1)
     if left_kind != right_kind:
         return left_kind in _NUMBERS and right_kind in _NUMBERS and bool(left == right)
     if left_kind == "list":
-        return len(left) == len(right) and all(map(equal, left, right))
+        if len(left) != len(right):
+            return False
+        env.charge(len(left))
+        if set(map(type, left)) | set(map(type, right)) <= _FLAT:  # Python's == is JSON's
+            return bool(left == right)
+        return all(equal(a, b, env) for a, b in zip(left, right, strict=True))
     if left_kind == "dict":
-        return left.keys() == right.keys() and all(equal(value, right[key])
+        return left.keys() == right.keys() and all(equal(value, right[key], env)
                                                    for key, value in left.items())
     return bool(left == right)
 
@@ -176,7 +186,7 @@ def _contains(item: Any, container: Any, env: Env) -> bool:
     kind = kind_of(container)
     if kind == "list":
         env.charge(len(container))
-        return any(equal(item, candidate) for candidate in container)
+        return any(equal(item, candidate, env) for candidate in container)
     if kind == "dict":
         return isinstance(item, str) and item in container
     if kind != "str":
@@ -189,8 +199,8 @@ def _contains(item: Any, container: Any, env: Env) -> bool:
 
 
 COMPARISONS: dict[str, BinaryOp] = {
-    "==": lambda left, right, _env: equal(left, right),
-    "!=": lambda left, right, _env: not equal(left, right),
+    "==": equal,
+    "!=": lambda left, right, env: not equal(left, right, env),
     "<": _ordering("<", operator.lt),
     "<=": _ordering("<=", operator.le),
     ">": _ordering(">", operator.gt),

@@ -40,19 +40,29 @@ class CompiledTemplate:
         env = Env(scope, ctx)
         try:
             if self.native is not None:
-                return self.native.evaluate(env)
+                value = self.native.evaluate(env)
+                env.charge_value(value)  # it is written into the run's bindings next
+                return value
             return self._text(env)
         except ExpressionError as exc:
             raise ExpressionError(exc.reason, expression=self.source) from None
 
     def _text(self, env: Env) -> str:
         """Literal text and written values, joined."""
-        pieces = [part if isinstance(part, str) else to_text(part.evaluate(env))
+        pieces = [part if isinstance(part, str) else self._written(part, env)
                   for part in self.parts]
         size = sum(map(len, pieces))
         check_string_size(size)
         env.charge(size)
         return "".join(pieces)
+
+
+    @staticmethod
+    def _written(node: Node, env: Env) -> str:
+        """One expression's value as text, paid for before it is written."""
+        value = node.evaluate(env)
+        env.charge_value(value)
+        return to_text(value)
 
 
 def is_template(text: str) -> bool:
