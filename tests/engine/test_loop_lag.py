@@ -170,6 +170,7 @@ async def test_the_loop_keeps_ticking_while_another_process_holds_the_sqlite_wri
     first_start = min(entry.at for run in runs for entry in engine.store.history(run)
                       if entry.kind == "started")
     engine.close()
+    holder.communicate()
     assert holder.returncode == 0
     assert first_start >= released - timedelta(milliseconds=100), "claimed before the lock?"
     _assert_kept_ticking(ticker, baseline)
@@ -199,6 +200,7 @@ async def test_the_loop_keeps_ticking_while_postgres_commits_a_burst(
     finally:
         stop.set()
         await worker
+    burst.communicate()
     later = await engine.async_store.count_runs(status=RunStatus.PENDING)
     engine.close()
     assert (burst.returncode, later) == (0, 1000)

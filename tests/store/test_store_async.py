@@ -18,9 +18,10 @@ from tarry.testing import Harness
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
-_NOT_AWAITED = {"migrate", "pending_migrations", "close", "concurrency"}
+_NOT_AWAITED = {"migrate", "pending_migrations", "close", "concurrency", "subscribe"}
 """Store members the async boundary leaves out: schema upkeep and the store's lifetime
-belong to whoever opened it, off any event loop."""
+belong to whoever opened it, off any event loop; a push subscription is the boundary's own
+(``wait_for_change``)."""
 
 MANIFESTS = """
 events:

@@ -108,7 +108,7 @@ def test_pool_options_are_taken_from_the_url_and_the_rest_goes_to_the_server(
     database = own_database.rsplit("/", 1)[1]
     names = postgres_server.execute("SELECT DISTINCT application_name FROM pg_stat_activity "
                                     f"WHERE datname = '{database}'")
-    assert store._pool.max_size == 2  # type: ignore[attr-defined]
+    assert store.concurrency == 2
     assert ("tarry-test",) in names
     store.close()
 

@@ -20,6 +20,7 @@ import os
 import socket
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 from tarry.actions import ActionRegistry
 from tarry.backoff import grown
@@ -41,10 +42,13 @@ __all__ = ["Worker", "worker_name"]
 
 logger = logging.getLogger("tarry.worker")
 
-_CHANGE_POLL_SECONDS = 0.02
+_IDLE_LOOK_SECONDS = 1.0
+"""The longest an idle worker sleeps before it looks at the store again unwoken; a change by
+another process (pushed by PostgreSQL, polled every 20 ms on SQLite) wakes it sooner."""
 _ERROR_BACKOFF_FIRST = timedelta(seconds=0.1)
-_ERROR_BACKOFF_MAX = timedelta(seconds=5)
-"""A worker whose store is unavailable retries after 0.2 s, 0.4 s, … at most 5 s."""
+_ERROR_BACKOFF_MAX = timedelta(seconds=2)
+"""A worker whose store is unavailable retries after 0.2 s, 0.4 s, … at most 2 s: it picks
+work up again within seconds of the database coming back (docs/deploy.md promises 5)."""
 _SCHEDULE_SYNC = timedelta(minutes=1)
 """How often a worker stores its flows' schedules again (picking up edited flow files)."""
 
@@ -199,12 +203,13 @@ class Worker:
         token = await self.store.change_token()
         due = await self.store.next_due_at()
         while not stop.is_set() and not self._nudged.is_set():
-            remaining = (due - self.clock.now()).total_seconds() if due else _CHANGE_POLL_SECONDS
+            remaining = (due - self.clock.now()).total_seconds() if due else _IDLE_LOOK_SECONDS
             if remaining <= 0:
                 return
-            await _sleep_or_stop(stop, min(remaining, _CHANGE_POLL_SECONDS), self.clock,
-                                 self._nudged)
-            if await self.store.change_token() != token:
+            wait = min(remaining, _IDLE_LOOK_SECONDS)
+            change = asyncio.ensure_future(self.store.wait_for_change(token, wait))
+            await _sleep_or_stop(stop, wait, self.clock, self._nudged, change)
+            if change.done() and not change.cancelled() and change.result() != token:
                 return
 
     async def _renew_leases(self, stop: asyncio.Event) -> None:
@@ -228,14 +233,17 @@ async def _first_done(running: set[asyncio.Task[None]], stop: asyncio.Event) -> 
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float, clock: Clock | None = None,
-                         nudge: asyncio.Event | None = None) -> None:
+                         nudge: asyncio.Event | None = None,
+                         change: asyncio.Future[object] | None = None) -> None:
     if clock is not None:
         sleeper = asyncio.ensure_future(clock.sleep(seconds))
     else:
         sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
-    waits = {sleeper, asyncio.ensure_future(stop.wait())}
+    waits: set[asyncio.Future[Any]] = {sleeper, asyncio.ensure_future(stop.wait())}
     if nudge is not None:
         waits.add(asyncio.ensure_future(nudge.wait()))
+    if change is not None:
+        waits.add(change)
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     for task in waits:
         task.cancel()

@@ -30,7 +30,9 @@ Entry points:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -89,6 +91,9 @@ class AsyncStore:
         self.threads = threads or store.concurrency
         self._executor = ThreadPoolExecutor(max_workers=self.threads,
                                             thread_name_prefix="tarry-store")
+        self._waiters: set[asyncio.Future[None]] = set()
+        self._waiters_lock = threading.Lock()
+        self._pushes: bool | None = None  # whether the store pushes changes (asked once)
 
     @property
     def sync(self) -> Store:
@@ -106,7 +111,27 @@ class AsyncStore:
 
     async def wait_for_change(self, token: object, timeout: float) -> object:
         """Sleep until the store's change token differs from ``token`` or ``timeout``
-        seconds pass; the token then."""
+        seconds pass; the token then. A store that pushes (PostgreSQL) wakes the sleeper
+        as its notification arrives; another is asked every 20 ms."""
+        if self._pushes is None:
+            self._pushes = self._store.subscribe(self._changed)
+        if not self._pushes:
+            return await self._poll_for_change(token, timeout)
+        future = asyncio.get_running_loop().create_future()
+        with self._waiters_lock:
+            self._waiters.add(future)
+        try:
+            current = await self.change_token()
+            if current == token:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(future, timeout)
+                current = await self.change_token()
+            return current
+        finally:
+            with self._waiters_lock:
+                self._waiters.discard(future)
+
+    async def _poll_for_change(self, token: object, timeout: float) -> object:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
@@ -115,6 +140,13 @@ class AsyncStore:
             if current != token or remaining <= 0:
                 return current
             await asyncio.sleep(min(remaining, _CHANGE_POLL_SECONDS))
+
+    def _changed(self) -> None:
+        """The store's push (on its listening thread): wake every sleeper on its loop."""
+        with self._waiters_lock:
+            waiters = list(self._waiters)
+        for future in waiters:
+            future.get_loop().call_soon_threadsafe(_settle, future)
 
     def close(self) -> None:
         """Stop the threads once the calls in progress finish (the store stays open)."""
@@ -158,3 +190,8 @@ class AsyncStore:
     sync_schedules = offloaded(Store.sync_schedules)
     due_schedules = offloaded(Store.due_schedules)
     fire_schedule = offloaded(Store.fire_schedule)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

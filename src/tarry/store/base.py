@@ -13,7 +13,7 @@ All instants are aware UTC datetimes; backends store them as integer epoch milli
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -297,4 +297,10 @@ class Store(Protocol):
         read) and create its starts' runs, oldest first, each refusing ``hold-superseded``
         the occurrences still held before it. False, with nothing changed, when another
         worker advanced the schedule first."""
+        ...
+
+    def subscribe(self, callback: Callable[[], None]) -> bool:
+        """Have ``callback`` called (from any thread) whenever the change token moves, if the
+        store can push (PostgreSQL's LISTEN); whether it can (SQLite cannot: poll
+        :meth:`change_token`)."""
         ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, Protocol, cast
@@ -143,6 +143,18 @@ class SqlStore(ABC):
     def close(self) -> None:
         """Release connections."""
 
+    def subscribe(self, callback: Callable[[], None]) -> bool:
+        """Have ``callback`` called (from any thread) whenever the change token moves, if
+        this store can push; whether it can (else the caller polls :meth:`change_token`)."""
+        del callback
+        return False
+
+    @contextmanager
+    def _schema_lock(self) -> Iterator[None]:
+        """Held while :meth:`ensure_schema` reads the schema's version and migrates: no
+        other process migrates meanwhile. A no-op where one writer serialises anyway."""
+        yield
+
     @contextmanager
     def _migration_transaction(self) -> Iterator[Tx]:
         """A write transaction that no other migrating process runs at the same time."""
@@ -166,11 +178,12 @@ class SqlStore(ABC):
 
     def ensure_schema(self) -> None:
         """Migrate an empty database; refuse (``MigrationError``) one behind or ahead."""
-        applied = self._applied_versions()
-        if applied is None:
-            self.migrate()
-        else:
-            require_current(self._migrations, applied)
+        with self._schema_lock():
+            applied = self._applied_versions()
+            if applied is None:
+                self.migrate()
+            else:
+                require_current(self._migrations, applied)
 
     def pending_migrations(self) -> list[str] | None:
         """The names of the migrations not applied yet; None for a database without a tarry

@@ -4,6 +4,14 @@
 -- Held until the migration's transaction ends: one migrating process at a time.
 SELECT pg_advisory_xact_lock(hashtext('tarry schema migrations'))
 
+-- name: lock_schema
+-- Held by the session until unlock_schema: the schema's version is read and the database
+-- migrated under it, so no process reads a half-migrated version.
+SELECT pg_advisory_lock(hashtext('tarry schema migrations'))
+
+-- name: unlock_schema
+SELECT pg_advisory_unlock(hashtext('tarry schema migrations'))
+
 -- name: listen
 -- The channel the runs_notify_change trigger notifies (see the migrations).
 LISTEN tarry_changes

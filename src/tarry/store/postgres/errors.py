@@ -9,7 +9,7 @@ import psycopg
 
 from tarry.errors import StoreError, StoreUnavailable
 
-__all__ = ["translated"]
+__all__ = ["one_line", "translated"]
 
 
 @contextmanager
@@ -19,6 +19,14 @@ def translated() -> Iterator[None]:
     try:
         yield
     except psycopg.OperationalError as error:
-        raise StoreUnavailable(f"PostgreSQL store unavailable: {error}") from error
+        raise StoreUnavailable(f"PostgreSQL store unavailable: {one_line(error)}") from error
     except psycopg.Error as error:
-        raise StoreError(f"PostgreSQL store failed: {error}") from error
+        raise StoreError(f"PostgreSQL store failed: {one_line(error)}") from error
+
+
+def one_line(error: BaseException) -> str:
+    """libpq's message on one line: its lines joined, the ``connection failed:`` preamble
+    and the padding after ``FATAL:`` dropped."""
+    lines = [" ".join(line.split()) for line in str(error).splitlines()]
+    text = "; ".join(line for line in lines if line)
+    return text.removeprefix("connection failed: ")

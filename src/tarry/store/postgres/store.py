@@ -1,12 +1,16 @@
-"""The PostgreSQL store: a small connection pool, row locks, and LISTEN/NOTIFY.
+"""The PostgreSQL store: a connection per calling thread, row locks, and LISTEN/NOTIFY.
 
-Each verb borrows a pooled connection for one transaction. The pool checks a connection
-before lending it and replaces broken ones, so the store outlives a server restart: a call
-during the outage raises ``StoreUnavailable``, calls after it succeed. Claims lock the rows
-they take with ``FOR UPDATE SKIP LOCKED``, so workers on many machines never take the same
-run and never wait for each other. A trigger notifies ``tarry_changes`` whenever a run
-becomes unleased (created, suspended, ended, cancelled) or is asked to cancel; a dedicated
-listening connection turns those notifications into the change token.
+Each verb runs one transaction on its thread's own connection (see
+:class:`~tarry.store.postgres.connections.ThreadConnections`): the async store boundary calls
+from ``pool_size`` threads, so a process holds at most that many connections for it, plus one
+for a thread that calls directly (the CLI) and the listener's. A connection is never checked
+with a query before use; one the server closed is seen on its socket and replaced, so the
+store outlives a server restart: a call during the outage raises ``StoreUnavailable``, calls
+after it succeed. Claims lock the rows they take with ``FOR UPDATE SKIP LOCKED``, so workers
+on many machines never take the same run and never wait for each other. A trigger notifies
+``tarry_changes`` whenever a run becomes unleased (created, suspended, ended, cancelled) or is
+asked to cancel; a listening thread counts those notifications (the change token) and
+pushes them to subscribers (the async boundary's waiters).
 
 Payload columns are JSONB (validated and queryable on the server); the connections load
 them as JSON text so both backends share :mod:`tarry.store.rows`.
@@ -14,16 +18,15 @@ them as JSON text so both backends share :mod:`tarry.store.rows`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
 from psycopg.types.string import TextLoader
-from psycopg_pool import ConnectionPool
 
 from tarry.store.migrations import load_migrations
+from tarry.store.postgres.connections import ThreadConnections
 from tarry.store.postgres.errors import translated
 from tarry.store.postgres.listener import ChangeListener
 from tarry.store.sqlfiles import load_queries
@@ -40,17 +43,20 @@ class PostgresStore(SqlStore):
     """:class:`tarry.store.base.Store` in a PostgreSQL database."""
 
     def __init__(self, conninfo: str, *, pool_size: int = 8, pool_timeout: float = 10.0) -> None:
-        """Connect to ``conninfo`` (a libpq URL or key=value string) with at most
-        ``pool_size`` connections; a call waits at most ``pool_timeout`` seconds for one."""
+        """Connect to ``conninfo`` (a libpq URL or key=value string); ``pool_size`` is how
+        many threads of the async boundary (each with its connection) may call at once, and
+        a connect the server does not answer fails after ``pool_timeout`` seconds.
+
+        Connects at once, so a refused connection, a missing database or bad credentials
+        raise ``StoreUnavailable`` here, in one line."""
         super().__init__(_QUERIES, _MIGRATIONS)
-        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            conninfo, min_size=1, max_size=pool_size, timeout=pool_timeout, open=False,
-            kwargs={"row_factory": dict_row}, configure=_configure,
-            check=ConnectionPool.check_connection, name="tarry")
-        self._pool.open()
         self._pool_size = pool_size
-        self._listener = ChangeListener(conninfo, self._queries["listen"],
-                                        connect_timeout=pool_timeout)
+        self._connections = ThreadConnections(conninfo, connect_timeout=pool_timeout,
+                                              configure=_configure)
+        self._listener = ChangeListener(
+            lambda: self._connections.connect(autocommit=True), self._queries["listen"])
+        with translated():
+            self._connections.open()
 
     @property
     def concurrency(self) -> int:
@@ -61,17 +67,36 @@ class PostgresStore(SqlStore):
         """The number of change notifications heard so far (see :class:`ChangeListener`)."""
         return self._listener.token()
 
+    def subscribe(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` (from the listening thread) whenever the change token moves;
+        True: PostgreSQL pushes."""
+        self._listener.subscribe(callback)
+        return True
+
     def close(self) -> None:
-        """Stop listening and close the pool."""
+        """Stop listening and close every connection."""
         self._listener.close()
-        self._pool.close()
+        self._connections.close()
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Tx]:
         # Reads and writes open the same kind of transaction: rows are locked per statement.
-        with translated(), self._pool.connection() as connection, \
+        with translated(), self._connections.transaction() as connection, \
                 connection.cursor() as cursor:
             yield Tx(cursor, self._queries)
+
+    @contextmanager
+    def _schema_lock(self) -> Iterator[None]:
+        """Held (on this thread's connection) while the schema is checked and migrated: a
+        process that finds the database empty migrates it whole before another reads its
+        version."""
+        with self._transaction(write=True) as tx:
+            tx.run("lock_schema")
+        try:
+            yield
+        finally:
+            with self._transaction(write=True) as tx:
+                tx.run("unlock_schema")
 
     @contextmanager
     def _migration_transaction(self) -> Iterator[Tx]:
