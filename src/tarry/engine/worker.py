@@ -136,23 +136,15 @@ class Worker:
         return len(claimed)
 
     async def _claim(self, limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """Lease up to ``limit`` due runs, each with the events delivered to it (after
-        creating the runs of schedule occurrences due by now)."""
+        """Lease up to ``limit`` due runs, each with the events delivered to it, in one
+        transaction (after creating the runs of schedule occurrences due by now)."""
         await self._fire_schedules()
         now = self.clock.now()
-        claimed = await self.store.claim_due(now, self.name, now + self.lease, limit)
-        if not claimed:
-            return []
-        ids = [record.id for record in claimed]
+        claimed = await self.store.claim_due_with_inbox(now, self.name, now + self.lease, limit)
         # Every claimed run counts as in flight from now on, so the lease renewer keeps the
         # leases of runs still queued behind the concurrency limit.
-        self._in_flight.update(ids)
-        try:
-            inboxes = await self.store.inbox(ids)
-        except StoreError:
-            self._in_flight.difference_update(ids)  # never executed: let their leases lapse
-            raise
-        return [(record, inboxes.get(record.id, [])) for record in claimed]
+        self._in_flight.update(record.id for record, _ in claimed)
+        return claimed
 
     async def _fire_schedules(self) -> None:
         """Create the runs of schedule occurrences due by now, looking only when one may be

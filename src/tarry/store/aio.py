@@ -157,6 +157,7 @@ class AsyncStore:
     create_run = offloaded(Store.create_run)
     create_runs = offloaded(Store.create_runs)
     claim_due = offloaded(Store.claim_due)
+    claim_due_with_inbox = offloaded(Store.claim_due_with_inbox)
     claim_run = offloaded(Store.claim_run)
     renew_leases = offloaded(Store.renew_leases)
     checkpoint = offloaded(Store.checkpoint)

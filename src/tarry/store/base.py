@@ -96,6 +96,12 @@ class Store(Protocol):
         """
         ...
 
+    def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
+                             limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """:meth:`claim_due` and the inbox of each run it claimed (as :meth:`inbox`), in one
+        transaction: what a worker needs to execute them."""
+        ...
+
     def claim_run(self, run_id: str, now: datetime, worker: str,
                   lease_until: datetime) -> RunRecord | None:
         """Lease one specific run if it is due (as :meth:`claim_due` would); else None."""

@@ -251,6 +251,18 @@ class SqlStore(ABC):
             due = tx.all("due_runs", {"now": to_millis(now), "limit": limit})
             return self._lease(tx, due, now, worker, lease_until)
 
+    def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
+                             limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """:meth:`claim_due` and the inbox of each run it claimed, in one transaction."""
+        if limit <= 0:
+            return []
+        with self._transaction(write=True) as tx:
+            due = tx.all("due_runs", {"now": to_millis(now), "limit": limit})
+            claimed = self._lease(tx, due, now, worker, lease_until)
+            inboxes = eventstore.inbox_of(tx, [record.id for record in claimed]) if claimed \
+                else {}
+        return [(record, inboxes.get(record.id, [])) for record in claimed]
+
     def claim_run(self, run_id: str, now: datetime, worker: str,
                   lease_until: datetime) -> RunRecord | None:
         """Lease one specific run if it is due (as :meth:`claim_due` would); else None."""
