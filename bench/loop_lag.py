@@ -106,7 +106,8 @@ class Ticker:
 
 def _figures(lags: list[float]) -> dict[str, float]:
     ordered = sorted(lags)
-    p99 = statistics.quantiles(ordered, n=100)[98] if len(ordered) > 1 else ordered[0]
+    p99 = (statistics.quantiles(ordered, n=100, method="inclusive")[98] if len(ordered) > 1
+           else ordered[0])
     return {"samples": len(ordered), "p50_ms": statistics.median(ordered) * 1000,
             "p99_ms": p99 * 1000, "max_ms": ordered[-1] * 1000}
 
@@ -136,8 +137,7 @@ async def _burst(url: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
     ticking = asyncio.create_task(ticker.run())
     stop = asyncio.Event()
     working = asyncio.create_task(engine.worker(concurrency=64).run(stop))
-    while await asyncio.to_thread(engine.store.count_runs,
-                                  status=RunStatus.WAITING) < len(runs):
+    while await asyncio.to_thread(engine.store.count_runs, status=RunStatus.PENDING):
         await asyncio.sleep(0.1)
     slack = due - time.time()  # negative: the burst began before every run was waiting
     while await asyncio.to_thread(engine.store.count_runs,

@@ -103,7 +103,7 @@ class Ticker:
             self.lags.append(loop.time() - began - TICK)
 
     def p99(self) -> float:
-        return statistics.quantiles(self.lags, n=100)[98]
+        return statistics.quantiles(self.lags, n=100, method="inclusive")[98]
 
 
 async def _baseline() -> Ticker:
