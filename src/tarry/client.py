@@ -111,6 +111,16 @@ def _redeliver(event_id: str, data: Mapping[str, Any] | None) -> _Call:
                  {"data": dict(data)} if data is not None else {})
 
 
+def _tasks(every: bool, mine: bool, limit: int) -> _Call:
+    return _Call("GET", "/v1/tasks", params={"all": "true" if every else None,
+                                             "mine": "true" if mine else None, "limit": limit})
+
+
+def _complete(task_id: str, outcome: str, data: Mapping[str, Any] | None) -> _Call:
+    return _Call("POST", f"/v1/tasks/{_segment(task_id)}/complete",
+                 {"outcome": outcome, "data": dict(data or {})})
+
+
 def _answer(response: httpx.Response) -> Document:
     """The response's JSON document, or the :class:`ApiError` it stands for."""
     try:
@@ -192,6 +202,19 @@ class Client:
         """Discard a quarantined, unmatched or buffered event."""
         return self._call(_Call("POST", f"/v1/events/{_segment(event_id)}/discard"))
 
+    def tasks(self, *, every: bool = False, mine: bool = False, limit: int = 100) -> Document:
+        """Tasks for people, newest first: ``{"tasks": [...]}`` — the open ones, or with
+        ``every`` all of them; with ``mine``, only those this client's principal may
+        complete."""
+        return self._call(_tasks(every, mine, limit))
+
+    def complete_task(self, task_id: str, outcome: str,
+                      data: Mapping[str, Any] | None = None) -> Document:
+        """Complete a task as this client's principal; its task document (``ApiError`` 403
+        when it is assigned to others, 422 with every reason when the outcome or data do not
+        fit, 409 when it is no longer open)."""
+        return self._call(_complete(task_id, outcome, data))
+
     def close(self) -> None:
         """Close the connections."""
         self._http.close()
@@ -260,6 +283,16 @@ class AsyncClient:
     async def discard(self, event_id: str) -> Document:
         """See :meth:`Client.discard`."""
         return await self._call(_Call("POST", f"/v1/events/{_segment(event_id)}/discard"))
+
+    async def tasks(self, *, every: bool = False, mine: bool = False,
+                    limit: int = 100) -> Document:
+        """See :meth:`Client.tasks`."""
+        return await self._call(_tasks(every, mine, limit))
+
+    async def complete_task(self, task_id: str, outcome: str,
+                            data: Mapping[str, Any] | None = None) -> Document:
+        """See :meth:`Client.complete_task`."""
+        return await self._call(_complete(task_id, outcome, data))
 
     async def aclose(self) -> None:
         """Close the connections."""

@@ -12,6 +12,8 @@ import httpx
 import pytest
 from server_support import FLOWS, Served, serve, start, status_becomes, write_project
 
+from tarry import ApiError, AsyncClient, Client
+
 REVIEW_FLOW = """\
 flow: review
 steps:
@@ -156,3 +158,32 @@ def test_the_openapi_document_describes_the_task_routes(served: Served) -> None:
     assert set(paths["/v1/tasks/{task_id}/complete"]) == {"post"}
     assert {"403", "404", "409", "422"} <= set(paths["/v1/tasks/{task_id}/complete"]["post"]
                                                ["responses"])
+
+
+def test_the_client_lists_and_completes_tasks(served: Served) -> None:
+    with Client(served.url, token="alice-token") as alice, \
+            Client(served.url, token="bob-token") as bob:
+        run = alice.start("review")
+        with served.client("alice-token") as http:
+            assert status_becomes(http, run["id"], "waiting")
+        task = alice.tasks(mine=True)["tasks"][0]
+        assert bob.tasks(mine=True)["tasks"] == []
+        with pytest.raises(ApiError) as refused:
+            bob.complete_task(task["id"], "accept", {"note": "x"})
+        assert (refused.value.status, refused.value.type) == (403, "forbidden")
+        with pytest.raises(ApiError) as invalid:
+            alice.complete_task(task["id"], "accept")
+        assert invalid.value.details == {"problems": ["data: 'note' is a required property"]}
+        done = alice.complete_task(task["id"], "accept", {"note": "fine"})
+        assert (done["state"], done["by"]) == ("completed", "alice")
+        assert [t["state"] for t in alice.tasks(every=True)["tasks"]] == ["completed"]
+
+
+async def test_the_async_client_lists_and_completes_tasks(served: Served) -> None:
+    async with AsyncClient(served.url, token="ops-token") as ops:
+        run = await ops.start("review")
+        with served.client("ops-token") as http:
+            assert status_becomes(http, run["id"], "waiting")
+        task = (await ops.tasks())["tasks"][0]
+        done = await ops.complete_task(task["id"], "correct", {"note": "fixed"})
+        assert (done["outcome"], done["by"]) == ("correct", "ops")
