@@ -15,6 +15,7 @@ frees, so a slow action (or a hold's check script) never delays the wakes due be
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -29,7 +30,7 @@ from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import Committer
 from tarry.engine.executor import Executor
 from tarry.engine.triggers import Triggers
-from tarry.errors import StateVersionError, StoreError
+from tarry.errors import StateVersionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
@@ -173,6 +174,7 @@ class Worker:
         """Execute one claimed run (with its delivered events) and commit what it came to."""
         async with self._slots:
             try:
+                await self._load_flow(record.flow_digest)
                 update = await self.executor.execute(record, self.clock.now(), inbox)
                 if update is None:
                     return
@@ -188,6 +190,12 @@ class Worker:
                              extra={"run_id": record.id})
             finally:
                 self._in_flight.discard(record.id)
+
+    async def _load_flow(self, digest: str) -> None:
+        """Read and parse a run's stored flow on the store's threads, not on the loop (once
+        per digest: the catalog keeps it for the executor)."""
+        with contextlib.suppress(TarryError):  # the executor records a flow that fails to load
+            await self.store.call(self.executor.catalog.by_digest, digest)
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Sleep until the earliest due instant, a change in the store, a :meth:`wake`, or
