@@ -75,6 +75,11 @@ class _Entry:
     pure: bool
 
 
+def _declared_schema(function: ActionFunction) -> Mapping[str, Any] | None:
+    schema = getattr(function, "arguments", None)
+    return schema if isinstance(schema, Mapping) else None
+
+
 class ActionRegistry:
     """The actions a flow may call, by name.
 
@@ -93,6 +98,12 @@ class ActionRegistry:
     def names(self) -> frozenset[str]:
         """Every registered action name."""
         return frozenset(self._entries)
+
+    def declared_arguments(self) -> dict[str, Mapping[str, Any] | None]:
+        """Every registered action name with the JSON Schema its function declares for its
+        arguments (its ``arguments`` attribute, a mapping), or None; the loader checks a
+        step's literal arguments against it, as it does for the built-in actions."""
+        return {name: _declared_schema(entry.function) for name, entry in self._entries.items()}
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

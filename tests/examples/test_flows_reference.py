@@ -183,3 +183,27 @@ def test_each_mistake_gives_its_message(message: str, source: str) -> None:
     with pytest.raises(LoadError) as refused:
         parse_flow(source, "flows/x.yaml")
     assert [problem.message for problem in refused.value.problems] == [message]
+
+
+def test_the_argument_refusals_table_is_what_loading_says() -> None:
+    section = REFERENCE[REFERENCE.index("### Arguments are checked at load"):]
+    rows = [line.split(" | ") for line in section.splitlines()[:14]
+            if line.startswith("| `") and "refused with" not in line]
+    assert len(rows) == 4
+    for step, refusal in ((row[0].removeprefix("| `").removesuffix("`"),
+                           row[1].strip(" |`")) for row in rows):
+        source = ("flow: args\nsteps:\n  - one:\n      "
+                  + step.replace("…", '"http://example.org"') + "\n")
+        with pytest.raises(LoadError) as refused:
+            parse_flow(source, "flow.yaml")
+        assert [p.message for p in refused.value.problems] == [refusal]
+
+
+def test_a_user_action_declaring_its_arguments_as_printed_gets_them_checked() -> None:
+    namespace: dict[str, Any] = {}
+    exec(block_after(REFERENCE, "### Arguments are checked at load", "python"), namespace)
+    with pytest.raises(LoadError) as refused:
+        parse_flow("flow: ping\nsteps:\n  - ask: { notify: { chanel: ops } }\n", "flow.yaml",
+                   actions={"notify": namespace["notify"].arguments})
+    assert [p.message for p in refused.value.problems] == [
+        "unknown argument 'chanel' of action 'notify' (did you mean 'channel'?)"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -96,7 +96,7 @@ def validate(
         raise typer.Exit(1)
 
 
-def validate_files(files: Iterable[Path], actions: frozenset[str], *,
+def validate_files(files: Iterable[Path], actions: Collection[str], *,
                    manifest_files: Iterable[Path] = (),
                    app: tuple[str, ProgramSource] | None = None) -> Validation:
     """Validate every event manifest (the existing ``manifest_files`` and those among
@@ -178,11 +178,11 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _action_names(settings: Settings) -> frozenset[str]:
+def _action_names(settings: Settings) -> dict[str, Mapping[str, Any] | None]:
     registry = ActionRegistry()
     register_builtins(registry)
     registry.load_user_actions(settings.actions, root=settings.root)
-    return registry.names()
+    return registry.declared_arguments()
 
 
 def _count(number: int, noun: str) -> str:

@@ -132,9 +132,10 @@ class Engine:
             app = import_program_source(settings.app, root=settings.root)
         programs = app.programs(manifests) if app is not None else None
         store = store or open_store(settings.database)
-        return cls(store, FlowCatalog(settings.flows_dir, store, actions.names(), manifests,
-                                      programs=programs),
-                   actions, clock, manifests, checks=settings.checks, limits=settings.limits,
+        catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
+                              programs=programs)
+        return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
+                   limits=settings.limits,
                    redactor=_redactor(settings, os.environ, [
                        m.secret_env for m in manifests.values() if m.secret_env]))
 

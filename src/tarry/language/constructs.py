@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
+from tarry.language.arguments import check_arguments
 from tarry.language.context import LoadContext
 from tarry.language.eventcheck import check_emit, check_event_match
 from tarry.language.fields import (
@@ -370,6 +371,9 @@ def read_action(ctx: LoadContext, body: Body) -> Construct:
     """``<action>: <args>``; the arguments stay as written, their templates checked."""
     if body.construct.key == "emit":
         check_emit(ctx, body.construct.value)
+    schema = ctx.arguments.get(body.construct.key)
+    if schema is not None:
+        check_arguments(ctx, body.construct.key, body.construct.value, schema)
     return Action(body.construct.key, ctx.value(body.construct.value))
 
 

@@ -64,6 +64,8 @@ class LoadContext:
     visible: frozenset[str] = ALWAYS_VISIBLE
     claimed: Mapping[str, str] = field(default_factory=dict)
     manifests: Mapping[str, Manifest] | None = None
+    arguments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Action name → the JSON Schema of its arguments, for the actions that declare one."""
     scope_hint: str = ""
     """Appended to "undefined name" when nothing closer explains it (what this part of the
     file may see)."""

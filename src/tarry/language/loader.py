@@ -16,6 +16,7 @@ from zoneinfo import available_timezones
 
 from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
+from tarry.language.arguments import BUILTIN_ARGUMENTS
 from tarry.language.context import LoadContext
 from tarry.language.durations import parse_zone
 from tarry.language.fields import (
@@ -59,7 +60,9 @@ def load_flow(path: Path, *, actions: Collection[str] | None = None,
               manifests: Mapping[str, Manifest] | None = None) -> Flow:
     """Read and validate the flow file at ``path``.
 
-    ``actions`` names the user actions the project declares (None: only the built-ins);
+    ``actions`` names the user actions the project declares (None: only the built-ins); a
+    mapping of name → the JSON Schema of the action's arguments (or None) also has each step's
+    literal arguments checked (see :mod:`tarry.language.arguments`);
     ``manifests``, when given, are the declared event types the flow's ``wait_for`` and
     ``emit`` steps must use (None: not checked). Raises ``LoadError`` with every problem found.
     """
@@ -83,8 +86,10 @@ def parse_flow(text: str, path: str, *, actions: Collection[str] | None = None,
     ``actions`` and ``manifests`` as for :func:`load_flow`. Raises ``LoadError`` with every
     problem found.
     """
+    declared = ({name: schema for name, schema in actions.items() if isinstance(schema, Mapping)}
+                if isinstance(actions, Mapping) else {})
     ctx = LoadContext(file=path, actions=BUILTIN_ACTIONS | frozenset(actions or ()),
-                      manifests=manifests)
+                      manifests=manifests, arguments={**BUILTIN_ARGUMENTS, **declared})
     root, problems = read_yaml(text, path)
     ctx.problems.extend(problems)
     flow = None
