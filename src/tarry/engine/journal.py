@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
+from itertools import islice
 from typing import Any
 
 from tarry.errors import ExpressionError
@@ -88,6 +89,9 @@ class BindingsJournal(RunJournal):
     def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self._written: set[str] = set()
+        self._seen = 0
+        """How many of the top-level bindings (in insertion order) the last split saw: a
+        split looks only at those added since, so a checkpoint costs what changed."""
 
     def query(self, state: Mapping[str, Any]) -> JournalQuery | None:
         root = state.get("root")
@@ -106,9 +110,12 @@ class BindingsJournal(RunJournal):
         root = state.get("root")
         if root is None:
             return _encoded(state), ()
+        bindings: dict[str, Any] = root["b"]
+        added = list(islice(reversed(bindings.items()), len(bindings) - self._seen))[::-1]
         fresh = tuple(JournalEntry(BINDINGS, key, _encoded(value))
-                      for key, value in root["b"].items() if key not in self._written)
+                      for key, value in added if key not in self._written)
         self._written.update(entry.key for entry in fresh)
+        self._seen = len(bindings)
         return _encoded({**state, "root": {**root, "b": {}}}), fresh
 
 
