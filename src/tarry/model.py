@@ -323,7 +323,11 @@ class CheckpointOutcome(StrEnum):
     SAVED = "saved"
     """Written; the worker may go on."""
     CANCEL_REQUESTED = "cancel_requested"
-    """Written, but someone asked to cancel: the worker must stop and call ``cancel``."""
+    """Written, but someone asked to cancel: the worker must stop and end the run as
+    cancelled (the update kept the lease)."""
+    CANCELLED = "cancelled"
+    """Written, and the run cancelled in the same transaction: someone asked to cancel while
+    it ran, and this update released it (suspended it). Nothing is left to do."""
     LEASE_LOST = "lease_lost"
     """Not written: another worker owns the run now. Drop it."""
 

@@ -10,7 +10,7 @@ import pytest
 from store_samples import LEASE, T0, at, entry, eventually, new_run, suspend
 
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
-from tarry.model import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.model import CheckpointOutcome, EventWait, NewEvent, RunStatus, RunUpdate
 from tarry.store.base import Store
 
 # -- flows ------------------------------------------------------------------------------------
@@ -325,6 +325,26 @@ def test_a_checkpoint_that_ends_the_run_ignores_a_cancel_request(store: Store) -
     assert store.checkpoint("w1", at(2), [done]) == {"r1": CheckpointOutcome.SAVED}
     got = store.get_run("r1")
     assert (got.status, got.cancelled_by, got.due_at) == (RunStatus.CANCELLED, "alice", None)
+
+
+def test_a_checkpoint_that_suspends_a_run_asked_to_cancel_cancels_it_in_that_transaction(
+        store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+    store.cancel("r1", "alice", at(1))
+    waits = (EventWait("approval", "slack.approval", '[["message","m"]]', at(3600)),)
+    suspends = RunUpdate(run_id="r1", status=RunStatus.WAITING, state={}, history=[],
+                         due_at=at(3600), waiting_for={"kind": "event"}, waits=waits)
+
+    assert store.checkpoint("w1", at(2), [suspends]) == {"r1": CheckpointOutcome.CANCELLED}
+    got = store.get_run("r1")
+    assert (got.status, got.due_at, got.lease_owner, got.waiting_for) == (
+        RunStatus.CANCELLED, None, None, None)
+    assert [(e.kind, e.data) for e in store.history("r1")][-1] == ("cancelled",
+                                                                   {"by": "request"})
+    event = NewEvent(id="e1", type="slack.approval", data={"message": "m"}, received_at=at(3),
+                     match_key='[["message","m"]]')
+    assert store.record_event(event, at(3)).runs == ()  # its waits went with it
 
 
 # -- cancel -----------------------------------------------------------------------------------

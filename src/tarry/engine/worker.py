@@ -34,7 +34,7 @@ from tarry.errors import StateVersionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
-from tarry.model import CheckpointOutcome, InboxEvent, RunRecord
+from tarry.model import InboxEvent, RunRecord
 from tarry.secrets import Redactor
 from tarry.store.aio import AsyncStore
 from tarry.values import ValueLimits
@@ -178,10 +178,7 @@ class Worker:
                 update = await self.executor.execute(record, self.clock.now(), inbox)
                 if update is None:
                     return
-                outcome = await self.committer.submit(update)
-                if (outcome is CheckpointOutcome.CANCEL_REQUESTED
-                        and not update.status.is_terminal):
-                    await self.store.cancel(record.id, "request", self.clock.now())
+                await self.committer.submit(update)  # a cancel asked meanwhile ends it there
             except StoreError as exc:
                 logger.warning("run %s: could not commit (%s); it resumes after its lease",
                                record.id, exc, extra={"run_id": record.id})

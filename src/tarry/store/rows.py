@@ -90,10 +90,10 @@ def update_params(worker: str, now: datetime, update: RunUpdate) -> dict[str, An
 
 def checkpoint_outcome(update: RunUpdate, cancel_requested: bool) -> CheckpointOutcome:
     """What a saved update tells its worker: a cancel request matters only to a run that
-    has not just ended."""
-    if cancel_requested and not update.status.is_terminal:
-        return CheckpointOutcome.CANCEL_REQUESTED
-    return CheckpointOutcome.SAVED
+    has not just ended; one that suspends the run is carried out at once (``CANCELLED``)."""
+    if not cancel_requested or update.status.is_terminal:
+        return CheckpointOutcome.SAVED
+    return CheckpointOutcome.CANCELLED if update.release else CheckpointOutcome.CANCEL_REQUESTED
 
 
 def history_params(run_id: str, entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:

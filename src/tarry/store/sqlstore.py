@@ -312,8 +312,10 @@ class SqlStore(ABC):
                 eventstore.settle_inbox(tx, update, now,
                                         plans.get(update.run_id, eventstore.WaitChanges()))
                 taskstore.settle_tasks(tx, update, now)
-                outcomes[update.run_id] = rows.checkpoint_outcome(
-                    update, bool(row["cancel_requested"]))
+                outcome = rows.checkpoint_outcome(update, bool(row["cancel_requested"]))
+                if outcome is CheckpointOutcome.CANCELLED:
+                    history += self._cancel_suspended(tx, update.run_id, now)
+                outcomes[update.run_id] = outcome
             tx.many("insert_history", history)
             tx.many("insert_journal", journal)
         return outcomes
@@ -339,6 +341,15 @@ class SqlStore(ABC):
         for row in found:
             grouped.setdefault(row["run_id"], []).append(rows.journal_entry(row))
         return grouped
+
+    @staticmethod
+    def _cancel_suspended(tx: Tx, run_id: str, now: datetime) -> list[dict[str, Any]]:
+        """End, within a checkpoint, a run asked to cancel while it ran; its history."""
+        tx.one("cancel_run", {"id": run_id, "by": "request", "now": to_millis(now)})
+        tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
+        taskstore.close_run_tasks(tx, run_id, now)
+        entry = HistoryEntry(at=now, kind="cancelled", data={"by": "request"})
+        return rows.history_params(run_id, [entry])
 
     def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
         """Cancel a held, pending or waiting run at once; flag a running one
