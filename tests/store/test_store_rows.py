@@ -33,15 +33,16 @@ def test_update_params_store_payloads_as_compact_json() -> None:
                                                                   to_millis(T0))
 
 
-@pytest.mark.parametrize(("status", "requested", "expected"), [
-    (RunStatus.WAITING, False, CheckpointOutcome.SAVED),
-    (RunStatus.WAITING, True, CheckpointOutcome.CANCEL_REQUESTED),
-    (RunStatus.RUNNING, True, CheckpointOutcome.CANCEL_REQUESTED),
-    (RunStatus.SUCCEEDED, True, CheckpointOutcome.SAVED),
+@pytest.mark.parametrize(("status", "release", "requested", "expected"), [
+    (RunStatus.WAITING, True, False, CheckpointOutcome.SAVED),
+    (RunStatus.WAITING, True, True, CheckpointOutcome.CANCELLED),
+    (RunStatus.RUNNING, False, True, CheckpointOutcome.CANCEL_REQUESTED),
+    (RunStatus.SUCCEEDED, True, True, CheckpointOutcome.SAVED),
 ])
 def test_a_cancel_request_matters_only_to_a_run_that_goes_on(
-        status: RunStatus, requested: bool, expected: CheckpointOutcome) -> None:
-    assert checkpoint_outcome(_update(status), requested) is expected
+        status: RunStatus, release: bool, requested: bool,
+        expected: CheckpointOutcome) -> None:
+    assert checkpoint_outcome(_update(status, release=release), requested) is expected
 
 
 def test_history_params_keep_unicode_readable() -> None:

@@ -183,8 +183,11 @@ _FINISHED: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "wait_for_condition": lambda entry: "status" in entry,
     "parallel": lambda entry: len(entry["done"]) == entry["branches"],
     "map": lambda entry: len(entry["done"]) == entry["branches"],
+    "ask": lambda entry: "outcome" in entry,
 }
-"""operation kind → whether what it recorded is final (it will never change again)."""
+"""operation kind → whether what it recorded is final (it will never change again); an
+operation of a kind not listed is never sealed: it stays in the run's row, correct but
+rewritten at each checkpoint."""
 
 
 class OpsJournal(RunJournal):
@@ -237,7 +240,8 @@ class OpsJournal(RunJournal):
 def _finished(ops: Mapping[str, Any], prefix: str, listed: Sequence[str]) -> bool:
     kind, name = listed
     entry = ops.get(prefix + name)
-    return entry is not None and _FINISHED[kind](entry)
+    finished = _FINISHED.get(kind)
+    return entry is not None and finished is not None and finished(entry)
 
 
 def bindings_with(state: Mapping[str, Any], entries: Iterable[JournalEntry]) -> dict[str, Any]:
