@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from server_support import EVENTS, Served, serve, start, write_project
+from server_support import EVENTS, Served, serve, start, status_becomes, write_project
 
 from tarry.errors import ConfigError
 from tarry.server.signatures import sign
@@ -73,6 +73,7 @@ def test_a_wrong_token_is_a_401(guarded: Served, header: str) -> None:
 def test_each_token_acts_as_its_principal(guarded: Served, token: str, principal: str) -> None:
     with guarded.client(token) as client:
         run_id = start(client, "nap")["id"]
+        assert status_becomes(client, run_id, "waiting")
         cancelled = client.post(f"/v1/runs/{run_id}/cancel").json()
     assert cancelled["history"][-1]["data"] == {"by": principal}
 

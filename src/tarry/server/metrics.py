@@ -111,25 +111,20 @@ class ObservedStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    async def claim_due(self, now: datetime, worker: str, lease_until: datetime,
-                        limit: int) -> list[RunRecord]:
-        """``claim_due``, timed; each timer woken counts its lateness."""
+    async def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
+                                   limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """``claim_due_with_inbox``, timed; each timer woken counts its lateness, and each
+        delivered event's receipt is remembered for its send-to-resume."""
         started = self._monotonic()
-        claimed = await self._store.claim_due(now, worker, lease_until, limit)
+        claimed = await self._store.claim_due_with_inbox(now, worker, lease_until, limit)
         if claimed:
             self._metrics.claim.observe(self._monotonic() - started)
-        for record in claimed:
-            self._observe_wake(record, now)
-        return claimed
-
-    async def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
-        """``inbox``, remembering when each delivered event was received."""
-        inboxes = await self._store.inbox(run_ids)
         if len(self._received) > _REMEMBERED_RECEIPTS:  # runs that never took theirs in
             self._received.clear()
-        for events in inboxes.values():
+        for record, events in claimed:
+            self._observe_wake(record, now)
             self._received.update({event.inbox_id: event.received_at for event in events})
-        return inboxes
+        return claimed
 
     async def checkpoint(self, worker: str, now: datetime,
                          updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
