@@ -10,6 +10,7 @@ import pytest
 from hold_support import T0, script
 
 from tarry.config import Limits
+from tarry.errors import LoadError
 from tarry.model import RunStatus
 from tarry.testing import Harness
 
@@ -79,23 +80,28 @@ async def test_every_answer_is_a_binding_not_a_failure(harness: Harness, name: s
     assert (document["status"], document["bindings"]["asked"]) == ("succeeded", binding)
 
 
-@pytest.mark.parametrize(("args", "kind", "message"), [
-    ("{ name: jiar }", "check-unknown",
-     "check 'jiar' is not declared (did you mean 'jira'?); declare it in [checks] of "
-     "tarry.toml or in TARRY_CHECKS"),
-    ("{ name: jira, target: x }", "check",
-     "unknown check argument 'target' (check takes {name})"),
-    ("{ }", "check", "check needs 'name', the name of a declared check"),
-])
-async def test_a_bad_check_step_fails_with_a_clear_error(harness: Harness, args: str,
-                                                        kind: str, message: str) -> None:
-    run = harness.start(harness.flow(ONCE.replace("NAME", args)))
+async def test_an_undeclared_check_fails_the_step_with_a_suggestion(harness: Harness) -> None:
+    run = harness.start(harness.flow(ONCE.replace("NAME", "{ name: jiar }")))
 
     await harness.run_until_idle()
 
     record = harness.record(run)
     assert record.status is RunStatus.FAILED
-    assert record.error == {"type": kind, "message": message, "step": "asked"}
+    assert record.error == {
+        "type": "check-unknown", "step": "asked",
+        "message": "check 'jiar' is not declared (did you mean 'jira'?); declare it in "
+                   "[checks] of tarry.toml or in TARRY_CHECKS"}
+
+
+@pytest.mark.parametrize(("args", "problem"), [
+    ("{ name: jira, target: x }", "flow.yaml:4:35: unknown argument 'target' of action 'check'"),
+    ("{ }", "flow.yaml:4:21: action 'check' needs the argument 'name'"),
+])
+def test_a_check_step_with_bad_arguments_is_refused_at_load(harness: Harness, args: str,
+                                                            problem: str) -> None:
+    with pytest.raises(LoadError) as caught:
+        harness.flow(ONCE.replace("NAME", args))
+    assert [str(p) for p in caught.value.problems] == [problem]
 
 
 async def test_with_every_slot_taken_the_answer_is_unknown_and_nothing_runs(
