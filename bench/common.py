@@ -27,6 +27,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -543,3 +544,36 @@ def publish(benchmark: str, args: argparse.Namespace, *, sizes: dict[str, Any],
     write_json(args.json, document)
     say(f"results written to {args.json}")
     return 0
+
+
+def store_benchmark_args(name: str, doc: str | None, full: Any,
+                         argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of a benchmark run once per store (``--store``, else SQLite and
+    PostgreSQL when ``TARRY_TEST_POSTGRES`` is set): the size options and ``--json``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
+    add_size_options(parser, full)
+    parser.add_argument("--store", help="sqlite:///path.db or postgresql://… (default: SQLite, "
+                                        "and PostgreSQL when TARRY_TEST_POSTGRES is set)")
+    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
+                        f"{name}.json", help="where to write the results")
+    return parser.parse_args(argv)
+
+
+def run_per_store(name: str, args: argparse.Namespace, sizes: Any, *,
+                  measure: Callable[[str, Path, Any], dict[str, Any]],
+                  targets: Callable[[list[dict[str, Any]]], list[Target]],
+                  rows: Callable[[list[dict[str, Any]], list[Target]],
+                                 list[tuple[str, str, str]]]) -> int:
+    """Measure each store the command line names, then print and write the results."""
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
+        bases = [args.store] if args.store else [
+            f"sqlite:///{folder}/bench.db",
+            *([os.environ["TARRY_TEST_POSTGRES"]] if os.environ.get("TARRY_TEST_POSTGRES")
+              else [])]
+        facts = machine(bases[0])
+        results = [measure(base, Path(folder), sizes) for base in bases]
+    goals = targets(results)
+    return publish(name, args, sizes=dataclasses.asdict(sizes), facts=facts,
+                   results={"stores": results}, goals=goals, rows=rows(results, goals),
+                   began=began)

@@ -24,32 +24,29 @@ server, a scratch PostgreSQL database are measured.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 from common import (
     Target,
-    add_size_options,
     chosen_sizes,
-    machine,
     measure_limit,
     percentile,
-    publish,
+    run_per_store,
     say,
     scratch_store,
+    store_benchmark_args,
     store_kind,
 )
 
@@ -288,33 +285,11 @@ def table_rows(results: Sequence[dict[str, Any]],
     return rows
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    add_size_options(parser, FULL)
-    parser.add_argument("--store", help="sqlite:///path.db or postgresql://… (default: SQLite, "
-                                        "and PostgreSQL when TARRY_TEST_POSTGRES is set)")
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        "serve.json", help="where to write the results")
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
-    args = parse_args(argv)
-    sizes = chosen_sizes(args, FULL, QUICK)
-    began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
-        bases = [args.store] if args.store else [
-            f"sqlite:///{folder}/bench.db",
-            *([os.environ["TARRY_TEST_POSTGRES"]] if os.environ.get("TARRY_TEST_POSTGRES")
-              else [])]
-        facts = machine(bases[0])
-        results = [measure_store(base, Path(folder), sizes) for base in bases]
-    goals = targets(results)
-    return publish("serve", args, sizes=asdict(sizes), facts=facts,
-                   results={"stores": results}, goals=goals,
-                   rows=table_rows(results, goals), began=began)
+    args = store_benchmark_args("serve", __doc__, FULL, argv)
+    return run_per_store("serve", args, chosen_sizes(args, FULL, QUICK), measure=measure_store,
+                         targets=targets, rows=table_rows)
 
 
 if __name__ == "__main__":
