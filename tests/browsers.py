@@ -48,9 +48,13 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    """The session's headless Chromium (skips the test when there is none)."""
+    """A headless Chromium for one test module (skips the test when there is none).
+
+    Module scope, not session: Playwright's sync API keeps its own event loop running on the
+    main thread while it is open, and every asyncio test run after it in the same process
+    would fail ("Cannot run the event loop while another loop is running")."""
     missing = _missing()
     if missing:
         pytest.skip(f"{BROWSER_SKIPPED} ({missing})")
