@@ -305,10 +305,12 @@ def transition_problems(counts: Mapping[Transition, int], run_ids: Sequence[str]
 
 
 def reply_statuses(url: str) -> dict[str, str]:
-    """Each run's ``reply`` binding status (``received`` or ``timeout``)."""
+    """Each run's ``reply`` binding status (``received`` or ``timeout``): a completed
+    top-level step's binding is in the run's journal (scope ``""``, key: the step id)."""
     with psycopg.connect(url) as connection:
         found = connection.execute(
-            "SELECT id, state #>> '{root,b,reply,status}' FROM runs")
+            "SELECT run_id, value ->> 'status' FROM run_journal"
+            " WHERE scope = '' AND key = 'reply'")
         return dict(found.fetchall())
 
 
