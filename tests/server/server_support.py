@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,21 +114,20 @@ def serve(root: Path, env: Mapping[str, str] | None = None, *,
     """Serve the project at ``root`` until the block ends (then shut down gracefully);
     ``env`` stands for the environment (tokens, secrets)."""
     settings = load_settings(root, dict(env or {}))
-    engine = Engine.from_settings(settings, store=store)
-    app = create_app(engine, settings, worker=worker, environ=dict(env or {}))
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
-                            access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="tarry-test-server", daemon=True)
-    thread.start()
-    try:
-        _wait_started(server, thread)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield Served(f"http://127.0.0.1:{port}", engine, settings, server)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        engine.close()
+    with closing(Engine.from_settings(settings, store=store)) as engine:
+        app = create_app(engine, settings, worker=worker, environ=dict(env or {}))
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
+                                access_log=False, lifespan="on")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="tarry-test-server", daemon=True)
+        thread.start()
+        try:
+            _wait_started(server, thread)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            yield Served(f"http://127.0.0.1:{port}", engine, settings, server)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
 
 
 def _wait_started(server: uvicorn.Server, thread: threading.Thread) -> None:
