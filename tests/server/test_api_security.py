@@ -177,6 +177,52 @@ def test_a_github_delivery_id_dedups_a_redelivered_webhook(signing: Served) -> N
     assert (first.json()["id"], again.json()["state"]) == ("72d3162e", "duplicate")
 
 
+def _recorded_events(served: Served) -> list[str]:
+    return [record.id for record in served.engine.store.list_events(
+        now=served.engine.clock.now())]
+
+
+def test_a_signed_github_ping_is_answered_and_records_no_event(signing: Served) -> None:
+    body = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 42}).encode()
+    with signing.client() as client:
+        response = client.post("/v1/events/github.hook", content=body,
+                               headers={**_signed("github", body), "X-GitHub-Event": "ping",
+                                        "X-GitHub-Delivery": "ping-1"})
+    assert (response.status_code, response.json()) == (200, {"handshake": "ping",
+                                                             "hook_id": 42})
+    assert _recorded_events(signing) == []
+
+
+def test_an_unsigned_github_ping_is_a_401(signing: Served) -> None:
+    with signing.client() as client:
+        response = client.post("/v1/events/github.hook", content=b'{"hook_id": 42}',
+                               headers={"X-GitHub-Event": "ping"})
+    assert response.status_code == 401
+
+
+def test_slack_url_verification_echoes_the_challenge_and_records_no_event(
+        signing: Served) -> None:
+    body = json.dumps({"type": "url_verification", "token": "legacy",
+                       "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"})
+    with signing.client() as client:
+        response = client.post("/v1/events/slack.hook", content=body.encode(),
+                               headers={"Content-Type": "application/json",
+                                        **_signed("slack", body.encode())})
+    assert (response.status_code, response.json()) == (200, {
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"})
+    assert _recorded_events(signing) == []
+
+
+def test_slack_url_verification_without_a_challenge_is_a_400(signing: Served) -> None:
+    body = b'{"type": "url_verification"}'
+    with signing.client() as client:
+        response = client.post("/v1/events/slack.hook", content=body,
+                               headers={"Content-Type": "application/json",
+                                        **_signed("slack", body)})
+    assert _error(response) == (400, "malformed", "a Slack url_verification request needs "
+                                                  "a 'challenge' string")
+
+
 def test_a_signed_type_whose_secret_is_unset_refuses_to_start(tmp_path: Path,
                                                               store_url: str) -> None:
     root = write_project(tmp_path / "unset", store_url, events=SIGNED_EVENTS)

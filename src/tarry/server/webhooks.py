@@ -5,6 +5,11 @@ A type whose manifest declares ``secret_env`` accepts an event only with a valid
 (``application/x-www-form-urlencoded``, as Slack's interactive messages send) a ``payload=``
 field holding the JSON. The dedup id is the ``Idempotency-Key`` header, else GitHub's
 ``X-GitHub-Delivery``.
+
+Two deliveries are a sender's handshake rather than an event, answered 200 once their
+signature is valid and recorded nowhere: GitHub's ``ping`` (``X-GitHub-Event: ping``, sent
+when a webhook is created) and Slack's ``url_verification`` (sent when an Events API request
+URL is set), whose ``challenge`` is echoed back as Slack requires.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from tarry.language.jsontext import parse_json
 from tarry.language.manifests import Manifest
 from tarry.server.errors import ApiError
 
-__all__ = ["FORM_CONTENT_TYPE", "delivery_id", "read_secrets", "signed_payload"]
+__all__ = ["FORM_CONTENT_TYPE", "delivery_id", "handshake", "read_secrets", "signed_payload"]
 
 FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
 
@@ -52,6 +57,22 @@ def signed_payload(body: bytes, content_type: str) -> Any:
 def delivery_id(headers: Mapping[str, str]) -> str | None:
     """The sender's id of this delivery, for dedup: ``Idempotency-Key``, else GitHub's."""
     return headers.get("idempotency-key") or headers.get("x-github-delivery") or None
+
+
+def handshake(scheme: str, headers: Mapping[str, str], payload: Any) -> dict[str, Any] | None:
+    """The answer to a sender's handshake (see the module), or None for an event."""
+    if scheme == "github" and headers.get("x-github-event") == "ping":
+        return {"handshake": "ping", "hook_id": _field(payload, "hook_id")}
+    if scheme == "slack" and _field(payload, "type") == "url_verification":
+        challenge = _field(payload, "challenge")
+        if not isinstance(challenge, str):
+            raise ApiError(400, "a Slack url_verification request needs a 'challenge' string")
+        return {"challenge": challenge}
+    return None
+
+
+def _field(payload: Any, name: str) -> Any:
+    return payload.get(name) if isinstance(payload, dict) else None
 
 
 def _json(text: bytes, what: str) -> Any:

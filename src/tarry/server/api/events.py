@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from tarry.engine.documents import event_document
@@ -24,7 +25,7 @@ from tarry.server.auth import principal_of_request
 from tarry.server.calls import off_loop
 from tarry.server.errors import ApiError
 from tarry.server.signatures import SignatureRejected, verify
-from tarry.server.webhooks import delivery_id, signed_payload
+from tarry.server.webhooks import delivery_id, handshake, signed_payload
 
 __all__ = ["router"]
 
@@ -35,20 +36,25 @@ _OPERATOR = [Depends(principal_of_request)]
 EventId = Annotated[str, Path(description="The event's id.", max_length=512)]
 EventType = Annotated[str, Path(description="A declared event type.", max_length=512)]
 
+_HANDSHAKE: dict[int | str, dict[str, Any]] = {200: {
+    "description": "A sender's handshake (GitHub's ping, Slack's url_verification with its "
+                   "challenge echoed), answered and not recorded.",
+    "content": {"application/json": {"schema": {"type": "object"}}}}}
 _SEND_BODY = {"requestBody": {"required": True, "content": {"application/json": {
     "schema": {"$ref": "#/components/schemas/SendEvent"}}}}}
 
 
 @router.post("/{event_type}", status_code=202, response_model=EventDocument,
-             openapi_extra=_SEND_BODY, responses=error_responses(400, 404, 422))
+             openapi_extra=_SEND_BODY, responses={**error_responses(400, 404, 422), **_HANDSHAKE})
 async def send_event(event_type: EventType, request: Request,
-                     engine: EngineDep) -> dict[str, Any]:
+                     engine: EngineDep) -> dict[str, Any] | JSONResponse:
     """Send an event: delivered to every run waiting on its correlation, else buffered (or
     unmatched). 202 once it is durable.
 
     The body is ``{data, id?}`` (``id``, else the ``Idempotency-Key`` header, dedups). A type
     that declares ``secret_env`` takes the signed payload itself instead, with no bearer
-    token (``X-Tarry-Signature``, ``X-Hub-Signature-256`` or ``X-Slack-Signature``).
+    token (``X-Tarry-Signature``, ``X-Hub-Signature-256`` or ``X-Slack-Signature``);
+    GitHub's ``ping`` and Slack's ``url_verification`` are answered 200 and record nothing.
     """
     manifest = engine.manifest(event_type)
     body = await request.body()
@@ -58,6 +64,9 @@ async def send_event(event_type: EventType, request: Request,
     else:
         _check_signature(request, manifest.signature, body)
         data = signed_payload(body, request.headers.get("content-type", ""))
+        answer = handshake(manifest.signature, request.headers, data)
+        if answer is not None:
+            return JSONResponse(answer)
         event_id = delivery_id(request.headers)
     record = await off_loop(engine, engine.send, event_type, data, id=event_id)
     return _answer(request, record)
