@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from store_samples import LEASE, T0, at, entry, eventually, new_run, suspend
 
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import CheckpointOutcome, EventWait, NewEvent, RunStatus, RunUpdate
-from tarry.store.base import Store
+from tarry.store.base import IDEMPOTENCY_KEY_RETENTION, Store
 
 # -- flows ------------------------------------------------------------------------------------
 
@@ -545,3 +546,15 @@ def test_an_idempotency_key_stays_tied_to_the_first_run_and_request(store: Store
     other_principal = store.reserve_idempotency_key("ops", "k1", "fp-b", "run-3", T0)
     assert (first, again, other_principal) == (("run-1", "fp-a"), ("run-1", "fp-a"),
                                                ("run-3", "fp-b"))
+
+
+def test_an_idempotency_key_is_forgotten_a_day_after_it_was_tied(store: Store) -> None:
+    store.reserve_idempotency_key("api", "k1", "fp-a", "run-1", T0)
+    store.reserve_idempotency_key("api", "k2", "fp-a", "run-2", T0 + timedelta(hours=1))
+    within = store.reserve_idempotency_key(
+        "api", "k1", "fp-b", "run-3", T0 + IDEMPOTENCY_KEY_RETENTION)
+    after = store.reserve_idempotency_key(
+        "api", "k1", "fp-b", "run-4", T0 + IDEMPOTENCY_KEY_RETENTION + timedelta(seconds=1))
+    kept = store.reserve_idempotency_key(
+        "api", "k2", "fp-b", "run-5", T0 + IDEMPOTENCY_KEY_RETENTION + timedelta(seconds=1))
+    assert (within, after, kept) == (("run-1", "fp-a"), ("run-4", "fp-b"), ("run-2", "fp-a"))

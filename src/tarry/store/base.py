@@ -14,7 +14,7 @@ All instants are aware UTC datetimes; backends store them as integer epoch milli
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from tarry.model import (
@@ -37,7 +37,11 @@ from tarry.model import (
     TriggerStarts,
 )
 
-__all__ = ["Store"]
+__all__ = ["IDEMPOTENCY_KEY_RETENTION", "Store"]
+
+IDEMPOTENCY_KEY_RETENTION = timedelta(hours=24)
+"""How long an ``Idempotency-Key`` of a start is remembered: a retry within a day returns the
+first run; after that the key is free again (as with most payment APIs' keys)."""
 
 
 class Store(Protocol):
@@ -277,7 +281,8 @@ class Store(Protocol):
     def reserve_idempotency_key(self, principal: str, key: str, fingerprint: str,
                                 run_id: str, now: datetime) -> tuple[str, str]:
         """Tie ``(principal, key)`` to ``run_id`` and the request's ``fingerprint`` unless it
-        is tied already; either way, the ``(run_id, fingerprint)`` it is tied to."""
+        is tied already; either way, the ``(run_id, fingerprint)`` it is tied to. A key tied
+        longer ago than :data:`IDEMPOTENCY_KEY_RETENTION` is forgotten (tied anew)."""
         ...
 
     def change_token(self) -> object:

@@ -40,6 +40,7 @@ from tarry.model import (
     TriggerStarts,
 )
 from tarry.store import eventstore, holdstore, rows, taskstore, triggerstore
+from tarry.store.base import IDEMPOTENCY_KEY_RETENTION
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
 
@@ -437,10 +438,13 @@ class SqlStore(ABC):
 
     def reserve_idempotency_key(self, principal: str, key: str, fingerprint: str,
                                 run_id: str, now: datetime) -> tuple[str, str]:
-        """Tie the key to ``run_id`` unless it is tied already; what it is tied to."""
+        """Tie the key to ``run_id`` unless it is tied already; what it is tied to. Keys
+        older than :data:`IDEMPOTENCY_KEY_RETENTION` are forgotten first."""
         params = {"principal": principal, "key": key, "fingerprint": fingerprint,
-                  "run_id": run_id, "now": to_millis(now)}
+                  "run_id": run_id, "now": to_millis(now),
+                  "cutoff": to_millis(now - IDEMPOTENCY_KEY_RETENTION)}
         with self._transaction(write=True) as tx:
+            tx.run("purge_idempotency_keys", params)
             tx.run("reserve_idempotency_key", params)
             row = tx.one("idempotency_key", params)
         assert row is not None

@@ -372,6 +372,11 @@ LIMIT :limit
 
 -- Idempotency keys ------------------------------------------------------------------------
 
+-- name: purge_idempotency_keys
+-- A key is kept for a day (IDEMPOTENCY_KEY_RETENTION); older ones are forgotten here, in the
+-- reserving transaction, so the table holds about a day of starts (an index range, cheap).
+DELETE FROM idempotency_keys WHERE created_at < :cutoff
+
 -- name: reserve_idempotency_key
 INSERT INTO idempotency_keys (principal, key, fingerprint, run_id, created_at)
 VALUES (:principal, :key, :fingerprint, :run_id, :now)
