@@ -93,6 +93,14 @@ def test_runs_are_listed_newest_first_in_pages_that_meet_exactly(served: Served)
     assert seen == ids[::-1]
 
 
+def test_a_listed_run_shows_the_bindings_of_its_completed_steps(served: Served) -> None:
+    with served.client() as client:
+        run = start(client, "quick")
+        assert status_becomes(client, run["id"], "succeeded")
+        listed = client.get("/v1/runs", params={"flow": "quick"}).json()["runs"]
+    assert [each["bindings"] for each in listed] == [{"hello": {"text": "hi"}}]
+
+
 def test_runs_are_filtered_by_status_flow_target_and_what_they_wait_for(served: Served) -> None:
     with served.client() as client:
         napping = start(client, "nap", target="t-1")["id"]

@@ -72,7 +72,9 @@ async def run_page(engine: Engine, cursor: str | None, limit: int,
                              after=(after[0], after[1][0]) if after else None)
     page = records[:limit]
     more = len(records) > limit
-    return {"runs": [run_document(record) for record in page],
+    journals = await off_loop(engine, engine.store.journals, [record.id for record in page])
+    return {"runs": [run_document(record, None, journals.get(record.id, []))
+                     for record in page],
             "next_cursor": encode_cursor(page[-1].created_at, page[-1].id) if more else None}
 
 
