@@ -8,6 +8,8 @@ never uses it back. Every import counts, including those inside functions.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,14 @@ def test_holds_and_engine_do_not_import_each_other() -> None:
     engine = set().union(*(_imported_parts(p) for p in (SOURCE / "engine").rglob("*.py")))
     assert "engine" not in holds
     assert "holds" in engine  # the engine drives the hold gate; the dependency is one way
+
+
+def test_the_command_line_starts_without_the_web_server_modules() -> None:
+    """Every command but ``tarry serve`` starts without importing FastAPI or uvicorn (about
+    a second of a command's start-up); ``serve`` imports them when it runs."""
+    code = ("import sys, tarry.cli.app; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'fastapi', 'uvicorn', "
+            "'starlette', 'jinja2'}))")
+    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, timeout=60).stdout
+    assert printed.strip() == "[]"
