@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "HOLD_CLEARED",
     "TASK_INBOX_TYPE",
     "WAIT_KINDS",
     "CheckpointOutcome",
@@ -61,6 +62,10 @@ class RunStatus(StrEnum):
 
 _TERMINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED,
                        RunStatus.REFUSED})
+
+HOLD_CLEARED = "hold.cleared"
+"""The history entry of a run whose hold cleared. The update that writes it also stamps the
+run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 
 WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from hold_support import LEASE, T0, at, entry, new_run
 
-from tarry.model import CheckpointOutcome, RunStatus, RunUpdate
+from tarry.model import HOLD_CLEARED, CheckpointOutcome, RunStatus, RunUpdate
 from tarry.store.base import Store
 
 WINDOW = timedelta(minutes=15)
@@ -24,10 +24,12 @@ def create_held(store: Store, run_id: str, *, target: str | None = "acme/web#7",
                                  recent_since=at(seconds) - WINDOW)
 
 
-def end_run(store: Store, run_id: str, status: RunStatus, seconds: float = 1) -> None:
-    """Claim ``run_id`` and end it with ``status`` (refused, or running on after a clear)."""
+def end_run(store: Store, run_id: str, status: RunStatus, seconds: float = 1,
+            kind: str | None = None) -> None:
+    """Claim ``run_id`` and end it with ``status`` (refused, or running on after a clear),
+    writing one history entry of ``kind`` (the status's name by default)."""
     assert store.claim_run(run_id, at(seconds), "w1", at(seconds) + LEASE) is not None
-    update = RunUpdate(run_id, status, {}, [entry(status.value, seconds)],
+    update = RunUpdate(run_id, status, {}, [entry(kind or status.value, seconds)],
                        reason="hold-expired" if status is RunStatus.REFUSED else None,
                        due_at=at(seconds + 60))
     assert store.checkpoint("w1", at(seconds), [update]) == {run_id: CheckpointOutcome.SAVED}
@@ -85,18 +87,20 @@ def test_a_sibling_refused_or_cancelled_while_held_supersedes_nothing(store: Sto
 
 def test_a_sibling_that_cleared_supersedes_for_fifteen_minutes(store: Store) -> None:
     create_held(store, "r1")
-    end_run(store, "r1", RunStatus.WAITING, seconds=10)  # cleared, then waits in its steps
-    store.mark_hold_cleared("r1", at(10))
+    end_run(store, "r1", RunStatus.WAITING, seconds=10, kind=HOLD_CLEARED)  # then it waits
 
     assert create_held(store, "r2", seconds=10 + 15 * 60 - 0.001) == "r1"
     assert create_held(store, "r3", seconds=10 + 15 * 60) is None
 
 
-def test_a_sibling_held_again_after_a_lost_clear_still_supersedes(store: Store) -> None:
+def test_a_clear_whose_checkpoint_was_never_written_leaves_the_sibling_held(
+        store: Store) -> None:
     create_held(store, "r1")
-    store.mark_hold_cleared("r1", at(10))  # its worker died before the run's first checkpoint
+    store.claim_run("r1", at(10), "w1", at(10) + LEASE)  # cleared; its worker died before
+    # the checkpoint that records the clear (and stamps the marker) was written
 
     assert create_held(store, "r2", seconds=10 + 20 * 60) == "r1"  # r1 is still held
+    assert store.get_run("r1").status is RunStatus.RUNNING
 
 
 def test_concurrent_starts_of_one_target_admit_exactly_one(

@@ -30,7 +30,7 @@ from tarry.holds.state import (
     undeclared,
     waiting_for,
 )
-from tarry.model import HistoryEntry, RunRecord, RunStatus, RunUpdate
+from tarry.model import HOLD_CLEARED, HistoryEntry, RunRecord, RunStatus, RunUpdate
 
 __all__ = ["DENIALS_SUSTAINED", "HoldGate"]
 
@@ -60,7 +60,7 @@ class HoldGate:
         if verdict is None:
             hold, verdict = await self._round(record, hold, now, history)
         state["hold"] = replace(hold, clear=isinstance(verdict, Clear)).to_json()
-        return await self._settle(record, state, hold, verdict, history)
+        return self._settle(record, state, hold, verdict, history)
 
     async def _round(self, record: RunRecord, hold: HoldState, now: datetime,
                      history: list[HistoryEntry]) -> tuple[HoldState, Verdict]:
@@ -87,7 +87,7 @@ class HoldGate:
             await holds.release_slot(record.id)
         return hold, after_round(hold, holds.clock.now(), holds.limits, holds.rng.random())
 
-    async def _settle(self, record: RunRecord, state: dict[str, Any], hold: HoldState,
+    def _settle(self, record: RunRecord, state: dict[str, Any], hold: HoldState,
                 verdict: Verdict, history: list[HistoryEntry]) -> RunUpdate | None:
         now = self.holds.clock.now()
         if isinstance(verdict, HoldUntil):
@@ -98,10 +98,8 @@ class HoldGate:
                                                                **verdict.detail}))
             return RunUpdate(record.id, RunStatus.REFUSED, state, history,
                              reason=verdict.token.value)
-        history.append(HistoryEntry(now, "hold.cleared", None,
+        history.append(HistoryEntry(now, HOLD_CLEARED, None,  # its update stamps the marker
                                     {"conditions": hold.conditions(), "rounds": hold.rounds}))
-        if record.target is not None:
-            await self.holds.aio.mark_hold_cleared(record.id, now)
         return None
 
 

@@ -172,7 +172,6 @@ class AsyncStore:
     count_runs = offloaded(Store.count_runs)
     run_ids_starting = offloaded(Store.run_ids_starting)
     create_held_run = offloaded(Store.create_held_run)
-    mark_hold_cleared = offloaded(Store.mark_hold_cleared)
     acquire_check_slot = offloaded(Store.acquire_check_slot)
     release_check_slot = offloaded(Store.release_check_slot)
     record_event = offloaded(Store.record_event)

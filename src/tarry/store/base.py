@@ -196,11 +196,6 @@ class Store(Protocol):
         """
         ...
 
-    def mark_hold_cleared(self, run_id: str, now: datetime) -> None:
-        """Record that the hold of ``run_id`` cleared at ``now`` (its siblings are refused
-        ``hold-superseded`` for a while longer)."""
-        ...
-
     def acquire_check_slot(self, holder: str, now: datetime, lease_until: datetime,
                            slots: int) -> bool:
         """Take a check slot for ``holder`` until ``lease_until`` if fewer than ``slots`` are

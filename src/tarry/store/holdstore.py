@@ -10,7 +10,8 @@ the database rather than in any one process:
   ``cleared_at`` is set when the hold clears. A start of the same flow and target is refused
   while a marker's run is still held, or cleared recently. Starts of one flow and target are
   serialised (``lock_hold_target``), and stale markers are purged first, so a marker whose run
-  was refused or cancelled never refuses anyone.
+  was refused or cancelled never refuses anyone. The marker is stamped by the checkpoint that
+  writes the run's ``hold.cleared`` entry, so the two are never apart.
 
 Every function runs inside the caller's transaction.
 """
@@ -21,13 +22,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from tarry.clock import to_millis
-from tarry.model import HistoryEntry, NewRun
+from tarry.model import HOLD_CLEARED, HistoryEntry, NewRun, RunUpdate
 from tarry.store import rows
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
-__all__ = ["acquire_slot", "create_held", "mark_cleared"]
+__all__ = ["acquire_slot", "create_held", "settle_hold"]
 
 
 def create_held(tx: Tx, run: NewRun, history: list[HistoryEntry],
@@ -49,9 +50,12 @@ def create_held(tx: Tx, run: NewRun, history: list[HistoryEntry],
     return None
 
 
-def mark_cleared(tx: Tx, run_id: str, now: datetime) -> None:
-    """Record that the hold of ``run_id`` cleared at ``now``."""
-    tx.run("clear_hold_marker", {"run_id": run_id, "now": to_millis(now)})
+def settle_hold(tx: Tx, update: RunUpdate) -> None:
+    """Stamp the marker of the run whose hold ``update`` records as cleared (a run without a
+    target has no marker: nothing changes)."""
+    for entry in update.history:
+        if entry.kind == HOLD_CLEARED:
+            tx.run("clear_hold_marker", {"run_id": update.run_id, "now": to_millis(entry.at)})
 
 
 def acquire_slot(tx: Tx, holder: str, now: datetime, lease_until: datetime,

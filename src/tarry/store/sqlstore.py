@@ -313,6 +313,7 @@ class SqlStore(ABC):
                 eventstore.settle_inbox(tx, update, now,
                                         plans.get(update.run_id, eventstore.WaitChanges()))
                 taskstore.settle_tasks(tx, update, now)
+                holdstore.settle_hold(tx, update)
                 outcome = rows.checkpoint_outcome(update, bool(row["cancel_requested"]))
                 if outcome is CheckpointOutcome.CANCELLED:
                     history += self._cancel_suspended(tx, update.run_id, now)
@@ -457,11 +458,6 @@ class SqlStore(ABC):
         """Insert a held run unless a sibling supersedes it (see ``Store``)."""
         with self._transaction(write=True) as tx:
             return holdstore.create_held(tx, run, history, recent_since)
-
-    def mark_hold_cleared(self, run_id: str, now: datetime) -> None:
-        """Record that the hold of ``run_id`` cleared at ``now``."""
-        with self._transaction(write=True) as tx:
-            holdstore.mark_cleared(tx, run_id, now)
 
     def acquire_check_slot(self, holder: str, now: datetime, lease_until: datetime,
                            slots: int) -> bool:
