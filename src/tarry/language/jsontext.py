@@ -20,7 +20,7 @@ from typing import Any
 from tarry._text import clip
 from tarry.values import MAX_DEPTH, MAX_INTEGER_DIGITS
 
-__all__ = ["parse_json"]
+__all__ = ["json_reason", "parse_json"]
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -33,6 +33,14 @@ def parse_json(text: str) -> Any:
     _check_depth(text)
     return json.loads(text, parse_constant=_refuse_constant, parse_int=_int,
                       parse_float=_float)
+
+
+def json_reason(error: ValueError) -> str:
+    """Why :func:`parse_json` refused a text, in words: ``Expecting ',' delimiter (line 3,
+    column 5)`` for text that is not JSON, else the bound it breaks."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} (line {error.lineno}, column {error.colno})"
+    return str(error)
 
 
 def _check_depth(text: str) -> None:

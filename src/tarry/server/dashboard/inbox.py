@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse
 
 from tarry.clock import from_millis, to_millis
 from tarry.engine.documents import event_document
-from tarry.language.jsontext import parse_json
+from tarry.language.jsontext import json_reason, parse_json
 from tarry.model import EventRecord, EventState
 from tarry.server.api.context import wake_worker
 from tarry.server.dashboard.web import (
@@ -57,11 +57,8 @@ def parse_payload(text: str) -> tuple[dict[str, Any] | None, str | None]:
     """An edited payload: the JSON object, or None and why it is not one."""
     try:
         data = parse_json(text)
-    except json.JSONDecodeError as exc:
-        return None, f"The payload is not valid JSON: {exc.msg} (line {exc.lineno}, " \
-                     f"column {exc.colno})."
-    except ValueError as exc:  # nested too deep, NaN, a number too long
-        return None, f"The payload is not valid JSON: {exc}."
+    except ValueError as exc:  # not JSON, nested too deep, NaN, a number too long
+        return None, f"The payload is not valid JSON: {json_reason(exc)}."
     if not isinstance(data, dict):
         return None, f"The payload must be a JSON object ({{…}}), not {type(data).__name__}."
     return data, None
