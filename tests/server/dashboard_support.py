@@ -8,12 +8,16 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from server_support import Served
 
 from tarry.engine.runtime import Engine
 from tarry.model import EventRecord, RunRecord, RunStatus
+
+if TYPE_CHECKING:
+    from browsers import Tab
 
 APPROVAL_FLOW = """\
 flow: approval
@@ -83,6 +87,9 @@ exit 1
 
 FLOWS = {"approval": APPROVAL_FLOW, "nap": NAP_FLOW, "deploy": DEPLOY_FLOW,
          "reopen": REOPEN_FLOW}
+
+LIVE_WAIT_MS = 15_000
+"""How long a browser test waits for an open page to update itself (it polls every 5 s)."""
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
@@ -176,3 +183,17 @@ class Browser:
     def sign_in(self, token: str) -> httpx.Response:
         """Sign in with ``token`` through the form."""
         return self.submit("/signin", "/signin", token=token, next="/runs")
+
+
+def sign_in_tab(tab: Tab, served: Served, token: str, *, path: str = "/runs",
+                shot: str | None = None) -> None:
+    """Open ``path`` in a real browser, be sent to the sign-in form, sign in with ``token``
+    and land on ``path`` (``shot``: the name of a screenshot of the form)."""
+    page = tab.page
+    page.goto(f"{served.url}{path}")
+    assert page.url.startswith(f"{served.url}/signin?next=")
+    if shot:
+        tab.screenshot(shot)
+    page.fill("#token", token)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url(f"{served.url}{path}")

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from tarry.clock import Clock
 from tarry.config import Settings, load_settings
 from tarry.engine.runtime import Engine
 from tarry.server.app import create_app
@@ -110,11 +111,14 @@ def start(client: httpx.Client, flow: str, **body: object) -> dict[str, Any]:
 
 @contextmanager
 def serve(root: Path, env: Mapping[str, str] | None = None, *,
-          worker: bool = True, store: Store | None = None) -> Iterator[Served]:
+          worker: bool = True, store: Store | None = None,
+          clock: Clock | None = None) -> Iterator[Served]:
     """Serve the project at ``root`` until the block ends (then shut down gracefully);
-    ``env`` stands for the environment (tokens, secrets)."""
+    ``env`` stands for the environment (tokens, secrets). A test that moves time itself
+    passes a ``clock`` (a virtual one wants ``worker=False``: a worker on it would skip
+    ahead to every deadline)."""
     settings = load_settings(root, dict(env or {}))
-    with closing(Engine.from_settings(settings, store=store)) as engine:
+    with closing(Engine.from_settings(settings, store=store, clock=clock)) as engine:
         app = create_app(engine, settings, worker=worker, environ=dict(env or {}))
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
                                 access_log=False, lifespan="on")

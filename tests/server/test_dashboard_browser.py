@@ -9,15 +9,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dashboard_support import Scene, eventually, stage, write_dashboard_project
+from dashboard_support import (
+    LIVE_WAIT_MS,
+    Scene,
+    eventually,
+    sign_in_tab,
+    stage,
+    write_dashboard_project,
+)
 from server_support import Served, serve
 
 from browsers import Tab
 from tarry.model import EventState, RunStatus
 
 TOKEN = "operator-secret"
-LIVE_WAIT_MS = 15_000
-"""How long a test waits for an open page to update itself (it polls every 5 s)."""
 
 
 @pytest.fixture
@@ -35,14 +40,8 @@ def scene(dashboard: Served) -> Scene:
 
 
 def _sign_in(tab: Tab, dashboard: Served) -> None:
-    page = tab.page
-    page.goto(f"{dashboard.url}/runs")
-    assert page.url.startswith(f"{dashboard.url}/signin?next=")
-    tab.screenshot("signin")
-    page.fill("#token", TOKEN)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url(f"{dashboard.url}/runs")
-    assert "signed in as ops" in page.inner_text("header.top")
+    sign_in_tab(tab, dashboard, TOKEN, shot="signin")
+    assert "signed in as ops" in tab.page.inner_text("header.top")
 
 
 def test_an_operator_finds_a_waiting_run_by_what_it_waits_for_and_cancels_it(

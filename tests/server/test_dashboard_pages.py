@@ -355,7 +355,7 @@ def test_the_tasks_and_flows_pages_are_there(dashboard: Served, browser: Browser
     tasks = browser.get("/tasks")
     flows = browser.get("/flows")
     assert tasks.status_code == flows.status_code == 200
-    assert "No tasks." in tasks.text
+    assert "No open task." in tasks.text
     assert '<td class="mono">deal.approved</td>' in flows.text
     assert '<tr data-flow="deploy">' in flows.text
     assert "held before its first step" in flows.text

@@ -327,3 +327,5 @@ class AsyncEngine:
     events = offloaded(Engine.events)
     redeliver = offloaded(Engine.redeliver)
     discard = offloaded(Engine.discard)
+    tasks = offloaded(Engine.tasks)
+    complete_task = offloaded(Engine.complete_task)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tarry.server.dashboard import access, assets, held, inbox, other, runs
+from tarry.server.dashboard import access, assets, held, inbox, other, runs, tasks
 
 __all__ = ["router"]
 
 router = APIRouter()
 """The dashboard's pages."""
 
-for _part in (access, runs, held, inbox, other, assets):
+for _part in (access, runs, held, inbox, tasks, other, assets):
     router.include_router(_part.router)

@@ -1,5 +1,5 @@
-"""The tasks inbox (tasks for people, SPEC 3.7) and the flows: each flow the server can start,
-with its inputs, its hold and its triggers (SPEC 3.8), and the event types runs wait for."""
+"""The flows: each flow the server can start, with its inputs, its hold and its triggers
+(SPEC 3.8), and the event types runs wait for."""
 
 from __future__ import annotations
 
@@ -25,12 +25,6 @@ __all__ = ["flow_row", "router", "trigger_text"]
 router = APIRouter(route_class=DashboardRoute)
 
 Who = Annotated[Viewer, Depends(viewer)]
-
-
-@router.get("/tasks", response_class=HTMLResponse)
-async def tasks_page(request: Request, who: Who) -> HTMLResponse:
-    """Tasks for people: the open ones with their forms, and the completed ones."""
-    return page(request, who, "tasks.html")
 
 
 def trigger_text(flow: Flow, trigger: Trigger, now: datetime) -> str:

@@ -16,8 +16,9 @@
 
   function refresh(region) {
     if (busy(region)) { return; }
-    fetch(window.location.href, {headers: {"X-Tarry-Live": "1"}, credentials: "same-origin",
-                                 redirect: "manual"})
+    // A page shown after a refused form (its address is the form's action) names its own.
+    var url = region.getAttribute("data-live-url") || window.location.href;
+    fetch(url, {headers: {"X-Tarry-Live": "1"}, credentials: "same-origin", redirect: "manual"})
       .then(function (response) {
         if (response.type === "opaqueredirect") { throw new Error("signed out: reload the page"); }
         if (!response.ok) { throw new Error("the server answered " + response.status); }
