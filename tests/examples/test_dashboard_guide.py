@@ -9,9 +9,12 @@ from datetime import UTC, datetime
 from markdown_blocks import ROOT, blocks
 
 from tarry.engine.explain import explain_wait
+from tarry.errors import TaskForbidden
 from tarry.server.dashboard.present import wait_line
 from tarry.server.dashboard.runs import PAGE_SIZE, WAIT_CHOICES
 from tarry.server.dashboard.session import COOKIE, MAX_AGE
+from tarry.server.dashboard.taskform import read_answer, task_form
+from tarry.server.dashboard.tasks import COMPLETED_SHOWN, OPEN_SHOWN, VIEWS
 from tarry.server.dashboard.timeline import MAX_LANES
 
 GUIDE = (ROOT / "docs" / "dashboard.md").read_text()
@@ -53,3 +56,15 @@ def test_the_numbers_and_names_are_the_codes() -> None:
     assert kinds is not None
     named = re.sub(r"\([^)]*\)", "", kinds.group(1))  # leave out the explanations
     assert re.findall(r"`(\w+)`", named) == list(WAIT_CHOICES)
+
+
+def test_the_task_inbox_says_what_the_code_lists_and_refuses() -> None:
+    assert f"newest {OPEN_SHOWN} open tasks are listed" in GUIDE
+    assert f"**Completed tasks**, the newest {COMPLETED_SHOWN}" in GUIDE
+    assert [view.capitalize() for view in VIEWS] == re.findall(
+        r"^\| \*\*(\w+)\*\*", GUIDE, re.MULTILINE)
+    forbidden = TaskForbidden("3f2c9a1e0b7d4c3a", "bob", ("ops", "alice"))
+    assert f"`{forbidden}`" in GUIDE
+    form = task_form({"type": "object", "properties": {"tags": {"type": "array"}}})
+    (not_json,) = read_answer(form, {"data.tags": '["a",'}).not_json
+    assert f"`{not_json}`" in GUIDE
