@@ -182,6 +182,37 @@ def test_postgres_migrations_build_exactly_the_schema_snapshot(
         assert _postgres_schema(postgres_server, migrated.rsplit("/", 1)[1]) == expected
 
 
+_TASK = ("INSERT INTO tasks (id, run_id, step, title, assign, form, outcomes, state, "
+         "created_at, until, reminders) VALUES ('{id}', 'r1', '{id}', 'Review', '[]', "
+         "'{{\"type\": \"object\", \"properties\": {{\"alpha\": {{}}, \"zeta\": {{}}}}}}', "
+         "'[\"ok\"]', 'open', 0, 1, 0)")
+
+
+def test_the_upgrade_to_forms_as_json_text_keeps_the_tasks_and_the_order_of_new_forms(
+        postgres_server: PostgresServer) -> None:
+    with postgres_server.database() as url:
+        database = url.rsplit("/", 1)[1]
+        old = open_store(url, check_schema=False)
+        old._migrations = old._migrations[:7]  # type: ignore[attr-defined]  # release 7
+        old.migrate()
+        old.create_run(new_run("r1"), [])
+        postgres_server.execute(_TASK.format(id="before"), database)
+        old.close()
+
+        upgrade = open_store(url, check_schema=False)
+        assert upgrade.migrate() == ["0008_task_form_order"]
+        upgrade.close()
+        postgres_server.execute(_TASK.format(id="after"), database)
+
+        store = open_store(url)
+        forms = {task_id: store.get_task(task_id).request.form for task_id in ("before", "after")}
+        store.close()
+    assert forms["before"] == forms["after"] == {"type": "object",
+                                                 "properties": {"alpha": {}, "zeta": {}}}
+    assert list(forms["after"]["properties"]) == ["alpha", "zeta"]  # as written
+    assert list(forms["before"]["properties"]) == ["zeta", "alpha"]  # jsonb's order: by length
+
+
 def test_a_claim_reads_the_partial_due_index(postgres_server: PostgresServer,
                                              own_database: str) -> None:
     database = own_database.rsplit("/", 1)[1]

@@ -140,7 +140,7 @@ CREATE TABLE tasks (
     title        TEXT    NOT NULL,
     details      TEXT,
     assign       JSONB   NOT NULL,
-    form         JSONB,
+    form         JSON,
     outcomes     JSONB   NOT NULL,
     state        TEXT    NOT NULL,
     created_at   BIGINT  NOT NULL,
