@@ -46,7 +46,7 @@ def deliver_new(tx: Tx, event: NewEvent, now: datetime,
     if existing is not None:
         return record_from_row(existing, state=EventState.DUPLICATE)
     state, runs = _deliver(tx, event, now)
-    tx.run("insert_event", _event_params(event, state, runs, now))
+    tx.many("insert_event", [_event_params(event, state, runs, now)])
     _start(tx, event, starts, now)
     row = tx.one("find_event", {"type": event.type, "id": event.id})
     assert row is not None
@@ -248,7 +248,7 @@ def _deliver(tx: Tx, event: NewEvent, now: datetime) -> tuple[EventState, list[s
            "received_at": received_at}
     for branch in branches:
         _put_in_inbox(tx, branch["run_id"], branch["wait_id"], row)
-        tx.run("wake_waiting_run", {"run_id": branch["run_id"], "now": to_millis(now)})
+        tx.many("wake_waiting_run", [{"run_id": branch["run_id"], "now": to_millis(now)}])
     runs = sorted({branch["run_id"] for branch in branches})
     if runs:
         return EventState.DELIVERED, runs
@@ -258,9 +258,10 @@ def _deliver(tx: Tx, event: NewEvent, now: datetime) -> tuple[EventState, list[s
 
 
 def _put_in_inbox(tx: Tx, run_id: str, wait_id: str, event: Row) -> None:
-    tx.run("insert_inbox", {"run_id": run_id, "wait_id": wait_id, "event_type": event["type"],
-                            "event_id": event["id"], "data": _text(event["data"]),
-                            "received_at": event["received_at"]})
+    tx.many("insert_inbox", [{"run_id": run_id, "wait_id": wait_id,
+                              "event_type": event["type"], "event_id": event["id"],
+                              "data": _text(event["data"]),
+                              "received_at": event["received_at"]}])
 
 
 def _event_params(event: NewEvent, state: EventState, runs: list[str],

@@ -7,7 +7,8 @@ connection before a transaction: a connection the server closed (a restart, an
 administrator's ``pg_terminate_backend``) has sent its goodbye or reached end-of-file, which
 a zero-timeout poll of its socket sees without asking the server anything; such a connection
 is replaced before it is used. One whose goodbye is still on its way fails at ``BEGIN``,
-before anything was done, and the transaction begins again once on a new connection. A
+before anything was done, and the transaction begins again once on a new connection (a read,
+which runs without ``BEGIN``, sends its first statement again once on a new connection). A
 connection that breaks *later* in a transaction fails that call with ``StoreUnavailable`` and
 is replaced on the next one.
 
@@ -25,11 +26,13 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
-__all__ = ["ThreadConnections"]
+__all__ = ["ThreadConnections", "commit_with"]
 
 Connection = psycopg.Connection[dict[str, Any]]
+Cursor = psycopg.Cursor[dict[str, Any]]
 
 
 class ThreadConnections:
@@ -47,16 +50,29 @@ class ThreadConnections:
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """This thread's connection, in a transaction committed when the block ends normally
-        and rolled back when it raises."""
+        (unless the block committed it, e.g. in one flight with its last statements: see
+        :func:`commit_with`) and rolled back when it raises."""
         connection = self._begun()
         try:
             yield connection
+            if connection.info.transaction_status is not TransactionStatus.IDLE:
+                connection.execute("COMMIT")
         except BaseException:
             if not connection.broken:
                 with suppress(psycopg.Error):
                     connection.execute("ROLLBACK")
             raise
-        connection.execute("COMMIT")
+
+    def read_cursor(self, *, fresh: bool = False) -> Cursor:
+        """A cursor on this thread's connection for statements that each commit on their
+        own (no ``BEGIN`` or ``COMMIT``: two round trips fewer); for reads, which at READ
+        COMMITTED see one snapshot per statement inside a transaction too. ``fresh``: on a
+        new connection, the current one having turned out to be gone."""
+        if fresh:
+            connection: Connection | None = getattr(self._local, "connection", None)
+            if connection is not None:
+                self._forget(connection)
+        return self._current().cursor()
 
     def _begun(self) -> Connection:
         """This thread's connection with a transaction begun (on a new connection, once,
@@ -109,6 +125,14 @@ class ThreadConnections:
                 self._opened.remove(connection)
         connection.close()
         self._local.connection = None
+
+
+def commit_with(connection: Connection, send: Callable[[], None]) -> None:
+    """Commit the open transaction of ``connection`` in one flight with the statements
+    ``send`` sends (whose results nobody waits for): one round trip for them all."""
+    with connection.pipeline():
+        send()
+        connection.execute("COMMIT")
 
 
 def _usable(connection: Connection) -> bool:
