@@ -21,7 +21,14 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.datastructures import FormData
 
 from tarry.engine.runtime import Engine
-from tarry.errors import Conflict, InvalidRequest, NotFound, StoreUnavailable, TarryError
+from tarry.errors import (
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    StoreUnavailable,
+    TarryError,
+)
 from tarry.server.dashboard import present
 from tarry.server.dashboard.session import COOKIE, CSRF_FIELD, Session, Sessions
 
@@ -42,7 +49,8 @@ _SECURITY_HEADERS = {
 """Sent with every page: nothing from elsewhere loads, nothing frames a cancel button."""
 
 _ERROR_STATUS: tuple[tuple[type[TarryError], int], ...] = (
-    (NotFound, 404), (Conflict, 409), (InvalidRequest, 400), (StoreUnavailable, 503))
+    (NotFound, 404), (Conflict, 409), (Forbidden, 403), (InvalidRequest, 400),
+    (StoreUnavailable, 503))
 """Which page status an engine error is shown with."""
 
 templates = Environment(loader=PackageLoader("tarry.server.dashboard", "templates"),
