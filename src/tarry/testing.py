@@ -12,30 +12,37 @@ instant).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import random
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from tarry.actions import ActionFunction, ActionRegistry
-from tarry.clock import VirtualClock
+from tarry.clock import Clock, VirtualClock
 from tarry.config import Limits, Settings
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
+from tarry.holds.checks import Answer, CheckResult, CheckRunner, check_environment, exit_for
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
 from tarry.model import EventRecord, RunRecord, TaskRecord
 from tarry.store import open_store
 
-__all__ = ["TESTER", "Harness"]
+__all__ = ["TESTER", "Harness", "StubbedCheck"]
 
 _DEFAULT_HORIZON = timedelta(days=400)
 
 TESTER = "tester"
 """The principal the harness completes tasks as, unless told another."""
+
+StubbedCheck: TypeAlias = Callable[[datetime], Answer | str]
+"""A stubbed hold check: the answer a check asked at a (virtual) instant gets — ``go``,
+``not_yet``, ``never`` or ``unknown`` (an :class:`~tarry.holds.checks.Answer` or its value)."""
 
 
 class Harness:
@@ -47,8 +54,11 @@ class Harness:
     stays the harness's own. With either, flows are checked at load against the declared
     event types (their ``wait_for`` and ``emit`` types and ``match`` keys). ``checks`` and
     ``limits`` declare hold checks and bounds (default: the project's, else none and the
-    defaults); the checks are real executables, run as a worker would. ``app`` (an App; by
-    default the one the project's ``[tarry] app`` names, if any) adds its Python flows.
+    defaults); the checks are real executables, run as a worker would, except those
+    ``check_stubs`` answers (declared by it, replacing a declaration of the same name, and
+    run as no process); ``rng`` pins the jitter of their cadence. ``app`` (an App; by default
+    the one the project's ``[tarry] app`` names, if any) adds its Python flows.
+    ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
@@ -57,7 +67,9 @@ class Harness:
                  manifests: str | None = None, project: Settings | None = None,
                  app: ProgramSource | None = None,
                  checks: Mapping[str, Path] | None = None, limits: Limits | None = None,
-                 ) -> None:
+                 check_stubs: Mapping[str, StubbedCheck] | None = None,
+                 rng: random.Random | None = None,
+                 schedules: Collection[str] | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -76,10 +88,14 @@ class Harness:
             else import_program_source(project.app, root=project.root)
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
                               programs=source.programs(declared) if source else None)
+        checks = project.checks if checks is None and project is not None else checks
+        limits = project.limits if limits is None and project is not None else limits
+        stubs = dict(check_stubs or {})
         self.engine = Engine(
             store, catalog, registry, self.clock, declared,
-            checks=project.checks if checks is None and project is not None else checks,
-            limits=project.limits if limits is None and project is not None else limits)
+            checks={**(checks or {}), **{name: Path(f"stub:{name}") for name in stubs}},
+            limits=limits, rng=rng, schedules=schedules,
+            check_runner=_StubbedChecks(stubs, self.clock, limits or Limits()) if stubs else None)
         self.worker = self.engine.worker(concurrency=64, name="harness")
 
     def close(self) -> None:
@@ -154,3 +170,23 @@ class Harness:
     def history_kinds(self, run_id: str) -> list[str]:
         """The kinds of the run's history entries, oldest first."""
         return [entry.kind for entry in self.engine.store.history(run_id)]
+
+
+class _StubbedChecks(CheckRunner):
+    """Answers the stubbed checks itself, at the clock's instant, and runs the others."""
+
+    def __init__(self, stubs: Mapping[str, StubbedCheck], clock: Clock, limits: Limits) -> None:
+        super().__init__(timeout=limits.check_timeout,
+                         environment=check_environment(os.environ, limits.check_env))
+        self.stubs = stubs
+        self.clock = clock
+
+    async def run(self, name: str, path: Path, argument: str, *,
+                  run_id: str | None = None) -> CheckResult:
+        """The stub's answer for ``name``, as if a process had given it at once; else the
+        real check at ``path``."""
+        stub = self.stubs.get(name)
+        if stub is None:
+            return await super().run(name, path, argument, run_id=run_id)
+        answer = Answer(stub(self.clock.now()))
+        return CheckResult(name, answer, exit=exit_for(answer), duration_ms=0)

@@ -287,3 +287,19 @@ def test_the_next_due_instant_includes_the_next_occurrence(tmp_path: Path,
     finally:
         harness.close()
 
+
+
+@pytest.mark.parametrize(("scheduled", "fired"), [
+    (None, ["report", "standup"]), (["report"], ["report"]), ([], [])])
+async def test_only_the_schedules_of_the_flows_named_fire(
+        tmp_path: Path, store_url: str, scheduled: list[str] | None, fired: list[str]) -> None:
+    write_flows(tmp_path, report=REPORT.format(policy="latest"),
+                standup=REPORT.format(policy="latest").replace("flow: report", "flow: standup"))
+    harness = Harness(tmp_path, start=START, manifests=MANIFESTS, store_url=store_url,
+                      schedules=scheduled)
+    try:
+        await harness.run_due()
+        await harness.run_until(datetime(2026, 10, 24, 12, tzinfo=UTC))
+        assert sorted(r.flow for r in harness.engine.store.list_runs()) == fired
+    finally:
+        harness.close()

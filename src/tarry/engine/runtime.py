@@ -14,8 +14,9 @@ themselves.
 from __future__ import annotations
 
 import os
+import random
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +35,7 @@ from tarry.engine.worker import Worker, worker_name
 from tarry.errors import InvalidRunRequest, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
+from tarry.holds.checks import CheckRunner
 from tarry.holds.service import Holds
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
@@ -93,14 +95,18 @@ class Engine:
     """One project's engine. Create it with :meth:`from_settings` or from parts.
 
     The engine adds the ``emit`` action, bound to its own :meth:`send`, to ``actions``
-    (unless they already have one).
+    (unless they already have one). ``check_runner`` and ``rng`` replace the holds' check
+    runner and the randomness of their jitter (see :class:`~tarry.holds.service.Holds`);
+    ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
     """
 
     def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
                  clock: Clock | None = None,
                  manifests: Mapping[str, Manifest] | None = None, *,
                  checks: Mapping[str, Path] | None = None,
-                 limits: Limits | None = None, redactor: Redactor | None = None) -> None:
+                 limits: Limits | None = None, redactor: Redactor | None = None,
+                 check_runner: CheckRunner | None = None, rng: random.Random | None = None,
+                 schedules: Collection[str] | None = None) -> None:
         self.store = store
         self.redactor = redactor or _redactor(
             None, os.environ, [m.secret_env for m in (manifests or {}).values() if m.secret_env])
@@ -113,8 +119,9 @@ class Engine:
         self.manifests = dict(manifests or {})
         self.limits = limits or Limits()
         self.holds = Holds(store, self.clock, checks=checks, limits=limits,
-                           aio=self.async_store)
-        self.triggers = Triggers(catalog, self.holds, self.clock, self.limits.values)
+                           runner=check_runner, rng=rng, aio=self.async_store)
+        self.triggers = Triggers(catalog, self.holds, self.clock, self.limits.values,
+                                 scheduled=schedules)
         self.aio = AsyncEngine(self)
         register_emit(actions, self.aio.send)
         register_check(actions, self.holds)

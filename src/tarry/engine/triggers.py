@@ -10,7 +10,7 @@ the schedule. A run a trigger starts is built like any other (inputs checked, a 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -47,14 +47,19 @@ _DUE_BATCH = 32
 
 
 class Triggers:
-    """The triggers of one engine's flows (the YAML flows of its flows folder)."""
+    """The triggers of one engine's flows (the YAML flows of its flows folder).
+
+    ``scheduled`` names the flows whose schedule triggers fire (None: every flow's); a
+    scenario lets only the schedules it names fire (docs/testing.md).
+    """
 
     def __init__(self, catalog: FlowCatalog, holds: Holds, clock: Clock,
-                 limits: ValueLimits) -> None:
+                 limits: ValueLimits, *, scheduled: Collection[str] | None = None) -> None:
         self.catalog = catalog
         self.holds = holds
         self.clock = clock
         self.limits = limits
+        self.scheduled = None if scheduled is None else frozenset(scheduled)
 
     def for_event(self, event: NewEvent) -> TriggerStarts | None:
         """The runs ``event`` starts (None for an invalid event, or when no trigger fires)."""
@@ -68,10 +73,11 @@ class Triggers:
                              supersede_since=event.received_at - SUPERSEDE_WINDOW)
 
     def schedules(self) -> dict[str, tuple[Flow, ScheduleTrigger]]:
-        """Every schedule trigger of the flows, by its key."""
+        """Every schedule trigger of the flows (of the ``scheduled`` ones), by its key."""
         return {schedule_key(flow.name, trigger): (flow, trigger)
                 for flow in self.catalog.available()[0] for trigger in flow.triggers
-                if isinstance(trigger, ScheduleTrigger)}
+                if isinstance(trigger, ScheduleTrigger)
+                and (self.scheduled is None or flow.name in self.scheduled)}
 
     async def sync(self, store: AsyncStore) -> None:
         """Store exactly the schedules the flows declare (a new one starts from now)."""

@@ -35,7 +35,7 @@ from typing import Any
 from tarry.config import CHECK_BASE_ENV
 
 __all__ = ["DEFAULT_GRACE", "Answer", "CheckResult", "CheckRunner", "answer_for",
-           "check_environment", "is_executable_file"]
+           "check_environment", "exit_for", "is_executable_file"]
 
 logger = logging.getLogger("tarry.holds")
 
@@ -68,6 +68,12 @@ def check_environment(environ: Mapping[str, str], allowed: Iterable[str]) -> dic
 def answer_for(exit_code: int | None) -> Answer:
     """The answer an exit code gives (``None``: the check did not exit by itself)."""
     return _ANSWERS.get(exit_code, Answer.UNKNOWN) if exit_code is not None else Answer.UNKNOWN
+
+
+def exit_for(answer: Answer) -> int:
+    """The exit code that gives ``answer`` (1 for ``unknown``, the contract's "could not
+    tell")."""
+    return next((code for code, given in _ANSWERS.items() if given is answer), 1)
 
 
 @dataclass(frozen=True)

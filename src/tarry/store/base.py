@@ -174,7 +174,8 @@ class Store(Protocol):
         ...
 
     def next_due_at(self) -> datetime | None:
-        """The earliest ``due_at`` of any run, or None."""
+        """The earliest instant something is due: a run's ``due_at`` or a schedule's next
+        occurrence; None when nothing is."""
         ...
 
     def count_runs(self, *, status: RunStatus | None = None, flow: str | None = None) -> int:

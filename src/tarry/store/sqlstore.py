@@ -447,7 +447,8 @@ class SqlStore(ABC):
         return {RunStatus(row["status"]): int(row["total"]) for row in found}
 
     def next_due_at(self) -> datetime | None:
-        """The earliest ``due_at`` of any run, or None."""
+        """The earliest instant something is due: a run's ``due_at`` or a schedule's next
+        occurrence; None when nothing is."""
         with self._transaction(write=False) as tx:
             row = tx.one("next_due_at")
         due = row["due_at"] if row else None
