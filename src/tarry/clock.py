@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 __all__ = [
+    "VIRTUAL_START",
     "Clock",
     "SystemClock",
     "VirtualClock",
@@ -27,6 +28,9 @@ __all__ = [
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+VIRTUAL_START = datetime(2026, 1, 1, tzinfo=UTC)
+"""Where a :class:`VirtualClock` starts unless told otherwise."""
 
 
 def to_millis(instant: datetime) -> int:
@@ -87,7 +91,7 @@ class VirtualClock:
     """
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = utc(start or datetime(2026, 1, 1, tzinfo=UTC))
+        self._now = utc(start or VIRTUAL_START)
 
     def now(self) -> datetime:
         return self._now

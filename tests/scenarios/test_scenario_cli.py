@@ -93,7 +93,8 @@ def test_a_refused_scenario_file_stops_everything_before_anything_runs(
     assert result.stderr == (
         "scenarios/bad.yaml:3:10: unknown key 'exits' in 'expect' (did you mean 'exit'?)\n"
         "scenarios/worse.yaml:1:1: missing 'flow' at scenario level (a flow name or a path "
-        "such as flows/x.yaml)\n"
+        "such as flows/x.yaml; without one, 'events' or 'schedules' must start runs through "
+        "their triggers)\n"
         "scenarios/worse.yaml:2:18: 'status' must be one of held, pending, running, waiting, "
         "succeeded, failed, cancelled, refused, got 'won'\n")
 
@@ -111,6 +112,16 @@ def test_a_scenario_of_another_project_runs_against_that_project(
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     result = tarry_test(str(project.root / "scenarios"))
+    assert result.exit_code == 0, result.output
+    assert timeless(result.stdout) == "PASS approved-after-two-hours (T)\nPASS no-answer (T)\n"
+
+
+def test_a_project_folder_stands_for_its_scenarios_folder(
+        project: ScenarioProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = tarry_test(str(project.root))  # its flows and events.yaml are no scenarios
     assert result.exit_code == 0, result.output
     assert timeless(result.stdout) == "PASS approved-after-two-hours (T)\nPASS no-answer (T)\n"
 

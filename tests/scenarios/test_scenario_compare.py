@@ -45,6 +45,7 @@ def test_json_equal_keeps_booleans_apart_from_numbers(left: Any, right: Any,
 
 def test_the_package_exports_are_pinned() -> None:
     assert tarry.scenarios.__all__ == [
-        "Expectation", "Mismatch", "Missing", "Observed", "Scenario", "ScenarioResult",
-        "ScriptedEvent", "ScriptedTask", "Stub", "StubFailure", "junit_xml", "load_scenario",
-        "parse_scenario", "project_settings", "result_lines", "run_scenario", "summary"]
+        "CheckPhase", "CheckStub", "Downtime", "Expectation", "ExpectedRun", "Mismatch", "Missing",
+        "Observed", "RealCheck", "Scenario", "ScenarioResult", "ScriptedEvent", "ScriptedTask",
+        "StartedRun", "Stub", "StubFailure", "junit_xml", "load_scenario", "parse_scenario",
+        "project_settings", "result_lines", "run_scenario", "summary"]

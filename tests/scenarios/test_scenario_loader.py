@@ -87,12 +87,13 @@ def test_a_flow_may_be_named_or_given_by_path() -> None:
                  id="unknown-key"),
     pytest.param("description: x\n", [
         "s.yaml:1:1: missing 'scenario' at scenario level (the scenario's name)",
+        "s.yaml:1:1: missing 'expect' at scenario level (what the run must come to)",
         "s.yaml:1:1: missing 'flow' at scenario level (a flow name or a path such as "
-        "flows/x.yaml)",
-        "s.yaml:1:1: missing 'expect' at scenario level (what the run must come to)"],
+        "flows/x.yaml; without one, 'events' or 'schedules' must start runs through their "
+        "triggers)"],
         id="missing-keys"),
     pytest.param("", ["s.yaml:1:1: the file is empty; a scenario needs at least 'scenario:', "
-                      "'flow:' and 'expect:'"], id="empty"),
+                      "'flow:' (or 'events' that start runs) and 'expect:'"], id="empty"),
     pytest.param("- a\n", ["s.yaml:1:1: a scenario file must be a mapping (scenario:, flow:, "
                            "expect:, …), got a list"], id="not-a-mapping"),
     pytest.param("scenario: s\nflow: [f\n", [
@@ -184,7 +185,7 @@ def test_stub_refusals(stub: str, expected: list[str]) -> None:
 @pytest.mark.parametrize(("expect", "expected"), [
     pytest.param("expect: {}\n", [
         "s.yaml:3:9: 'expect' must name at least one expectation (status, exit, reason, error, "
-        "bindings, calls, history, history_contains, events)"], id="empty"),
+        "bindings, calls, history, history_contains, events, runs)"], id="empty"),
     pytest.param("expect: [status]\n", [
         "s.yaml:3:9: 'expect' must be a mapping such as { status: succeeded, exit: approved }, "
         "got a list"], id="not-a-mapping"),

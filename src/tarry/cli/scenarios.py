@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from tarry.cli.session import note
-from tarry.config import load_settings
+from tarry.config import CONFIG_FILE, load_settings
 from tarry.errors import LoadError, Problem
 from tarry.scenarios import (
     Scenario,
@@ -42,7 +42,8 @@ _SUFFIXES = (".yaml", ".yml")
 def scenario_tests(
         paths: Annotated[list[Path] | None, typer.Argument(
             metavar="SCENARIO", exists=True,
-            help="Scenario files or folders (default: the project's scenarios folder).")]
+            help="Scenario files or folders; a project folder stands for its scenarios folder "
+                 "(default: the project's).")]
         = None,
         junit: Annotated[Path | None, typer.Option(
             "--junit", metavar="PATH", help="Also write the results as JUnit XML to PATH.")]
@@ -62,9 +63,11 @@ def scenario_tests(
 
 
 def find_scenario_files(paths: Sequence[Path]) -> list[Path]:
-    """Files as given; folders replaced by the YAML files below them, sorted."""
+    """Files as given; folders replaced by the YAML files below them, sorted — a project's
+    folder (one holding ``tarry.toml``) by those of its scenarios folder."""
     found: list[Path] = []
-    for path in paths:
+    for given in paths:
+        path = given / SCENARIOS_FOLDER if (given / CONFIG_FILE).is_file() else given
         if path.is_dir():
             found.extend(sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES))
         elif path.is_file():

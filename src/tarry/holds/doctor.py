@@ -51,7 +51,7 @@ from tarry.language.model import (
 from tarry.secrets import Redactor
 from tarry.store import open_store
 
-__all__ = ["Finding", "Level", "diagnose"]
+__all__ = ["Finding", "Level", "checks_named", "diagnose", "path_problem"]
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -110,10 +110,16 @@ _PATH_PROBLEMS = (
 )
 
 
+def path_problem(path: Path) -> str | None:
+    """What is wrong with ``path`` as a check's executable (``does not exist``, ``is not a
+    file``, ``is not executable (chmod +x it)``), or None."""
+    return next((what for passes, what in _PATH_PROBLEMS if not passes(path)), None)
+
+
 def _check_paths(checks: Mapping[str, Path]) -> list[Finding]:
     findings = []
     for name, path in sorted(checks.items()):
-        problem = next((what for passes, what in _PATH_PROBLEMS if not passes(path)), None)
+        problem = path_problem(path)
         findings.append(Finding(Level.ERROR, "check", f"check '{name}': {path} {problem}")
                         if problem else
                         Finding(Level.OK, "check", f"check '{name}': {path} is executable"))
@@ -121,7 +127,7 @@ def _check_paths(checks: Mapping[str, Path]) -> list[Finding]:
 
 
 def _named_checks(flows: list[Flow], declared: Mapping[str, Path]) -> list[Finding]:
-    named = [(name, pos) for flow in flows for name, pos in _checks_named(flow)]
+    named = [(name, pos) for flow in flows for name, pos in checks_named(flow)]
     findings = [Finding(Level.ERROR, "check",
                         f"{pos}: check '{name}' is not declared"
                         f"{did_you_mean(name, declared)}; its runs would be refused "
@@ -134,7 +140,7 @@ def _named_checks(flows: list[Flow], declared: Mapping[str, Path]) -> list[Findi
     return findings
 
 
-def _checks_named(flow: Flow) -> Iterator[tuple[str, Position]]:
+def checks_named(flow: Flow) -> Iterator[tuple[str, Position]]:
     """The checks ``flow`` names: in its ``hold`` and in literal ``check`` steps."""
     for condition in flow.hold:
         if isinstance(condition, HoldCheck):

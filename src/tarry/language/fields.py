@@ -34,6 +34,7 @@ __all__ = [
     "read_if",
     "read_instant",
     "read_instant_or_template",
+    "read_items",
     "read_mapping",
     "read_name",
     "read_non_negative_int",
@@ -72,14 +73,21 @@ class Fields:
                  near_misses: Mapping[str, str] | None = None) -> None:
         self.ctx = ctx
         self.node = node
-        hints = []
+        self.hints: list[str] = []
+        """The suggestion given for each unknown key."""
         for entry in node.entries:
             if entry.key not in allowed:
-                hints.append((near_misses or {}).get(entry.key) or _suggest(entry.key, allowed))
-                ctx.report(entry.key_pos, f"unknown key '{entry.key}' {where}{hints[-1]}")
+                self.hints.append((near_misses or {}).get(entry.key)
+                                  or _suggest(entry.key, allowed))
+                ctx.report(entry.key_pos, f"unknown key '{entry.key}' {where}{self.hints[-1]}")
         for key, why in (required or {}).items():
-            if node.get(key) is None and did_you_mean(key, [key]) not in hints:
+            if node.get(key) is None and not self.suggested(key):
                 ctx.report(node.pos, f"missing '{key}' {where}{why}")
+
+    def suggested(self, key: str) -> bool:
+        """Whether an unknown key was taken for a misspelling of ``key`` (so its absence
+        need not be reported again)."""
+        return did_you_mean(key, [key]) in self.hints
 
     def entry(self, key: str) -> YamlEntry | None:
         """The entry for ``key`` when present."""
@@ -280,6 +288,18 @@ def read_mapping(ctx: LoadContext, node: YamlNode, key: str, example: str = "") 
         return node
     _bad(ctx, node, key, f"a mapping{example}")
     return None
+
+
+def read_items(ctx: LoadContext, node: YamlNode, key: str, shape: str,
+               read: Callable[[LoadContext, YamlNode, str], T | None]) -> tuple[T, ...]:
+    """The items of the list ``key``, each read by ``read`` as ``key[i]`` (an item it could
+    not read left out); ``shape`` says what the list holds, for the message when ``node``
+    is not a list (``events such as '- { after: 2h, … }'``)."""
+    if not isinstance(node, YamlSeq):
+        _bad(ctx, node, key, f"a list of {shape}")
+        return ()
+    items = (read(ctx, item, f"{key}[{index}]") for index, item in enumerate(node.items))
+    return tuple(item for item in items if item is not None)
 
 
 def holds_template(node: YamlNode) -> TypeGuard[YamlScalar]:

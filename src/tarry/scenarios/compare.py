@@ -1,20 +1,29 @@
-"""Comparing what a scenario expects with what its run came to. Pure: no engine, no store.
+"""Comparing what a scenario expects with what its runs came to. Pure: no engine, no store.
 
 :func:`compare` takes the scenario and an :class:`Observed` (the run document with its
-history, the stub call counts, the scripted events' fates) and returns one :class:`Mismatch`
-per failed expectation — every one, not only the first — plus one per scripted event that
-could not be sent.
+history, the runs triggers started, the stub call counts, the scripted events' fates) and
+returns one :class:`Mismatch` per failed expectation — every one, not only the first — plus
+one per scripted event that could not be sent.
+
+The runs of ``expect.runs`` are paired with the runs triggers started by their names (flow,
+target, occurrence), in order, as a diff pairs lines: a run expected but not started, and one
+started but not expected, are each a mismatch saying what the triggers did start; a paired
+run's own expectations are then checked against its document.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
+from tarry.clock import iso
 from tarry.language.model import Position
-from tarry.scenarios.model import Expectation, Scenario
+from tarry.scenarios.model import Expectation, ExpectedRun, Scenario
+from tarry.scenarios.started import StartedRun
 
 __all__ = ["Mismatch", "Missing", "Observed", "compare", "json_equal", "lookup"]
 
@@ -35,6 +44,12 @@ class Observed:
     unsent: Mapping[int, str] = field(default_factory=dict)
     unanswered: Mapping[int, str] = field(default_factory=dict)
     """Why each scripted task answer (by index) was not given or was refused."""
+    started: tuple[StartedRun, ...] = ()
+    """The runs triggers started, in the order they were created."""
+    quiet: tuple[str, ...] = ()
+    """Why each scripted event that started no run started none, one line each."""
+    window: tuple[datetime, datetime] | None = None
+    """The virtual time the scenario covered: its start and its horizon."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +64,8 @@ class Missing:
 class Mismatch:
     """One failed expectation (or unsent event), where it was written, expected and actual.
 
-    ``note`` explains a failure that is not a plain difference of values.
+    ``note`` explains a failure that is not a plain difference of values; ``details`` are
+    lines that go with it (what happened instead).
     """
 
     label: str
@@ -57,6 +73,7 @@ class Mismatch:
     expected: Any = None
     actual: Any = None
     note: str = ""
+    details: tuple[str, ...] = ()
 
 
 def compare(scenario: Scenario, observed: Observed) -> tuple[Mismatch, ...]:
@@ -67,7 +84,56 @@ def compare(scenario: Scenario, observed: Observed) -> tuple[Mismatch, ...]:
                for index, task in enumerate(scenario.tasks) if index in observed.unanswered]
     failed = [mismatch for expectation in scenario.expectations
               if (mismatch := _check(expectation, observed)) is not None]
+    if scenario.runs_pos is not None:
+        failed += _check_runs(scenario.runs, scenario.runs_pos, observed)
     return tuple(sorted([*unsent, *failed], key=lambda m: (m.pos.line, m.pos.column)))
+
+
+def _check_runs(expected: Sequence[ExpectedRun], pos: Position,
+                observed: Observed) -> Iterator[Mismatch]:
+    """The runs triggers started against ``expect.runs`` (written at ``pos``)."""
+    started = observed.started
+    matcher = difflib.SequenceMatcher(a=[run.identity() for run in expected],
+                                      b=[run.identity for run in started], autojunk=False)
+    for tag, low, high, first, last in matcher.get_opcodes():
+        if tag == "equal":
+            for index, run in zip(range(low, high), started[first:last], strict=True):
+                yield from _check_run(index, expected[index], run)
+            continue
+        for index in range(low, high):
+            yield Mismatch(expected[index].describe(index), expected[index].pos,
+                           note=f"not started{_outside(expected[index], observed.window)}; "
+                                "the triggers started "
+                                + ("these runs:" if started else "no run"),
+                           details=_what_started(observed))
+        for run in started[first:last]:
+            yield Mismatch("runs", pos, note=f"not listed: {run.describe()}")
+
+
+def _outside(run: ExpectedRun, window: tuple[datetime, datetime] | None) -> str:
+    """Why an expected occurrence could not have been created, when it lies outside the
+    scenario's time."""
+    if run.scheduled_at is None or window is None:
+        return ""
+    if run.scheduled_at <= window[0]:
+        return f" (it lies before the start, {iso(window[0])}: a schedule fires after it)"
+    if run.scheduled_at > window[1]:
+        return f" (it lies past the horizon, {iso(window[1])})"
+    return ""
+
+
+def _what_started(observed: Observed) -> tuple[str, ...]:
+    """What the triggers did start, and why each scripted event that started none did not."""
+    return (*(run.describe() for run in observed.started), *observed.quiet)
+
+
+def _check_run(index: int, expected: ExpectedRun, run: StartedRun) -> Iterator[Mismatch]:
+    """The expectations of one run a trigger started, labelled with the run."""
+    seen = Observed(document=run.document)
+    for expectation in expected.expectations:
+        mismatch = _check(expectation, seen)
+        if mismatch is not None:
+            yield replace(mismatch, label=f"{expected.describe(index)} {mismatch.label}")
 
 
 def _check(expectation: Expectation, observed: Observed) -> Mismatch | None:
@@ -146,4 +212,5 @@ _ACTUAL: dict[str, Callable[[Observed, Expectation], Any]] = {
     "history": _kinds,
     "history_contains": _kinds,
     "events": lambda observed, _: list(observed.event_states),
+    "inputs": lambda observed, _: observed.document["inputs"],
 }

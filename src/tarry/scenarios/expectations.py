@@ -15,6 +15,9 @@ key                     expects
 ``history``             the history kinds, exactly and in order
 ``history_contains``    history kinds that occur in this order, others in between
 ``events``              the final state of each scripted event, in order
+``runs``                the runs triggers started, in order, each named by its flow and
+                        its target or occurrence, with expectations of its own (the
+                        run-level kinds above, and ``inputs``)
 ======================  =============================================================
 """
 
@@ -28,16 +31,26 @@ from tarry.language.context import LoadContext
 from tarry.language.fields import (
     Fields,
     read_choice,
+    read_instant,
+    read_items,
     read_mapping,
     read_name,
     read_non_negative_int,
     read_text,
 )
-from tarry.language.yamlsource import YamlEntry, YamlNode, YamlScalar, YamlSeq, describe, to_plain
+from tarry.language.yamlsource import (
+    YamlEntry,
+    YamlMap,
+    YamlNode,
+    YamlScalar,
+    YamlSeq,
+    describe,
+    to_plain,
+)
 from tarry.model import EventState, RunStatus
-from tarry.scenarios.model import Expectation
+from tarry.scenarios.model import Expectation, ExpectedRun
 
-__all__ = ["BINDING_PATH_PATTERN", "EXPECTATION_KINDS", "read_expect"]
+__all__ = ["BINDING_PATH_PATTERN", "EXPECTATION_KINDS", "RUN_KINDS", "read_expect", "read_runs"]
 
 BINDING_PATH_PATTERN = r"[^.\[\]\s]+(?:\.[^.\[\]\s]+|\[\d+\])*"
 """A path into the bindings: names joined by dots, list indexes in brackets."""
@@ -48,16 +61,53 @@ _Reader = Callable[[LoadContext, YamlEntry], list[Expectation]]
 
 
 def read_expect(ctx: LoadContext, node: YamlNode, key: str) -> tuple[Expectation, ...]:
-    """The expectations of ``expect:``, in file order."""
+    """The expectations of ``expect:``, in file order (``runs`` aside: :func:`read_runs`)."""
     mapping = read_mapping(ctx, node, key, " such as { status: succeeded, exit: approved }")
     if mapping is None:
         return ()
-    Fields(ctx, mapping, "in 'expect'", allowed=EXPECTATION_KINDS)
+    Fields(ctx, mapping, "in 'expect'", allowed=EXPECTATION_KINDS,
+           near_misses=_EXPECT_NEAR_MISSES)
     if not mapping.entries:
         ctx.report(mapping.pos, f"'{key}' must name at least one expectation "
                                 f"({', '.join(EXPECTATION_KINDS)})")
-    return tuple(expectation for entry in mapping.entries if entry.key in _READERS
+    return _expectations(ctx, mapping, EXPECTATION_KINDS)
+
+
+def _expectations(ctx: LoadContext, mapping: YamlMap,
+                  kinds: tuple[str, ...]) -> tuple[Expectation, ...]:
+    return tuple(expectation for entry in mapping.entries
+                 if entry.key in kinds and entry.key in _READERS
                  for expectation in _READERS[entry.key](ctx, entry))
+
+
+def read_runs(ctx: LoadContext, node: YamlNode, key: str) -> tuple[ExpectedRun, ...]:
+    """The runs of ``expect.runs``: every run triggers start, in the order they are
+    created."""
+    return read_items(ctx, node, key, "the runs triggers start, such as '- { flow: deploy, "
+                                      "target: acme/web#7, status: succeeded }'", _read_run)
+
+
+def _read_run(ctx: LoadContext, node: YamlNode, where: str) -> ExpectedRun | None:
+    mapping = read_mapping(ctx, node, where, " such as { flow: deploy, target: acme/web#7, "
+                                             "status: succeeded }")
+    if mapping is None:
+        return None
+    Fields(ctx, mapping, f"in {where}", allowed=_RUN_KEYS,
+           required={"flow": " (the flow of the run a trigger starts)"},
+           near_misses=_RUN_NEAR_MISSES)
+    flow = mapping.get("flow")
+    return ExpectedRun(
+        flow=read_name(ctx, flow.value, "flow") if flow else "",
+        pos=mapping.pos, flow_pos=flow.value.pos if flow else mapping.pos,
+        target=_read_identity(ctx, mapping, "target", read_text),
+        scheduled_at=_read_identity(ctx, mapping, "scheduled_at", read_instant),
+        expectations=_expectations(ctx, mapping, _RUN_KEYS))
+
+
+def _read_identity(ctx: LoadContext, mapping: YamlMap, key: str,
+                   read: Callable[[LoadContext, YamlNode, str], Any]) -> Any:
+    entry = mapping.get(key)
+    return None if entry is None else read(ctx, entry.value, key)
 
 
 def _single(kind: str, read: Callable[[LoadContext, YamlNode, str], Any]) -> _Reader:
@@ -123,6 +173,11 @@ def _read_bindings(ctx: LoadContext, entry: YamlEntry) -> list[Expectation]:
             for path in mapping.entries]
 
 
+def _read_inputs(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Any]:
+    mapping = read_mapping(ctx, node, key, " of input name to value, such as { day: … }")
+    return {} if mapping is None else dict(to_plain(mapping))
+
+
 def _read_calls(ctx: LoadContext, entry: YamlEntry) -> list[Expectation]:
     mapping = read_mapping(ctx, entry.value, entry.key,
                            " of stubbed action to call count, such as { slack.post: 1 }")
@@ -144,7 +199,28 @@ _READERS: dict[str, _Reader] = {
     "history": _single("history", _read_kinds),
     "history_contains": _single("history_contains", _read_kinds),
     "events": _single("events", _read_event_states),
+    "inputs": _single("inputs", _read_inputs),
 }
 
-EXPECTATION_KINDS = tuple(_READERS)
+RUN_KINDS = ("status", "exit", "reason", "error", "bindings", "history", "history_contains")
+"""The expectations of one run: the scenario's own (at ``expect:``'s top), or one a trigger
+started (in ``expect.runs``)."""
+
+EXPECTATION_KINDS = ("status", "exit", "reason", "error", "bindings", "calls", "history",
+                     "history_contains", "events", "runs")
 """The keys ``expect:`` may hold."""
+
+_EXPECT_NEAR_MISSES = {
+    "inputs": " (the inputs of a run a trigger started are expected in its entry of 'runs'; "
+              "the scenario's own run has those it gives)",
+    **dict.fromkeys(("started", "triggered", "triggered_runs"),
+                    " (did you mean 'runs'? the runs triggers start)"),
+}
+_RUN_KEYS = ("flow", "target", "scheduled_at", "inputs", *RUN_KINDS)
+_RUN_NEAR_MISSES = {
+    key: f" ('{key}' counts across the scenario: write it in 'expect', not in a run)"
+    for key in ("calls", "events")} | {
+    "at": " (did you mean 'scheduled_at'? a schedule occurrence is named by its instant)",
+    "occurrence": " (did you mean 'scheduled_at'? a schedule occurrence is named by its "
+                  "instant)",
+}

@@ -10,21 +10,24 @@ waits for the event types is decided later, against the project (``resolve``).
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from tarry._suggest import did_you_mean
+from tarry.clock import iso
 from tarry.errors import LoadError, Problem
 from tarry.language.context import IDENTIFIER_PATTERN, LoadContext
 from tarry.language.fields import (
     Fields,
     read_duration,
     read_instant,
+    read_items,
     read_mapping,
     read_name,
     read_positive_duration,
     read_text,
 )
+from tarry.language.model import Position
 from tarry.language.yamlsource import (
     YamlMap,
     YamlNode,
@@ -34,10 +37,13 @@ from tarry.language.yamlsource import (
     read_yaml,
     to_plain,
 )
-from tarry.scenarios.expectations import read_expect
+from tarry.scenarios.checks import read_checks
+from tarry.scenarios.expectations import RUN_KINDS, read_expect, read_runs
 from tarry.scenarios.model import (
     DEFAULT_HORIZON,
+    DEFAULT_START,
     Answer,
+    Downtime,
     Expectation,
     Scenario,
     ScriptedEvent,
@@ -56,7 +62,16 @@ STEP_PATH_PATTERN = rf"{IDENTIFIER_PATTERN}(?:\[\d+\])?(?:\.{IDENTIFIER_PATTERN}
 _STEP_PATH = re.compile(STEP_PATH_PATTERN)
 
 _SCENARIO_KEYS = ("scenario", "description", "flow", "inputs", "target", "start", "horizon",
-                  "stub", "events", "tasks", "expect")
+                  "stub", "checks", "schedules", "downtime", "events", "tasks", "expect")
+_DOWNTIME_KEYS = ("from", "until")
+_SCENARIO_NEAR_MISSES = {
+    "runs": " ('runs' is an expectation: write it under 'expect')",
+    "triggers": " (an event's triggers fire when the scenario sends it under 'events'; "
+                "'schedules' lists the flows whose schedule triggers fire)",
+    "holds": " (did you mean 'checks'? the hold checks a scenario stubs or runs)",
+}
+_OWN_RUN = ("needs 'flow:': without it the scenario starts no run of its own (its runs are "
+            "those triggers start)")
 _EVENT_KEYS = ("type", "data", "id", "after", "after_step")
 _TASK_KEYS = ("task", "outcome", "data", "as", "after")
 _FAILURE_KEYS = ("fail", "type")
@@ -93,7 +108,8 @@ def parse_scenario(text: str, path: str) -> Scenario:
                              f"…), got {describe(root)}")
     elif not problems:
         ctx.problems.append(Problem(path, 1, 1, "the file is empty; a scenario needs at least "
-                                                "'scenario:', 'flow:' and 'expect:'"))
+                                                "'scenario:', 'flow:' (or 'events' that start "
+                                                "runs) and 'expect:'"))
     if scenario is None or ctx.problems:
         raise LoadError(sorted(dict.fromkeys(ctx.problems),
                                key=lambda problem: (problem.line, problem.column)))
@@ -103,30 +119,45 @@ def parse_scenario(text: str, path: str) -> Scenario:
 def _read_scenario(ctx: LoadContext, root: YamlMap) -> Scenario:
     fields = Fields(ctx, root, "at scenario level", allowed=_SCENARIO_KEYS,
                     required={"scenario": " (the scenario's name)",
-                              "flow": " (a flow name or a path such as flows/x.yaml)",
-                              "expect": " (what the run must come to)"})
+                              "expect": " (what the run must come to)"},
+                    near_misses=_SCENARIO_NEAR_MISSES)
     flow, inputs = fields.entry("flow"), fields.entry("inputs")
     stubs: tuple[Stub, ...] = fields.read("stub", _read_stubs, ())
     events: tuple[ScriptedEvent, ...] = fields.read("events", _read_events, ())
     tasks: tuple[ScriptedTask, ...] = fields.read("tasks", _read_tasks, ())
     expectations: tuple[Expectation, ...] = fields.read("expect", read_expect, ())
+    expect, schedules = fields.entry("expect"), fields.entry("schedules")
+    start: datetime | None = fields.read("start", read_instant, None)
+    horizon = fields.read("horizon", read_positive_duration, DEFAULT_HORIZON)
+    runs = expect.value.get("runs") if expect and isinstance(expect.value, YamlMap) else None
     _check_counted_calls(ctx, expectations, stubs)
     _check_event_states(ctx, expectations, events)
+    if flow is None and not fields.suggested("flow"):
+        _check_without_flow(ctx, root, expectations, events)
+    if schedules is not None and fields.entry("horizon") is None:
+        ctx.report(schedules.key_pos, "'schedules' needs 'horizon' (how long the schedules "
+                                      "fire, such as 7d)")
     return Scenario(
         name=fields.read("scenario", read_name, ""),
         path=ctx.file,
-        flow=fields.read("flow", _read_flow_ref, ""),
+        flow=fields.read("flow", _read_flow_ref, None),
         flow_pos=flow.value.pos if flow else root.pos,
         expectations=expectations,
         description=fields.read("description", read_text, ""),
         inputs=fields.read("inputs", _read_inputs, {}),
         inputs_pos=inputs.value.pos if inputs else None,
         target=fields.read("target", read_text, None),
-        start=fields.read("start", read_instant, None),
-        horizon=fields.read("horizon", read_positive_duration, DEFAULT_HORIZON),
+        start=start,
+        horizon=horizon,
         stubs=stubs,
         events=events,
         tasks=tasks,
+        checks=fields.read("checks", read_checks, ()),
+        schedules=fields.read("schedules", _read_schedules, {}),
+        downtime=_checked_downtime(ctx, fields.read("downtime", _read_downtime, ()),
+                                   start or DEFAULT_START, horizon),
+        runs=read_runs(ctx, runs.value, "runs") if runs else (),
+        runs_pos=runs.key_pos if runs else None,
     )
 
 
@@ -138,6 +169,58 @@ def _read_flow_ref(ctx: LoadContext, node: YamlNode, key: str) -> str:
 def _read_inputs(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, object]:
     mapping = read_mapping(ctx, node, key, " of input name to value")
     return {} if mapping is None else dict(to_plain(mapping))
+
+
+def _read_schedules(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Position]:
+    if not isinstance(node, YamlSeq):
+        ctx.report(node.pos, f"'{key}' must be a list of the flows whose schedule triggers "
+                             f"fire, such as [report], got {describe(node)}")
+        return {}
+    if not node.items:
+        ctx.report(node.pos, f"'{key}' must name at least one flow")
+    named: dict[str, Position] = {}
+    for index, item in enumerate(node.items):
+        name = read_name(ctx, item, f"{key}[{index}]")
+        if name in named:
+            ctx.report(item.pos, f"'{key}' names flow '{name}' twice")
+        named.setdefault(name, item.pos)
+    return named
+
+
+def _read_downtime(ctx: LoadContext, node: YamlNode, key: str) -> tuple[Downtime, ...]:
+    return read_items(ctx, node, key, "spans such as '- { from: 2026-10-23T18:00:00Z, until: "
+                                      "2026-10-26T10:00:00Z }'", _read_span)
+
+
+def _read_span(ctx: LoadContext, node: YamlNode, where: str) -> Downtime | None:
+    mapping = read_mapping(ctx, node, where, " such as { from: 2026-10-23T18:00:00Z, until: "
+                                             "2026-10-26T10:00:00Z }")
+    if mapping is None:
+        return None
+    fields = Fields(ctx, mapping, f"in {where}", allowed=_DOWNTIME_KEYS,
+                    required={"from": " (the instant every worker stops)",
+                              "until": " (the instant the workers are back)"})
+    begins, ends = fields.read("from", read_instant, None), fields.read("until", read_instant, None)
+    if begins is None or ends is None:
+        return None
+    if ends <= begins:
+        ctx.report(mapping.pos, f"{where} must end after it begins")
+    return Downtime(begins, ends, mapping.pos)
+
+
+def _checked_downtime(ctx: LoadContext, spans: tuple[Downtime, ...], start: datetime,
+                      horizon: timedelta) -> tuple[Downtime, ...]:
+    """The spans lie between the start and the horizon, each after the one before it."""
+    for index, span in enumerate(spans):
+        if span.begins < start:
+            ctx.report(span.pos, f"downtime[{index}] begins before the scenario's start "
+                                 f"({iso(start)})")
+        if span.ends > start + horizon:
+            ctx.report(span.pos, f"downtime[{index}] ends past the horizon "
+                                 f"({iso(start + horizon)})")
+        if index and span.begins < spans[index - 1].ends:
+            ctx.report(span.pos, f"downtime[{index}] begins before downtime[{index - 1}] ends")
+    return spans
 
 
 # --- stubs ------------------------------------------------------------------------------------
@@ -176,12 +259,8 @@ def _read_answer(ctx: LoadContext, node: YamlNode, where: str) -> Answer:
 # --- events -----------------------------------------------------------------------------------
 
 def _read_events(ctx: LoadContext, node: YamlNode, key: str) -> tuple[ScriptedEvent, ...]:
-    if not isinstance(node, YamlSeq):
-        ctx.report(node.pos, f"'{key}' must be a list of events such as "
-                             f"'- {{ after: 2h, type: …, data: {{…}} }}', got {describe(node)}")
-        return ()
-    events = (_read_event(ctx, item, f"events[{index}]") for index, item in enumerate(node.items))
-    return tuple(event for event in events if event is not None)
+    return read_items(ctx, node, key, "events such as '- { after: 2h, type: …, data: {…} }'",
+                      _read_event)
 
 
 def _read_event(ctx: LoadContext, node: YamlNode, where: str) -> ScriptedEvent | None:
@@ -230,13 +309,8 @@ def _read_event_id(ctx: LoadContext, node: YamlNode, key: str) -> str:
 # --- tasks ------------------------------------------------------------------------------------
 
 def _read_tasks(ctx: LoadContext, node: YamlNode, key: str) -> tuple[ScriptedTask, ...]:
-    if not isinstance(node, YamlSeq):
-        ctx.report(node.pos, f"'{key}' must be a list of answers such as "
-                             f"'- {{ task: review, after: 2h, outcome: accept }}', got "
-                             f"{describe(node)}")
-        return ()
-    tasks = (_read_task(ctx, item, f"tasks[{index}]") for index, item in enumerate(node.items))
-    return tuple(task for task in tasks if task is not None)
+    return read_items(ctx, node, key, "answers such as '- { task: review, after: 2h, outcome: "
+                                      "accept }'", _read_task)
 
 
 def _read_task(ctx: LoadContext, node: YamlNode, where: str) -> ScriptedTask | None:
@@ -263,6 +337,26 @@ def _read_answer_data(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, o
 
 
 # --- checks across sections -------------------------------------------------------------------
+
+def _check_without_flow(ctx: LoadContext, root: YamlMap, expectations: tuple[Expectation, ...],
+                        events: tuple[ScriptedEvent, ...]) -> None:
+    """A scenario without a run of its own has triggers start its runs, and says only what
+    needs no run of its own."""
+    if root.get("events") is None and root.get("schedules") is None:
+        ctx.report(root.pos, "missing 'flow' at scenario level (a flow name or a path such as "
+                             "flows/x.yaml; without one, 'events' or 'schedules' must start "
+                             "runs through their triggers)")
+        return
+    for key in ("inputs", "target", "tasks"):
+        if (entry := root.get(key)) is not None:
+            ctx.report(entry.key_pos, f"'{key}' {_OWN_RUN}")
+    for event in events:
+        if event.after_step is not None:
+            ctx.report(event.after_step_pos or event.pos, f"'after_step' {_OWN_RUN}")
+    for kind in dict.fromkeys(e.kind for e in expectations if e.kind in RUN_KINDS):
+        pos = next(e.pos for e in expectations if e.kind == kind)
+        ctx.report(pos, f"'{kind}' {_OWN_RUN}; expect those under 'runs'")
+
 
 def _check_counted_calls(ctx: LoadContext, expectations: tuple[Expectation, ...],
                          stubs: tuple[Stub, ...]) -> None:

@@ -1,10 +1,11 @@
 """The typed form of a scenario file, as the loader produces it and the runner reads it.
 
-A scenario names a flow and the inputs to start it with, replaces some actions by stubs,
-scripts events and people's answers to tasks at virtual instants, and lists what the run
-must come to. Every part keeps the :class:`~tarry.language.model.Position` it was written
-at, so a problem found later (a flow that does not exist, an expectation that failed) points
-back into the file.
+A scenario names a flow and the inputs to start it with (or starts nothing, leaving its runs
+to the project's triggers), replaces some actions and hold checks by stubs, scripts events
+and people's answers to tasks at virtual instants, and lists what the run — and the runs
+triggers started — must come to. Every part keeps the
+:class:`~tarry.language.model.Position` it was written at, so a problem found later (a flow
+that does not exist, an expectation that failed) points back into the file.
 """
 
 from __future__ import annotations
@@ -14,21 +15,35 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeAlias
 
+from tarry.clock import VIRTUAL_START, iso
+from tarry.holds.checks import Answer as CheckAnswer
 from tarry.language.model import Position
 
 __all__ = [
     "DEFAULT_HORIZON",
+    "DEFAULT_START",
     "Answer",
+    "CheckPhase",
+    "CheckScript",
+    "CheckStub",
+    "Downtime",
     "Expectation",
+    "ExpectedRun",
+    "RealCheck",
+    "RunIdentity",
     "Scenario",
     "ScriptedEvent",
     "ScriptedTask",
     "Stub",
     "StubFailure",
+    "describe_identity",
 ]
 
 DEFAULT_HORIZON = timedelta(days=400)
 """How much virtual time a scenario may take before it stops (its run may still be waiting)."""
+
+DEFAULT_START = VIRTUAL_START
+"""The virtual instant a scenario starts at unless it says ``start``."""
 
 @dataclass(frozen=True)
 class StubFailure:
@@ -48,6 +63,44 @@ class Stub:
 
     action: str
     answers: tuple[Answer, ...]
+
+
+@dataclass(frozen=True)
+class CheckPhase:
+    """One answer of a stubbed check: given to every check before ``until`` (to every check
+    from then on when ``until`` is None, which only the last phase is)."""
+
+    answer: CheckAnswer
+    """A check's answer as history records it: ``go``, ``not_yet``, ``never``, ``unknown``."""
+    until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CheckStub:
+    """A hold check whose answers the scenario scripts by virtual instant; no process runs."""
+
+    name: str
+    phases: tuple[CheckPhase, ...]
+    pos: Position
+
+    def answer_at(self, now: datetime) -> CheckAnswer:
+        """The answer a check asked at ``now`` gets: the first phase not over by then."""
+        return next(phase.answer for phase in self.phases
+                    if phase.until is None or now < phase.until)
+
+
+@dataclass(frozen=True)
+class RealCheck:
+    """A hold check run as the real executable at ``path`` (as written: relative to the
+    project root, or absolute), as a worker runs it."""
+
+    name: str
+    path: str
+    pos: Position
+
+
+CheckScript: TypeAlias = CheckStub | RealCheck
+"""What a scenario says of one check: stubbed answers, or the real executable."""
 
 
 @dataclass(frozen=True)
@@ -113,16 +166,66 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class Downtime:
+    """A span of virtual time in which every worker is stopped: nothing executes (events and
+    answers still arrive), and what fell due meanwhile is done when the workers are back —
+    late, and for schedules as their ``catch_up`` says."""
+
+    begins: datetime
+    ends: datetime
+    pos: Position
+
+    def covers(self, instant: datetime) -> bool:
+        """Whether the workers are stopped at ``instant``."""
+        return self.begins <= instant < self.ends
+
+
+RunIdentity: TypeAlias = tuple[str, str | None, datetime | None]
+"""What names a run a trigger started: its flow, its target, its occurrence's instant."""
+
+
+@dataclass(frozen=True)
+class ExpectedRun:
+    """A run the scenario expects a trigger to start, named by its flow and its ``target``
+    (an event trigger's) or ``scheduled_at`` (a schedule occurrence's), with what it must
+    come to (``expectations``: the run-level kinds, and ``inputs``)."""
+
+    flow: str
+    pos: Position
+    flow_pos: Position
+    target: str | None = None
+    scheduled_at: datetime | None = None
+    expectations: tuple[Expectation, ...] = ()
+
+    def identity(self) -> RunIdentity:
+        """What names the run: its flow, its target and its occurrence instant."""
+        return self.flow, self.target, self.scheduled_at
+
+    def describe(self, index: int) -> str:
+        """``runs[0] (deploy acme/web#7)``: how messages name this run."""
+        return f"runs[{index}] ({describe_identity(self.identity())})"
+
+
+def describe_identity(identity: RunIdentity) -> str:
+    """``deploy acme/web#7``, ``report at 2026-10-26T08:00:00.000Z``: a run's name in
+    messages."""
+    flow, target, scheduled_at = identity
+    return " ".join([flow, *([target] if target is not None else []),
+                     *([f"at {iso(scheduled_at)}"] if scheduled_at is not None else [])])
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A loaded, validated scenario file.
 
-    ``flow`` is a path relative to the project root (``flows/x.yaml``) or a flow name; the
+    ``flow`` is a path relative to the project root (``flows/x.yaml``) or a flow name; None
+    when the scenario starts no run of its own (its runs are those triggers start). The
     project is the one whose ``tarry.toml`` lies nearest above the scenario file.
     """
 
     name: str
     path: str
-    flow: str
+    flow: str | None
     flow_pos: Position
     expectations: tuple[Expectation, ...]
     description: str = ""
@@ -134,3 +237,11 @@ class Scenario:
     stubs: tuple[Stub, ...] = ()
     events: tuple[ScriptedEvent, ...] = ()
     tasks: tuple[ScriptedTask, ...] = ()
+    checks: tuple[CheckScript, ...] = ()
+    schedules: Mapping[str, Position] = field(default_factory=dict)
+    """The flows whose schedule triggers fire (until the horizon), each where it is named."""
+    downtime: tuple[Downtime, ...] = ()
+    """When every worker is stopped, in order."""
+    runs: tuple[ExpectedRun, ...] = ()
+    """The runs triggers must start, in the order they are created."""
+    runs_pos: Position | None = None

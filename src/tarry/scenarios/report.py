@@ -47,7 +47,8 @@ def mismatch_lines(mismatch: Mismatch) -> list[str]:
     if mismatch.note:
         listing = mismatch.actual if isinstance(mismatch.actual, list) else []
         return [f"{where}: {mismatch.note}" + (", which was:" if listing else ""),
-                *(_INDENT * 2 + _item(item) for item in listing)]
+                *(_INDENT * 2 + _item(item) for item in listing),
+                *(_INDENT * 2 + line for line in mismatch.details)]
     if isinstance(mismatch.expected, list) and isinstance(mismatch.actual, list):
         return [f"{where}: differs (- expected, + actual):",
                 *(_INDENT + line for line in _diff(mismatch.expected, mismatch.actual))]

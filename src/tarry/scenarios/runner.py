@@ -1,14 +1,22 @@
 """Running one scenario: the real engine on a virtual clock, a store of its own, stubs, events.
 
 :func:`run_scenario` opens a :class:`~tarry.testing.Harness` over the scenario's project (its
-flows, manifests and actions, the stubs replacing actions of the same name) with a fresh store,
-starts the run at the scenario's virtual start instant and drives it:
+flows, manifests and actions, the stubs replacing actions of the same name, the scenario's
+checks replacing the project's of the same name) with a fresh store, starts the run (when the
+scenario names a flow) at the scenario's virtual start instant and drives it:
 
-1. execute everything due at the current instant;
+1. execute everything due at the current instant (schedule occurrences included);
 2. send the scripted events whose instant has come, in file order (at one instant, the
    engine's own wake-ups come first, then the events), and go back to 1;
-3. stop when the run has ended, when nothing is due and no event is pending, or at the
-   horizon; otherwise move the clock to the earliest next wake-up or event instant.
+3. stop when nothing is due (no run, no event still to send, no schedule firing before the
+   horizon), or at the horizon; otherwise move the clock to the earliest next wake-up,
+   event instant or schedule occurrence.
+
+An event sent starts the runs of the triggers it matches, as ``tarry send`` does; only the
+flows of ``schedules`` have their schedule triggers fire. In a ``downtime`` step 1 is skipped
+(no worker runs; events still arrive) and the clock goes on to the downtime's end. After the
+scenario's own run has ended, no event or answer is sent any more: one still pending then was
+scripted too late.
 
 A scripted answer to a task (``tasks:``) is given ``after`` past the moment its step opened
 the task, as its principal (``as``, default ``tester``), exactly as ``tarry tasks complete``
@@ -24,6 +32,7 @@ its instant lay past the horizon) fails the scenario. Then every expectation is 
 from __future__ import annotations
 
 import copy
+import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,23 +44,30 @@ from tarry.actions import ActionContext, StepFailure
 from tarry.clock import iso
 from tarry.config import Settings, load_settings
 from tarry.errors import LoadError, Problem, TarryError
-from tarry.model import EventState
+from tarry.model import EventRecord, EventState
 from tarry.scenarios.compare import Mismatch, Observed, compare
 from tarry.scenarios.model import (
     Answer,
+    CheckStub,
+    RealCheck,
     Scenario,
     ScriptedEvent,
     ScriptedTask,
     Stub,
     StubFailure,
 )
-from tarry.scenarios.resolve import resolve_flow
+from tarry.scenarios.resolve import check_path, resolve_flow
+from tarry.scenarios.started import StartedRun, event_triggered, started_none, started_runs
 from tarry.testing import TESTER, Harness
 
 __all__ = ["ScenarioResult", "project_settings", "run_scenario"]
 
 _EVENTS_LISTED = 100_000
 """How many stored events are looked at for the scripted events' final states (all of them)."""
+_RUNS_LISTED = 100_000
+"""How many stored runs are looked at for the runs triggers started (all of them)."""
+_JITTER_SEED = 0
+"""The seed of the hold checks' jitter: a scenario's check instants are the same each run."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +76,8 @@ class ScenarioResult:
 
     ``problems`` non-empty means it could not run (its flow is missing or refused, inputs do
     not fit, an event type is not declared); otherwise ``mismatches`` lists every failed
-    expectation. ``document`` is the run document, with history, when the run started.
+    expectation. ``document`` is the run document, with history, when the scenario started a
+    run; ``started``, the runs triggers started.
     """
 
     scenario: Scenario
@@ -68,6 +85,7 @@ class ScenarioResult:
     mismatches: tuple[Mismatch, ...] = ()
     problems: tuple[Problem, ...] = ()
     document: Mapping[str, Any] | None = field(default=None, repr=False)
+    started: tuple[StartedRun, ...] = field(default=(), repr=False)
 
     @property
     def passed(self) -> bool:
@@ -87,26 +105,41 @@ async def run_scenario(scenario: Scenario, project: Settings, *, directory: Path
                        stopwatch: Callable[[], float] = time.perf_counter) -> ScenarioResult:
     """Run ``scenario`` against ``project`` with a store in ``directory`` (or ``store_url``).
 
-    The store must be empty: the scenario's run is the only thing in it (the run has ended
-    when nothing in the store is due any more). ``stopwatch`` measures the wall time it took
-    (seconds, any origin).
+    The store must be empty: the scenario's runs are the only things in it (they have
+    ended when nothing in the store is due any more). ``stopwatch`` measures the wall time it
+    took (seconds, any origin).
     """
     began = stopwatch()
     stubs = {stub.action: _StubbedAction(stub) for stub in scenario.stubs}
-    harness = Harness(directory, start=scenario.start, store_url=store_url, project=project,
-                      actions={name: stubbed.answer for name, stubbed in stubs.items()})
+    harness = _harness(scenario, project, directory, store_url, stubs)
     try:
         try:
-            flow = resolve_flow(scenario, harness.engine, project.root)
+            flow = resolve_flow(scenario, harness.engine, project.root, project.checks)
         except LoadError as exc:
             return ScenarioResult(scenario, stopwatch() - began, problems=tuple(exc.problems))
-        run_id = harness.start(flow, copy.deepcopy(dict(scenario.inputs)),
-                               target=scenario.target)
+        run_id = None if flow is None else harness.start(
+            flow, copy.deepcopy(dict(scenario.inputs)), target=scenario.target)
         observed = await _Drive(harness, run_id, scenario, stubs).observe()
     finally:
         harness.close()
     return ScenarioResult(scenario, stopwatch() - began, compare(scenario, observed),
-                          document=observed.document)
+                          document=observed.document if run_id is not None else None,
+                          started=observed.started)
+
+
+def _harness(scenario: Scenario, project: Settings, directory: Path, store_url: str | None,
+             stubs: Mapping[str, _StubbedAction]) -> Harness:
+    """The project's engine on a virtual clock from the scenario's start: its stubs replace
+    actions, its checks the project's (a real one at its path, a stubbed one answering by
+    instant), the jitter of check intervals seeded; only its schedules fire."""
+    real = {check.name: check_path(check, project.root) for check in scenario.checks
+            if isinstance(check, RealCheck)}
+    return Harness(directory, start=scenario.start, store_url=store_url, project=project,
+                   actions={name: stubbed.answer for name, stubbed in stubs.items()},
+                   checks={**project.checks, **real},
+                   check_stubs={check.name: check.answer_at for check in scenario.checks
+                                if isinstance(check, CheckStub)},
+                   rng=random.Random(_JITTER_SEED), schedules=tuple(scenario.schedules))
 
 
 class _StubbedAction:
@@ -126,9 +159,10 @@ class _StubbedAction:
 
 
 class _Drive:
-    """Drives one run on the harness clock, sending the scripted events at their instants."""
+    """Drives the scenario's runs on the harness clock, sending the scripted events at their
+    instants; ``run_id`` is the scenario's own run (None when it started none)."""
 
-    def __init__(self, harness: Harness, run_id: str, scenario: Scenario,
+    def __init__(self, harness: Harness, run_id: str | None, scenario: Scenario,
                  stubs: Mapping[str, _StubbedAction]) -> None:
         self.harness = harness
         self.run_id = run_id
@@ -138,10 +172,12 @@ class _Drive:
         self.limit = self.start + scenario.horizon
         self.pending = dict(enumerate(scenario.events))
         self.completed: dict[str, datetime] = {}
-        self.sent: dict[int, tuple[str, EventState]] = {}
+        self.sent: dict[int, EventRecord] = {}
         self.answers = dict(enumerate(scenario.tasks))
         self.opened: dict[str, datetime] = {}
         self.refused: dict[int, str] = {}
+        self.ended_at: datetime | None = None
+        """When the scenario's own run ended, as last looked at."""
 
     async def observe(self) -> Observed:
         """Drive the run to its end (or the horizon) and gather what it came to."""
@@ -149,7 +185,10 @@ class _Drive:
         states = {event.id: event.state.value
                   for event in self.harness.engine.events(limit=_EVENTS_LISTED)}
         return Observed(
-            document=self.harness.document(self.run_id),
+            document=self.harness.document(self.run_id) if self.run_id is not None else {},
+            started=self._started(),
+            quiet=self._quiet(),
+            window=(self.start, self.limit),
             calls={name: stub.calls for name, stub in self.stubs.items()},
             event_states=tuple(self._final_state(index, states)
                                for index in range(len(self.scenario.events))),
@@ -158,20 +197,63 @@ class _Drive:
                                            for index, task in self.answers.items()}},
         )
 
+    def _started(self) -> tuple[StartedRun, ...]:
+        """The runs triggers started, with the scripted event that started each."""
+        causes = {run_id: self.scenario.events[index].describe(index)
+                  for index, record in sorted(self.sent.items()) for run_id in record.started}
+        others = [record.id for record in self.harness.engine.runs(limit=_RUNS_LISTED)
+                  if record.id != self.run_id]
+        return started_runs([self.harness.document(run_id) for run_id in others], causes)
+
+    def _quiet(self) -> tuple[str, ...]:
+        """Why each scripted event that started no run started none."""
+        triggered = event_triggered(self.harness.engine.catalog.available()[0])
+        return tuple(started_none(self.scenario.events[index].describe(index), record.type,
+                                  record.state, triggered.get(record.type, set()))
+                     for index, record in sorted(self.sent.items()) if not record.started)
+
     async def _drive(self) -> None:
         while True:
-            await self.harness.run_due()
+            now = self.harness.clock.now()
+            if self._back_at(now) is None:  # in a downtime no worker executes anything
+                await self.harness.run_due()
+            self.ended_at = self._ended_at()
             self._note_completions()
             if self._send_due() or self._answer_due():
                 continue
-            wake = self.harness.engine.store.next_due_at()
-            if wake is None:  # the store holds this run only: nothing due, it has ended
+            candidates = [self._worker_wake(now), self._next_event_instant(),
+                          self._next_answer_instant()]
+            following = min((instant for instant in candidates if instant is not None),
+                            default=None)
+            if following is None or following > self.limit:
                 return
-            following = min(wake, self._next_event_instant() or wake,
-                            self._next_answer_instant() or wake)
-            if following > self.limit:
-                return
-            self.harness.clock.set(max(following, self.harness.clock.now()))
+            self.harness.clock.set(max(following, now))
+
+    def _back_at(self, instant: datetime) -> datetime | None:
+        """When the workers are back, if ``instant`` falls in a downtime."""
+        return next((span.ends for span in self.scenario.downtime if span.covers(instant)),
+                    None)
+
+    def _worker_wake(self, now: datetime) -> datetime | None:
+        """When a worker next has something to do (a run or a schedule occurrence due); in
+        or into a downtime, when the workers are back."""
+        due = self.harness.engine.store.next_due_at()
+        if due is None:
+            return None
+        instant = max(due, now)
+        return self._back_at(instant) or instant
+
+    def _ended_at(self) -> datetime | None:
+        """When the scenario's own run ended (None: it has not, or there is none)."""
+        if self.run_id is None:
+            return None
+        record = self.harness.record(self.run_id)
+        return record.updated_at if record.status.is_terminal else None
+
+    def _open(self, instant: datetime) -> bool:
+        """Whether something scripted for ``instant`` is still sent: the scenario's own run
+        (if any) had not ended before it."""
+        return self.ended_at is None or instant <= self.ended_at
 
     def _instant(self, event: ScriptedEvent) -> datetime | None:
         if event.after_step is None:
@@ -181,24 +263,26 @@ class _Drive:
 
     def _next_event_instant(self) -> datetime | None:
         instants = [instant for event in self.pending.values()
-                    if (instant := self._instant(event)) is not None]
+                    if (instant := self._instant(event)) is not None and self._open(instant)]
         return min(instants, default=None)
 
     def _send_due(self) -> bool:
         """Send every pending event whose instant has come; whether any was."""
         now = self.harness.clock.now()
         due = sorted((instant, index) for index, event in self.pending.items()
-                     if (instant := self._instant(event)) is not None and instant <= now)
+                     if (instant := self._instant(event)) is not None and instant <= now
+                     and self._open(instant))
         for _instant, index in due:
             event = self.pending.pop(index)
-            record = self.harness.send(event.type, copy.deepcopy(dict(event.data)), id=event.id)
-            self.sent[index] = (record.id, record.state)
+            self.sent[index] = self.harness.send(event.type, copy.deepcopy(dict(event.data)),
+                                                 id=event.id)
         return bool(due)
 
     def _note_completions(self) -> None:
         """Remember when each step a pending event is anchored on first completed, and when
         each task a pending answer is for opened."""
-        if not self.answers and not any(event.after_step for event in self.pending.values()):
+        if self.run_id is None or (not self.answers and not any(
+                event.after_step for event in self.pending.values())):
             return
         for entry in self.harness.engine.store.history(self.run_id):
             if entry.kind == "step.completed" and entry.step is not None:
@@ -213,14 +297,18 @@ class _Drive:
 
     def _next_answer_instant(self) -> datetime | None:
         instants = [instant for task in self.answers.values()
-                    if (instant := self._answer_instant(task)) is not None]
+                    if (instant := self._answer_instant(task)) is not None
+                    and self._open(instant)]
         return min(instants, default=None)
 
     def _answer_due(self) -> bool:
         """Give every pending answer whose instant has come; whether any was."""
+        if self.run_id is None:  # answers are for the scenario's own run (refused at load)
+            return False
         now = self.harness.clock.now()
         due = sorted((instant, index) for index, task in self.answers.items()
-                     if (instant := self._answer_instant(task)) is not None and instant <= now)
+                     if (instant := self._answer_instant(task)) is not None and instant <= now
+                     and self._open(instant))
         for _instant, index in due:
             task = self.answers.pop(index)
             try:
@@ -243,8 +331,9 @@ class _Drive:
     def _final_state(self, index: int, states: Mapping[str, str]) -> str | None:
         if index not in self.sent:
             return None
-        event_id, state = self.sent[index]
-        return state.value if state is EventState.DUPLICATE else states.get(event_id)
+        record = self.sent[index]
+        return record.state.value if record.state is EventState.DUPLICATE \
+            else states.get(record.id)
 
     def _why_unsent(self, event: ScriptedEvent) -> str:
         instant = self._instant(event)
