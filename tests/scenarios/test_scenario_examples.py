@@ -33,8 +33,8 @@ def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         del sys.modules[name]
 
 
-def test_the_waiting_examples_have_scenarios() -> None:
-    assert EXAMPLES / "waiting" in WITH_SCENARIOS
+def test_the_waiting_and_triggers_examples_have_scenarios() -> None:
+    assert {EXAMPLES / "waiting", EXAMPLES / "triggers"} <= set(WITH_SCENARIOS)
 
 
 @pytest.mark.usefixtures("isolated_imports")
@@ -49,6 +49,24 @@ def test_every_scenario_of_the_example_passes(example: Path, tmp_path: Path,
     verdicts = [line.split()[0] for line in result.stdout.splitlines()]
     assert verdicts, result.stderr
     assert set(verdicts) == {"PASS"}, result.stdout
+
+
+@pytest.mark.usefixtures("isolated_imports")
+def test_tarry_test_of_the_triggers_example_passes(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tarry test examples/triggers``, from the folder above the example: its scenarios
+    start their runs only through the example's triggers."""
+    shutil.copytree(EXAMPLES / "triggers", tmp_path / "examples" / "triggers",
+                    ignore=shutil.ignore_patterns(".tarry", "__pycache__"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["test", "examples/triggers"])
+    assert result.exit_code == 0, result.output
+    assert [line.split()[:2] for line in result.stdout.splitlines()] == [
+        ["PASS", "deploy-labelled-friday-evening"], ["PASS", "deploy-labelled-inside-the-window"],
+        ["PASS", "report-after-downtime"], ["PASS", "report-ledger-never-closed"],
+        ["PASS", "report-weekdays-across-dst"]]
+    assert all(load_scenario(path).flow is None
+               for path in (EXAMPLES / "triggers" / "scenarios").glob("*.yaml"))
 
 
 def test_every_waiting_flow_has_a_scenario() -> None:
