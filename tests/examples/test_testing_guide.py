@@ -4,6 +4,7 @@ its ``tarry test`` output are what tarry prints, its pytest examples run."""
 from __future__ import annotations
 
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -24,6 +25,11 @@ STUBS = next(block for block in YAML if block.startswith("stub:"))
 EVENTS = next(block for block in YAML if block.startswith("events:\n  - after"))
 EXPECT = next(block for block in YAML if block.startswith("expect:"))
 HEAD = "scenario: s\nflow: deal-approval\n"
+TRIGGERED = [block for block in YAML if block.startswith("scenario: ")
+             and "\nflow:" not in block]
+"""The guide's scenarios that start no run of their own (against examples/triggers)."""
+CHECKS = next(block for block in YAML if block.startswith("checks:"))
+DOWNTIME = next(block for block in YAML if block.startswith("downtime:"))
 
 NO_ANSWER = """\
 scenario: no-answer
@@ -105,6 +111,44 @@ def test_the_tarry_test_output_is_real(project: Project) -> None:
         str(project.root / "flows"), "/srv/sales/flows")
     assert actual == re.sub(r"\(\d+\.\d\ds\)", "(T)", shown)
     assert result.stderr == "3 scenarios: 1 passed, 1 failed, 1 could not run\n"
+
+
+@pytest.fixture
+def triggers_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of examples/triggers (the working directory), its own scenarios removed."""
+    root = tmp_path / "triggers"
+    shutil.copytree(ROOT / "examples" / "triggers", root,
+                    ignore=shutil.ignore_patterns(".tarry", "scenarios"))
+    (root / "scenarios").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_the_trigger_scenarios_of_the_guide_pass(triggers_example: Path) -> None:
+    names = [block.split("\n", 1)[0].removeprefix("scenario: ") for block in TRIGGERED]
+    assert names == ["deploy-labelled-friday-evening", "relabelled",
+                     "report-weekdays-across-dst"]
+    for name, block in zip(names, TRIGGERED, strict=True):
+        if name != "relabelled":
+            (triggers_example / "scenarios" / f"{name}.yaml").write_text(block)
+    result = CliRunner().invoke(app, ["test"])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_output_of_a_trigger_that_did_not_fire_is_real(triggers_example: Path) -> None:
+    (triggers_example / "scenarios" / "relabelled.yaml").write_text(TRIGGERED[1])
+    result = CliRunner().invoke(app, ["test"])
+    assert result.exit_code == 1
+    shown = block_after(GUIDE, "This scenario expects a\nlabel spelt", "text")
+    assert re.sub(r"\(\d+\.\d\ds\)", "(T)", result.stdout) == re.sub(
+        r"\(\d+\.\d\ds\)", "(T)", shown)
+
+
+def test_the_checks_and_downtime_examples_load() -> None:
+    scenario = parse_scenario(HEAD + 'start: "2026-10-23T06:00:00Z"\n' + CHECKS + DOWNTIME
+                              + "expect: { status: succeeded }\n", "s.yaml")
+    assert [check.name for check in scenario.checks] == ["ledger", "deploy-window", "ticket"]
+    assert len(scenario.downtime) == 1
 
 
 def test_the_pytest_examples_run(project: Project, pytester: pytest.Pytester) -> None:

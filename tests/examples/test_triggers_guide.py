@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "triggers.md").read_text(encoding="utf-8")
 MANIFESTS = load_manifests([ROOT / "examples" / "triggers" / "events.yaml"])
 FLOWS = [block for block in blocks(GUIDE, "yaml") if block.startswith("flow:")]
+SCENARIOS = ROOT / "examples" / "triggers" / "scenarios"
 
 
 def test_the_guide_shows_an_event_and_a_schedule_flow() -> None:
@@ -31,3 +32,11 @@ def test_the_manifest_of_the_guide_parses_and_is_the_examples() -> None:
     [manifest] = [block for block in blocks(GUIDE, "yaml") if block.startswith("events:")]
     declared = parse_manifests(manifest, "docs/triggers.md")
     assert declared["github.issues"].signature == MANIFESTS["github.issues"].signature
+
+
+def test_the_scenario_of_the_guide_is_the_examples() -> None:
+    [shown] = [block for block in blocks(GUIDE, "yaml") if block.startswith("scenario:")]
+    name = shown.split("\n", 1)[0].removeprefix("scenario: ")
+    written = (SCENARIOS / f"{name}.yaml").read_text(encoding="utf-8")
+    assert shown == "".join(line for line in written.splitlines(keepends=True)
+                            if not line.startswith("#"))
