@@ -6,11 +6,10 @@ first call. There is nothing to borrow, so nothing to wait for, and no query to 
 connection before a transaction: a connection the server closed (a restart, an
 administrator's ``pg_terminate_backend``) has sent its goodbye or reached end-of-file, which
 a zero-timeout poll of its socket sees without asking the server anything; such a connection
-is replaced before it is used. One whose goodbye is still on its way fails at ``BEGIN``,
-before anything was done, and the transaction begins again once on a new connection (a read,
-which runs without ``BEGIN``, sends its first statement again once on a new connection). A
-connection that breaks *later* in a transaction fails that call with ``StoreUnavailable`` and
-is replaced on the next one.
+is replaced before it is used. One whose goodbye is still on its way fails a call's first
+flight, before anything was done, and the caller sends it again once on a new connection
+(:mod:`tarry.store.postgres.statements`). A connection that breaks *later* in a call fails
+that call with ``StoreUnavailable`` and is replaced on the next one.
 
 Connecting fails at once on a refused connection, a database that does not exist or bad
 credentials (libpq's ``connect_timeout`` bounds an unanswered connect), with one line.
@@ -21,15 +20,13 @@ from __future__ import annotations
 import math
 import select
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
-__all__ = ["ThreadConnections", "commit_with"]
+__all__ = ["ThreadConnections"]
 
 Connection = psycopg.Connection[dict[str, Any]]
 Cursor = psycopg.Cursor[dict[str, Any]]
@@ -47,44 +44,15 @@ class ThreadConnections:
         self._opened: list[Connection] = []
         self._lock = threading.Lock()
 
-    @contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """This thread's connection, in a transaction committed when the block ends normally
-        (unless the block committed it, e.g. in one flight with its last statements: see
-        :func:`commit_with`) and rolled back when it raises."""
-        connection = self._begun()
-        try:
-            yield connection
-            if connection.info.transaction_status is not TransactionStatus.IDLE:
-                connection.execute("COMMIT")
-        except BaseException:
-            if not connection.broken:
-                with suppress(psycopg.Error):
-                    connection.execute("ROLLBACK")
-            raise
-
-    def read_cursor(self, *, fresh: bool = False) -> Cursor:
-        """A cursor on this thread's connection for statements that each commit on their
-        own (no ``BEGIN`` or ``COMMIT``: two round trips fewer); for reads, which at READ
-        COMMITTED see one snapshot per statement inside a transaction too. ``fresh``: on a
-        new connection, the current one having turned out to be gone."""
+    def cursor(self, *, fresh: bool = False) -> Cursor:
+        """A cursor on this thread's connection (autocommit: a caller that wants a
+        transaction sends ``BEGIN``); ``fresh``: on a new connection, the current one having
+        turned out to be gone."""
         if fresh:
             connection: Connection | None = getattr(self._local, "connection", None)
             if connection is not None:
                 self._forget(connection)
         return self._current().cursor()
-
-    def _begun(self) -> Connection:
-        """This thread's connection with a transaction begun (on a new connection, once,
-        when the old one turns out to be gone)."""
-        connection = self._current()
-        try:
-            connection.execute("BEGIN")
-        except psycopg.OperationalError:
-            self._forget(connection)
-            connection = self._current()
-            connection.execute("BEGIN")
-        return connection
 
     def open(self) -> None:
         """Open this thread's connection now (raises what connecting raises)."""
@@ -125,14 +93,6 @@ class ThreadConnections:
                 self._opened.remove(connection)
         connection.close()
         self._local.connection = None
-
-
-def commit_with(connection: Connection, send: Callable[[], None]) -> None:
-    """Commit the open transaction of ``connection`` in one flight with the statements
-    ``send`` sends (whose results nobody waits for): one round trip for them all."""
-    with connection.pipeline():
-        send()
-        connection.execute("COMMIT")
 
 
 def _usable(connection: Connection) -> bool:

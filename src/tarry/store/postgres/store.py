@@ -19,7 +19,7 @@ them as JSON text so both backends share :mod:`tarry.store.rows`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,10 +27,10 @@ import psycopg
 from psycopg.types.string import TextLoader
 
 from tarry.store.migrations import load_migrations
-from tarry.store.postgres.connections import ThreadConnections, commit_with
+from tarry.store.postgres.connections import ThreadConnections
 from tarry.store.postgres.errors import translated
 from tarry.store.postgres.listener import ChangeListener
-from tarry.store.rows import Row
+from tarry.store.postgres.statements import Statements
 from tarry.store.sqlfiles import load_queries
 from tarry.store.sqlstore import SqlStore, Tx
 
@@ -82,23 +82,18 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Tx]:
-        # A read runs its statements on their own: at READ COMMITTED each statement sees its
-        # own snapshot inside a transaction as well, so BEGIN and COMMIT would only add two
-        # round trips. A write is one transaction; rows are locked per statement.
-        # What a write queues goes out with its next read, or with its COMMIT.
-        if not write:
-            with translated():
-                read = _Read(self._connections, self._queries)
-                try:
-                    yield read
-                finally:
-                    read.close()
-            return
-        with translated(), self._connections.transaction() as connection, \
-                connection.cursor() as cursor:
-            tx = Tx(cursor, self._queries, together=connection.pipeline)
-            yield tx
-            commit_with(connection, tx.flush)
+        # A read runs its statements without a transaction; a write is one, its BEGIN and its
+        # queued statements riding with other statements (see statements.py).
+        with translated():
+            statements = Statements(self._connections, self._queries, transaction=write)
+            try:
+                yield statements
+                statements.commit()
+            except BaseException:
+                statements.rollback()
+                raise
+            finally:
+                statements.close()
 
     @contextmanager
     def _schema_lock(self) -> Iterator[None]:
@@ -120,35 +115,8 @@ class PostgresStore(SqlStore):
             yield tx
 
     def _run_script(self, tx: Tx, script: str) -> None:
+        tx.flush()
         tx.cursor.execute(script)  # no parameters: the server splits the statements
-
-
-class _Read(Tx):
-    """A read's statements, each on its own. The first is sent again, once, on a new
-    connection when the connection turns out to be gone (the server's goodbye was still on
-    its way when the socket was looked at): nothing was done on it."""
-
-    def __init__(self, connections: ThreadConnections, queries: Mapping[str, str]) -> None:
-        self._own = connections.read_cursor()
-        super().__init__(self._own, queries)
-        self._connections = connections
-        self._first = True
-
-    def close(self) -> None:
-        """Close the cursor."""
-        self._own.close()
-
-    def all(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
-        """Every row the query returns."""
-        first, self._first = self._first, False
-        try:
-            return super().all(name, params)
-        except psycopg.OperationalError:
-            if not first:
-                raise
-            self._own.close()
-            self._own = self.cursor = self._connections.read_cursor(fresh=True)
-            return super().all(name, params)
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:

@@ -1,0 +1,107 @@
+"""One store call's statements on PostgreSQL, with as few round trips as the call allows.
+
+- **A read** runs its statements without ``BEGIN`` and ``COMMIT``: at READ COMMITTED each
+  statement of a transaction sees a snapshot of its own anyway, so the two would buy nothing.
+- **A write** is one transaction whose ``BEGIN`` goes out in one flight (psycopg's pipeline
+  mode) with its first statement; statements whose results nobody waits for
+  (:meth:`~tarry.store.sqlstore.Tx.many`) are queued and go out with the next statement that
+  returns something, or with the ``COMMIT``.
+
+The first flight of either is sent again, once, on a new connection when the connection turns
+out to be gone (the server's goodbye was still on its way when its socket was looked at):
+nothing was done on it, so nothing is done twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, suppress
+from typing import Any, TypeVar
+
+import psycopg
+
+from tarry.store.postgres.connections import ThreadConnections
+from tarry.store.rows import Row
+from tarry.store.sqlstore import Tx
+
+__all__ = ["Statements"]
+
+T = TypeVar("T")
+
+
+class Statements(Tx):
+    """The statements of one store call: a ``transaction`` (a write) or not (a read)."""
+
+    def __init__(self, connections: ThreadConnections, queries: Mapping[str, str], *,
+                 transaction: bool) -> None:
+        self._connections = connections
+        self._own = connections.cursor()
+        self._transaction = transaction
+        self._begun = False
+        self._first = True
+        super().__init__(self._own, queries, together=self._pipeline if transaction else None)
+
+    def all(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Every row the query returns."""
+        return self._flight(lambda: Tx.all(self, name, params))
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run a statement that returns no rows; the number of rows it changed."""
+        return self._flight(lambda: Tx.run(self, name, params))
+
+    def commit(self) -> None:
+        """End the call: a write's queued statements and its ``COMMIT``, in one flight (a
+        write that sent and queued nothing sends nothing)."""
+        if self._transaction and (self._begun or self._queued):
+            self._flight(self._commit)
+
+    def rollback(self) -> None:
+        """Undo a write begun on a connection still open."""
+        if self._begun and not self._own.connection.broken:
+            with suppress(psycopg.Error):
+                self._own.connection.execute("ROLLBACK")
+
+    def close(self) -> None:
+        """Close the cursor."""
+        self._own.close()
+
+    @contextmanager
+    def _after_queued(self) -> Iterator[None]:
+        if not self._transaction or self._begun:
+            with super()._after_queued():
+                yield
+            return
+        with self._pipeline():
+            self._begin()
+            self.flush()
+            yield
+
+    def _commit(self) -> None:
+        with self._pipeline():
+            if not self._begun:
+                self._begin()
+            self.flush()
+            self._own.execute("COMMIT")
+
+    def _begin(self) -> None:
+        self._own.execute("BEGIN")
+        self._begun = True
+
+    def _pipeline(self) -> AbstractContextManager[psycopg.Pipeline]:
+        return self._own.connection.pipeline()
+
+    def _flight(self, send: Callable[[], T]) -> T:
+        """``send``; the first flight again on a new connection if the old one was gone."""
+        if not self._first:
+            return send()
+        self._first = False
+        queued = list(self._queued)
+        try:
+            return send()
+        except psycopg.OperationalError:
+            if not self._own.connection.broken:
+                raise
+            self._own.close()
+            self._own = self.cursor = self._connections.cursor(fresh=True)
+            self._queued, self._begun = queued, False
+            return send()
