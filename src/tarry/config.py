@@ -136,6 +136,14 @@ class Settings:
         """The SQLite database file, or ``None`` for another store."""
         return sqlite_path(self.database)
 
+    @property
+    def origin(self) -> str:
+        """Which project these settings are: ``the project of /p/tarry.toml``, or that no
+        ``tarry.toml`` was found (and where tarry looked)."""
+        if self.config_file is not None:
+            return f"the project of {self.config_file}"
+        return f"no tarry.toml found in {self.root} or any folder above it, so the defaults apply"
+
 
 def sqlite_path(url: str) -> Path | None:
     """The file of a ``sqlite:///path`` URL (``sqlite:////abs`` is absolute), else ``None``."""

@@ -58,7 +58,7 @@ def run(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOp
             "--follow", help="Keep executing the run, showing progress, until it ends.")] = False,
         as_json: JsonOption = False) -> None:
     """Start a run and execute it in this process until it ends or suspends."""
-    with open_engine() as engine:
+    with open_engine(flow=flow) as engine:
         run_id = _start(engine, flow, input_pairs or [], inputs, target=target,
                         hold_after_text=hold_after_text).id
         progress = _Progress(engine.store, run_id, console()) if follow and not as_json else None
@@ -110,7 +110,7 @@ def start(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: Inputs
           as_json: JsonOption = False) -> None:
     """Create a run only (print its id); a worker executes it. A run refused at its start
     (its hold) exits 1."""
-    with open_engine() as engine:
+    with open_engine(flow=flow) as engine:
         record = _start(engine, flow, input_pairs or [], inputs, target=target,
                         hold_after_text=hold_after_text)
         doc = engine.document(record.id) if as_json else None

@@ -22,26 +22,35 @@ from tarry.errors import AmbiguousRunId, FlowNotFound, RunNotFound, StoreMissing
 from tarry.store import open_store
 from tarry.store.base import Store
 
-__all__ = ["console", "note", "open_engine", "open_run_store", "print_json", "project_note",
+__all__ = ["console", "note", "open_engine", "open_run_store", "print_json",
            "resolve_run_id"]
 
 _PIPE_WIDTH = 200
 
 
 @contextmanager
-def open_engine(settings: Settings | None = None) -> Iterator[Engine]:
+def open_engine(settings: Settings | None = None, *, flow: str | None = None) -> Iterator[Engine]:
     """The engine of ``settings`` (default: the project around the working directory),
-    closed afterwards."""
+    closed afterwards. ``flow``, the flow a command starts, is found before the store is
+    opened: a flow that does not exist creates no store."""
     settings = settings or load_settings()
-    engine = Engine.from_settings(settings)
+    with _saying_where_flows_were_looked_for(settings):
+        engine = Engine.from_settings(settings, must_find=flow)
+        try:
+            yield engine
+        finally:
+            engine.close()
+
+
+@contextmanager
+def _saying_where_flows_were_looked_for(settings: Settings) -> Iterator[None]:
+    """A flow not found outside a project says that no ``tarry.toml`` was found, and where."""
     try:
-        yield engine
+        yield
     except FlowNotFound as exc:
         if settings.config_file is not None:
             raise
-        raise FlowNotFound(f"{exc} ({project_note(settings)})", key=exc.key) from None
-    finally:
-        engine.close()
+        raise FlowNotFound(f"{exc} ({settings.origin})", key=exc.key) from None
 
 
 @contextmanager
@@ -56,21 +65,13 @@ def open_run_store(settings: Settings | None = None) -> Iterator[Store]:
     settings = settings or load_settings()
     path = settings.sqlite_path
     if path is not None and not path.exists():
-        raise StoreMissing(f"no store at {path} yet ({project_note(settings)}); a command "
+        raise StoreMissing(f"no store at {path} yet ({settings.origin}); a command "
                            "that starts a run or sends an event creates it")
     store = open_store(settings.database)
     try:
         yield store
     finally:
         store.close()
-
-
-def project_note(settings: Settings) -> str:
-    """Which project a command used: ``the project of /p/tarry.toml``, or that no
-    ``tarry.toml`` was found (and where tarry looked)."""
-    if settings.config_file is not None:
-        return f"the project of {settings.config_file}"
-    return f"no tarry.toml found in {settings.root} or any folder above it, so the defaults apply"
 
 
 def resolve_run_id(store: Store, given: str) -> str:

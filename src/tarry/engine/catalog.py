@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
     from tarry.engine.outcome import Outcome
 
-__all__ = ["PROGRAM_PREFIX", "FlowCatalog", "Program", "ProgramSource", "import_program_source",
-           "program_descriptor"]
+__all__ = ["PROGRAM_PREFIX", "FlowCatalog", "FlowFinder", "Program", "ProgramSource",
+           "import_program_source", "program_descriptor"]
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -111,38 +111,35 @@ def _list_flows(root: Path) -> _Listing:
     return signed, files
 
 
-class FlowCatalog:
-    """Resolves flow names and digests to loaded :class:`Flow` objects (cached).
+class FlowFinder:
+    """Finds flows by name (in the flows folder or on the app) or by file path, without a
+    store: what a command looks up before it opens one.
 
     Flows are loaded checked against ``manifests`` when given (their event types and
-    ``match`` keys). A stored flow, which a run already started with, is not checked again:
-    it resumes whatever the manifests say now.
-
-    A flow file is parsed once and kept with its signature (inode, size, modification time):
-    a start costs a ``stat`` of each file in the flows folder, not a parse, and a file that
-    changed (or a broken file that was fixed) is read again on the next lookup. Each digest
-    is saved in the store once per catalog.
+    ``match`` keys). A flow file is parsed once and kept with its signature (inode, size,
+    modification time): a lookup costs a ``stat`` of each file in the flows folder, not a
+    parse, and a file that changed (or a broken file that was fixed) is read again on the next
+    lookup.
     """
 
-    def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
+    def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None) -> None:
         self.flows_dir = flows_dir
-        self.store = store
         self.actions = frozenset(actions)
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
         """The Python flows, by name (empty without an app)."""
-        self._by_digest: dict[str, Flow] = {}
         self._files: dict[Path, tuple[_FileSignature, Flow | LoadError]] = {}
         self._listing: _Listing | None = None
 
-    def resolve(self, name_or_path: str) -> Flow:
+    def find(self, name_or_path: str) -> Flow:
         """The flow named ``name_or_path`` in the flows folder or on the app, or the YAML file
-        at that path. A name both folder and app define is refused."""
+        at that path. A name both folder and app define is refused; a flow found nowhere is
+        ``FlowNotFound``, with the names that come close."""
         path = Path(name_or_path)
         if path.suffix in _SUFFIXES and path.is_file():
-            return self.remember(self._load(path))
+            return self._load(path)
         candidates = self._named_files()
         program = self.programs.get(name_or_path)
         if program is not None and name_or_path in candidates:
@@ -150,26 +147,15 @@ class FlowCatalog:
                               f"{candidates[name_or_path]} and by a Python flow of the app; "
                               "rename one")
         if program is not None:
-            return self.remember(program.definition)
+            return program.definition
         if name_or_path in candidates:
-            return self.remember(self._load(candidates[name_or_path]))
+            return self._load(candidates[name_or_path])
         if path.suffix in _SUFFIXES:
             raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
         where = " or on the app" if self.programs else ""
         raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}{where}"
                            f"{did_you_mean(name_or_path, [*candidates, *self.programs])}",
                            key=name_or_path)
-
-    def by_digest(self, digest: str) -> Flow:
-        """The flow a run started with, from the store."""
-        flow = self._by_digest.get(digest)
-        if flow is None:
-            source = self.store.flow_source(digest)
-            if source.startswith(PROGRAM_PREFIX):
-                return self._program_named(source.removeprefix(PROGRAM_PREFIX)).definition
-            flow = parse_flow(source, f"<stored flow {digest[:12]}>", actions=self.actions)
-            self._by_digest[digest] = flow
-        return flow
 
     def program(self, flow: Flow) -> Program | None:
         """The program that runs ``flow``, or None for a YAML flow."""
@@ -234,6 +220,38 @@ class FlowCatalog:
             return load_flow(path, actions=self.actions, manifests=self.manifests)
         except LoadError as exc:
             return exc
+
+
+class FlowCatalog(FlowFinder):
+    """Resolves flow names and digests to loaded :class:`Flow` objects (cached), saving each
+    flow a run starts with in ``store``.
+
+    A stored flow, which a run already started with, is not checked against the manifests
+    again: it resumes whatever the manifests say now. Each digest is saved in the store once
+    per catalog.
+    """
+
+    def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
+                 manifests: Mapping[str, Manifest] | None = None, *,
+                 programs: Mapping[str, Program] | None = None) -> None:
+        super().__init__(flows_dir, actions, manifests, programs=programs)
+        self.store = store
+        self._by_digest: dict[str, Flow] = {}
+
+    def resolve(self, name_or_path: str) -> Flow:
+        """The flow :meth:`find` finds, its source saved in the store."""
+        return self.remember(self.find(name_or_path))
+
+    def by_digest(self, digest: str) -> Flow:
+        """The flow a run started with, from the store."""
+        flow = self._by_digest.get(digest)
+        if flow is None:
+            source = self.store.flow_source(digest)
+            if source.startswith(PROGRAM_PREFIX):
+                return self._program_named(source.removeprefix(PROGRAM_PREFIX)).definition
+            flow = parse_flow(source, f"<stored flow {digest[:12]}>", actions=self.actions)
+            self._by_digest[digest] = flow
+        return flow
 
     def remember(self, flow: Flow) -> Flow:
         """``flow``, its source saved in the store unless this catalog already saved it."""

@@ -27,7 +27,7 @@ from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Settings
 from tarry.engine import taskdesk
 from tarry.engine.builtins import register_builtins, register_emit
-from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
+from tarry.engine.catalog import FlowCatalog, FlowFinder, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.triggers import Triggers
@@ -128,9 +128,12 @@ class Engine:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
-                      store: Store | None = None, app: ProgramSource | None = None) -> Engine:
+                      store: Store | None = None, app: ProgramSource | None = None,
+                      must_find: str | None = None) -> Engine:
         """The engine a project's configuration describes; ``app`` (else the one ``[tarry]
-        app`` names, if any) provides the Python flows."""
+        app`` names, if any) provides the Python flows. ``must_find`` (a flow name or path) is
+        looked up before the store is opened, so that a command starting a run of a flow that
+        does not exist raises ``FlowNotFound`` without creating a store."""
         actions = ActionRegistry()
         register_builtins(actions)
         actions.load_user_actions(settings.actions, root=settings.root)
@@ -138,6 +141,9 @@ class Engine:
         if app is None and settings.app is not None:
             app = import_program_source(settings.app, root=settings.root)
         programs = app.programs(manifests) if app is not None else None
+        if must_find is not None:
+            FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
+                       programs=programs).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
                               programs=programs)

@@ -90,8 +90,7 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
         settings = load_settings(cwd, env)
     except ConfigError as exc:
         return [Finding(Level.ERROR, "config", redact(str(exc)))]
-    shown = settings.config_file or "no tarry.toml (every default applies)"
-    findings = [Finding(Level.OK, "config", f"the configuration parses ({shown})")]
+    findings = [Finding(Level.OK, "config", f"the configuration parses ({settings.origin})")]
     findings += _check_paths(settings.checks)
     flows, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
     findings += problems
