@@ -112,16 +112,18 @@ def test_a_unique_prefix_names_a_run_and_an_ambiguous_one_is_refused(project: Pa
     assert document["history"][-1]["kind"] == "cancelled"
 
 
-def test_runs_says_how_many_it_left_out(project: Path) -> None:
-    start_runs(project, 3)
-    result = tarry(project, "runs", "--limit", "2")
+def test_runs_shows_the_newest_fifty_and_says_how_many_it_left_out(project: Path) -> None:
+    start_runs(project, 51)
+    note = "50 of 51 runs shown; --limit N shows more\n"
+    result = tarry(project, "runs")
     assert result.returncode == 0
-    assert len(result.stdout.splitlines()) == 2 + 2  # the header, its rule, two runs
-    assert result.stderr == "2 of 3 runs shown; --limit N shows more\n"
-    result = tarry(project, "runs", "--limit", "2", "--json")
-    assert len(json.loads(result.stdout)) == 2
-    assert result.stderr == "2 of 3 runs shown; --limit N shows more\n"
-    assert tarry(project, "runs", "--limit", "3").stderr == ""
+    assert len(result.stdout.splitlines()) == 2 + 50  # the header, its rule, fifty runs
+    assert result.stderr == note
+    result = tarry(project, "runs", "--json")  # a list still (SPEC 8.1), the note aside
+    assert len(json.loads(result.stdout)) == 50
+    assert result.stderr == note
+    assert tarry(project, "runs", "--limit", "2").stderr == note.replace("50", "2")
+    assert tarry(project, "runs", "--limit", "51").stderr == ""
 
 
 # --- outside a project ------------------------------------------------------------------------
@@ -144,13 +146,30 @@ def test_reading_commands_outside_a_project_create_nothing_and_say_where_they_lo
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_unknown_flow_outside_a_project_says_that_no_tarry_toml_was_found(
+def test_an_unknown_flow_outside_a_project_creates_nothing_and_says_where_it_looked(
         tmp_path: Path) -> None:
-    result = tarry(tmp_path, "run", "hello")
-    assert result.returncode == 1
-    assert result.stderr == (f"error: no flow named 'hello' in {tmp_path / 'flows'} (no "
-                             f"tarry.toml found in {tmp_path} or any folder above it, so the "
-                             "defaults apply)\n")
+    where = f"(no tarry.toml found in {tmp_path} or any folder above it, so the defaults apply)"
+    for command, flow, said in (
+            ("run", "hello", f"no flow named 'hello' in {tmp_path / 'flows'}"),
+            ("start", "hello", f"no flow named 'hello' in {tmp_path / 'flows'}"),
+            ("run", "hello.yaml", "no flow file at hello.yaml")):
+        result = tarry(tmp_path, command, flow)
+        assert (result.returncode, result.stderr) == (1, f"error: {said} {where}\n"), command
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_doctor_outside_a_project_says_no_tarry_toml_was_found_and_where_it_looked(
+        tmp_path: Path) -> None:
+    result = tarry(tmp_path, "doctor")
+    assert result.stdout.splitlines()[0] == (
+        f"ok: the configuration parses (no tarry.toml found in {tmp_path} or any folder above "
+        "it, so the defaults apply)")
+
+
+def test_doctor_in_a_project_names_its_tarry_toml(project: Path) -> None:
+    result = tarry(project, "doctor")
+    assert result.stdout.splitlines()[0] == (
+        f"ok: the configuration parses (the project of {project / 'tarry.toml'})")
 
 
 # --- inputs -----------------------------------------------------------------------------------
