@@ -22,7 +22,8 @@ from tarry.holds.doctor import Level, diagnose
 from tarry.language.durations import format_duration, parse_instant
 from tarry.model import RunRecord, RunStatus
 
-__all__ = ["HoldAfterOption", "doctor", "held", "held_row", "hold_after", "shown_rows"]
+__all__ = ["HoldAfterOption", "doctor", "held", "held_row", "held_table", "hold_after",
+           "shown_rows"]
 
 HoldAfterOption = Annotated[str | None, typer.Option(
     "--hold-after", metavar="INSTANT",
@@ -58,7 +59,7 @@ def held(all_rows: Annotated[bool, typer.Option(
     if as_json:
         print_json(rows)
     elif rows:
-        console().print(_held_table(rows))
+        console().print(held_table(rows))
         if total > len(rows):
             typer.echo(f"and {total - len(rows)} more (tarry held --all)")
     if not rows:
@@ -91,7 +92,8 @@ def shown_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
              row["held_for"], row["next_check"] or ""] for row in rows]
 
 
-def _held_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+def held_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """The table ``tarry held`` prints of :func:`held_row` rows."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for column in ("target", "flow", "conditions", "held for", "next check"):
         table.add_column(column, no_wrap=column != "conditions")
