@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from markdown_blocks import ROOT, blocks
-
+from markdown_blocks import ROOT, Document
 from tarry.engine.explain import explain_wait
 from tarry.errors import TaskForbidden
 from tarry.server.dashboard.present import wait_line
@@ -17,7 +16,9 @@ from tarry.server.dashboard.taskform import read_answer, task_form
 from tarry.server.dashboard.tasks import COMPLETED_SHOWN, OPEN_SHOWN, VIEWS
 from tarry.server.dashboard.timeline import MAX_LANES
 
-GUIDE = (ROOT / "docs" / "dashboard.md").read_text()
+DOC = Document("docs/dashboard.md", __file__)
+GUIDE = DOC.text
+ROWS, EXPLANATION = DOC.blocks("text")
 SCRIPT = (ROOT / "src" / "tarry" / "server" / "dashboard" / "static" / "dashboard.js").read_text()
 NOW = datetime(2026, 9, 1, 9, 0, 48, tzinfo=UTC)
 
@@ -31,14 +32,12 @@ HOLD_WAIT = {"kind": "hold", "step": None, "until": "2026-09-01T09:04:00.000Z",
 
 
 def test_the_example_rows_are_what_the_runs_page_says() -> None:
-    rows = blocks(GUIDE, "text")[0].splitlines()
-    assert rows == [wait_line(EVENT_WAIT, datetime(2026, 9, 1, 9, 0, 20, tzinfo=UTC)),
+    assert ROWS.splitlines() == [wait_line(EVENT_WAIT, datetime(2026, 9, 1, 9, 0, 20, tzinfo=UTC)),
                     wait_line(HOLD_WAIT, NOW)]
 
 
 def test_the_example_explanation_is_the_engines() -> None:
-    explanation = blocks(GUIDE, "text")[1].strip()
-    assert explanation == explain_wait({"status": "waiting", "waiting_for": EVENT_WAIT,
+    assert EXPLANATION.strip() == explain_wait({"status": "waiting", "waiting_for": EVENT_WAIT,
                                         "updated_at": "2026-09-01T09:00:00.000Z"})
 
 

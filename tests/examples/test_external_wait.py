@@ -19,9 +19,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from markdown_blocks import ROOT, blocks
 from typer.testing import CliRunner
 
+from markdown_blocks import ROOT, Document
 from tarry.actions import ActionFunction
 from tarry.cli import app
 from tarry.config import load_settings
@@ -151,10 +151,10 @@ def test_the_engine_loads_the_example_actions_and_manifests() -> None:
 
 
 def test_the_readme_quotes_only_what_the_example_files_hold() -> None:
-    readme = (EXAMPLE / "README.md").read_text(encoding="utf-8")
+    readme = Document("examples/external-wait/README.md", __file__)
     sources = [path.read_text(encoding="utf-8") for path in
                [EXAMPLE / "events.yaml", *sorted((EXAMPLE / "flows").glob("*.yaml"))]]
-    quoted = blocks(readme, "yaml")
+    quoted = readme.blocks("yaml")
     assert len(quoted) >= len(FLOW_NAMES)
     for block in quoted:
         assert any(block in source for source in sources), block

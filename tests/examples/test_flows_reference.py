@@ -2,23 +2,40 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from textwrap import indent
 from typing import Any
 
 import pytest
-from markdown_blocks import ROOT, block_after, blocks
 from typer.testing import CliRunner
 
+from markdown_blocks import TARRY, Document, example_copy, run_console
 from tarry.cli import app
 from tarry.errors import LoadError
 from tarry.language.loader import parse_flow
 from tarry.testing import Harness
 
-REFERENCE = (ROOT / "docs" / "flows.md").read_text(encoding="utf-8")
-FLOWS = {flow.split()[1]: flow for flow in blocks(REFERENCE, "yaml") if flow.startswith("flow: ")}
+REFERENCE = Document("docs/flows.md", __file__)
+FLOWS = {flow.split()[1]: flow for flow in REFERENCE.blocks("yaml", starting="flow: ")}
+INPUTS = REFERENCE.block("yaml", after="## Inputs")
+INPUT_REFUSALS = REFERENCE.block("console", after="## Inputs")
+STEP = REFERENCE.block("yaml", after="## Steps, ids and bindings")
+USER_ACTION = REFERENCE.block("toml", after="### User actions")
+DECLARED_ARGUMENTS = REFERENCE.block("python", after="### Arguments are checked at load")
+WAITS = REFERENCE.block("yaml", after="either may be an expression:")
+WAIT_FOR, WAIT_FOR_ANY = REFERENCE.blocks("yaml", after="### `wait_for`", before="### `repeat`")
+ASK = REFERENCE.block("yaml", after="### `ask`")
+VALIDATE = REFERENCE.block("console", after="Given this `flows/reminder.yaml`")
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+MANIFESTS = """\
+events:
+  slack.approval: { correlate_on: [message] }
+  email.reply: { correlate_on: [ticket] }
+  portal.reply: { correlate_on: [ticket] }
+"""
 
 
 def search_status(args: dict[str, Any], _ctx: object) -> dict[str, Any]:
@@ -61,6 +78,91 @@ async def test_the_file_shape_example_reminds_the_day_before(harness: Harness) -
     document = await run(harness, "onboarding", {"hire": hire})
     assert document["exit"] == "onboarded"
     assert document["bindings"]["day_before"] == {"until": "2026-03-03T09:00:00.000Z"}
+
+
+async def test_the_inputs_example_gives_every_optional_input_its_default(
+        harness: Harness) -> None:
+    flow = harness.flow(f"flow: inputs\n{INPUTS}steps:\n  - seen:\n      set: {{ interval: "
+                        '"{{ interval }}", notify: "{{ notify }}", note: "{{ note }}" }\n')
+    run_id = harness.start(flow, {"ticket": {"id": "T-1"}})
+    await harness.run_until_idle()
+    assert harness.document(run_id)["bindings"]["seen"] == {
+        "interval": "30s", "notify": True, "note": None}
+
+
+def test_the_input_refusals_are_what_tarry_run_says(tmp_path: Path) -> None:
+    run_console(INPUT_REFUSALS, example_copy("waiting", tmp_path))
+
+
+async def test_the_step_example_binds_its_id_to_the_result(harness: Harness) -> None:
+    flow = harness.flow(f"flow: greeting\ninputs:\n  name: {{ default: Ada }}\n{STEP}")
+    run_id = harness.start(flow)
+    await harness.run_until_idle()
+    assert harness.document(run_id)["bindings"]["greet"] == {"message": "Hello, Ada!"}
+
+
+def test_the_user_action_declaration_runs_the_polling_example(tmp_path: Path) -> None:
+    folder = example_copy("waiting", tmp_path)
+    (folder / "tarry.toml").write_text(USER_ACTION, encoding="utf-8")
+    result = subprocess.run([str(TARRY), "run", "reindex-ticket", "--inputs",
+                             '{"ticket": {"id": "T-1"}}'], cwd=folder,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "waiting to poll again at step 'indexed'" in result.stdout  # polled once, and waits
+
+
+async def test_the_wait_examples_wait_until_the_day_before_then_for_the_interval(
+        harness: Harness) -> None:
+    flow = harness.flow("flow: waits\ninputs:\n  hire: { type: object }\n"
+                        f"  interval: {{ type: duration }}\nsteps:\n{indent(WAITS, '  ')}")
+    run_id = harness.start(flow, {"hire": {"start_date": "2026-03-04T09:00:00Z"},
+                                  "interval": "1h"})
+    await harness.run_until_idle()
+    assert harness.document(run_id)["bindings"] == {
+        "day_before": {"until": "2026-03-03T09:00:00.000Z"},
+        "pause": {"until": "2026-03-03T10:00:00.000Z"}}
+
+
+def event_harness(tmp_path: Path) -> Harness:
+    """A harness with the event types the ``wait_for`` examples use, and ``slack.post``."""
+    return Harness(tmp_path, start=START, manifests=MANIFESTS,
+                   actions={"slack.post": lambda _args, _ctx: {"ts": "1700.1"}})
+
+
+def around(steps: str) -> str:
+    """A flow of the ``wait_for`` examples' inputs around ``steps`` (a list of steps)."""
+    return f"flow: f\ninputs:\n  deal: {{}}\n  ticket: {{}}\nsteps:\n{indent(steps, '  ')}"
+
+
+async def test_the_wait_for_example_resumes_with_the_approval(tmp_path: Path) -> None:
+    harness = event_harness(tmp_path)
+    run_id = harness.start(harness.flow(around(WAIT_FOR)), {"deal": {"name": "ACME"}})
+    await harness.run_due()
+    harness.send("slack.approval", {"message": "1700.1", "approved": True})
+    await harness.run_until_idle()
+    binding = harness.document(run_id)["bindings"]["approval"]
+    harness.close()
+    assert (binding["status"], binding["event"]) == (
+        "received", {"message": "1700.1", "approved": True})
+
+
+async def test_the_any_example_takes_the_first_of_its_events(tmp_path: Path) -> None:
+    harness = event_harness(tmp_path)
+    run_id = harness.start(harness.flow(around(WAIT_FOR_ANY)), {"ticket": {"id": "T-9"}})
+    await harness.run_due()
+    harness.send("portal.reply", {"ticket": "T-9"})
+    await harness.run_until_idle()
+    binding = harness.document(run_id)["bindings"]["reply"]
+    harness.close()
+    assert (binding["status"], binding["type"]) == ("received", "portal.reply")
+
+
+async def test_the_ask_example_opens_its_task(harness: Harness) -> None:
+    run_id = harness.start(harness.flow(f"flow: refund\nsteps:\n{ASK}"), target="R-1")
+    await harness.run_due()
+    task = harness.task(run_id, "review")
+    assert (task.request.title, task.request.assign, task.request.outcomes) == (
+        "Approve the refund of R-1?", ("finance",), ("approve", "reject"))
 
 
 async def test_the_modifiers_example(harness: Harness) -> None:
@@ -124,7 +226,7 @@ steps:
 
 def test_the_validate_output_is_what_tarry_validate_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shown = block_after(REFERENCE, "Given this `flows/reminder.yaml`", "console").splitlines()
+    shown = VALIDATE.splitlines()
     (tmp_path / "flows").mkdir()
     (tmp_path / "flows" / "reminder.yaml").write_text(FLOWS["reminder"], encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -172,7 +274,7 @@ MISTAKES = {
 
 
 def test_the_message_table_lists_these_mistakes() -> None:
-    table = REFERENCE[REFERENCE.index("| mistake | message |"):]
+    table = REFERENCE.text[REFERENCE.text.index("| mistake | message |"):]
     shown = [line.rsplit("| `", 1)[1].removesuffix("` |")
              for line in table.splitlines()[2:] if line.startswith("|")]
     assert shown == list(MISTAKES)
@@ -186,7 +288,7 @@ def test_each_mistake_gives_its_message(message: str, source: str) -> None:
 
 
 def test_the_argument_refusals_table_is_what_loading_says() -> None:
-    section = REFERENCE[REFERENCE.index("### Arguments are checked at load"):]
+    section = REFERENCE.text[REFERENCE.text.index("### Arguments are checked at load"):]
     rows = [line.split(" | ") for line in section.splitlines()[:14]
             if line.startswith("| `") and "refused with" not in line]
     assert len(rows) == 4
@@ -201,7 +303,7 @@ def test_the_argument_refusals_table_is_what_loading_says() -> None:
 
 def test_a_user_action_declaring_its_arguments_as_printed_gets_them_checked() -> None:
     namespace: dict[str, Any] = {}
-    exec(block_after(REFERENCE, "### Arguments are checked at load", "python"), namespace)
+    exec(DECLARED_ARGUMENTS, namespace)
     with pytest.raises(LoadError) as refused:
         parse_flow("flow: ping\nsteps:\n  - ask: { notify: { chanel: ops } }\n", "flow.yaml",
                    actions={"notify": namespace["notify"].arguments})

@@ -4,21 +4,31 @@ its tables say what the code does, and the messages it quotes are the code's."""
 from __future__ import annotations
 
 import ast
+import filecmp
 import inspect
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from markdown_blocks import ROOT, block_after, blocks
 
+from markdown_blocks import ROOT, TARRY, Document
 from tarry import Jitter, WaitStrategy
 from tarry.sdk import runner
 from tarry.sdk.serializers import Codec
 
-GUIDE = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+GUIDE = Document("docs/python.md", __file__)
+OPENING = GUIDE.block("python")
+APP_CONFIG = GUIDE.block("toml", after="### Running Python flows from the command line")
+CONDITION = GUIDE.block("python", after="## wait_for_condition and wait strategies")
+SERIALIZER = GUIDE.block("python", after="### Serialization")
+TESTING = GUIDE.block("python", after="## Testing")
+REGENERATE = GUIDE.block("sh", after="**Golden histories.**")
+JOURNAL = GUIDE.block("json", after="## Storage and cost")
 
 
 @pytest.fixture
@@ -35,20 +45,38 @@ def run_block(source: str, module: ModuleType) -> dict[str, Any]:
     return module.__dict__
 
 
-def test_every_python_block_compiles() -> None:
-    for source in blocks(GUIDE, "python"):  # a fragment may await, as in a flow's body
-        compile(source, "docs/python.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-
-
 async def test_the_opening_flow_and_the_testing_example_run(tmp_path: Path,
                                                             module: ModuleType) -> None:
-    run_block(blocks(GUIDE, "python")[0], module)
-    namespace = run_block(block_after(GUIDE, "## Testing", "python"), module)
+    run_block(OPENING, module)
+    namespace = run_block(TESTING, module)
     await namespace["test_settles_after_approval"](tmp_path)
 
 
+def test_the_app_named_in_tarry_toml_runs_from_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "tarry.toml").write_text(APP_CONFIG, encoding="utf-8")
+    (tmp_path / "shop.py").write_text(OPENING, encoding="utf-8")
+    (tmp_path / "events.yaml").write_text(
+        run_block(TESTING, ModuleType("manifests"))["MANIFESTS"], encoding="utf-8")
+    result = subprocess.run([str(TARRY), "run", "settle-order", "-i", "order_id=A1"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1].startswith("waiting for timer at step 'cooling-off'")
+
+
+def test_the_condition_example_is_the_opening_flows_call() -> None:
+    def calls(source: str) -> list[str]:
+        tree = ast.parse(source)
+        return [ast.dump(node) for node in ast.walk(tree)
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Await)
+                and isinstance(node.value.value, ast.Call)
+                and ast.unparse(node.value.value.func) == "ctx.wait_for_condition"]
+    [shown] = calls(CONDITION)
+    assert shown in calls(OPENING)
+
+
 def test_the_serializer_example_round_trips(module: ModuleType) -> None:
-    namespace = run_block(block_after(GUIDE, "### Serialization", "python"), module)
+    namespace = run_block(SERIALIZER, module)
     codec = Codec(namespace["MoneySerializer"]())
     money = namespace["Money"](5, "EUR")
     assert codec.store(money, "x") == {"$money": [5, "EUR"]}
@@ -56,7 +84,7 @@ def test_the_serializer_example_round_trips(module: ModuleType) -> None:
 
 
 def test_the_error_table_lists_every_error_type_of_a_failed_python_run() -> None:
-    section = GUIDE[GUIDE.index("## When a run fails"):GUIDE.index("## Testing")]
+    section = GUIDE.text[GUIDE.text.index("## When a run fails"):GUIDE.text.index("## Testing")]
     listed = [line.split("`")[1] for line in section.splitlines()
               if line.startswith("| `") and "error.type" not in line]
     assert listed == [token for _, token, _ in runner._FAILURES] + ["exception"]
@@ -77,7 +105,8 @@ def _defaults(factory: Any) -> dict[str, Any]:
     ("fixed", {"max_attempts": 60}),
 ])
 def test_the_strategy_table_gives_the_codes_defaults(name: str, written: dict[str, Any]) -> None:
-    row = next(line for line in GUIDE.splitlines() if line.startswith(f"| `WaitStrategy.{name}"))
+    row = next(line for line in GUIDE.text.splitlines()
+               if line.startswith(f"| `WaitStrategy.{name}"))
     assert _defaults(getattr(WaitStrategy, name)) == written
     for key, value in written.items():
         shown = "FULL" if value is Jitter.FULL else value
@@ -87,16 +116,28 @@ def test_the_strategy_table_gives_the_codes_defaults(name: str, written: dict[st
 def test_the_quoted_refusals_are_the_codes() -> None:
     with pytest.raises(ValueError, match=r"^rate must be") as raised:
         WaitStrategy.exponential(rate=0.5)
-    assert f"`{raised.value}`" in GUIDE
-    assert "`input 'order_id' is required`" in GUIDE
+    assert f"`{raised.value}`" in GUIDE.text
+    assert "`input 'order_id' is required`" in GUIDE.text
 
 
 def test_the_journal_shown_has_the_stored_shape() -> None:
-    journal = json.loads(block_after(GUIDE, "## Storage and cost", "json"))["journal"]
+    journal = json.loads(JOURNAL)["journal"]
     assert set(journal) == {"ops", "order"}
     assert list(journal["ops"]) == [name for _, name in journal["order"][""]]
 
 
-def test_the_regeneration_command_names_the_recorder() -> None:
-    command = block_after(GUIDE, "**Golden histories.**", "sh").split()
-    assert (ROOT / command[1]).is_file()
+@pytest.mark.timeout(240)  # every golden case, in a process of its own
+def test_regenerating_the_golden_histories_gives_the_files_checked_in(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples" / "python", tmp_path / "examples" / "python",
+                    ignore=shutil.ignore_patterns(".tarry", "__pycache__"))
+    (tmp_path / "tests" / "sdk").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "sdk" / "golden_cases.py", tmp_path / "tests" / "sdk")
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    result = subprocess.run(REGENERATE, shell=True, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=200, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    golden = sorted(path.name for path in (ROOT / "tests" / "sdk" / "golden").iterdir())
+    same, changed, missing = filecmp.cmpfiles(ROOT / "tests" / "sdk" / "golden",
+                                              tmp_path / "tests" / "sdk" / "golden", golden,
+                                              shallow=False)
+    assert (same, changed, missing) == (golden, [], [])

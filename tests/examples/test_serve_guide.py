@@ -1,18 +1,36 @@
-"""docs/serve.md says what the server does: its tables of errors, metrics and client methods
-are the code's own."""
+"""docs/serve.md says what the server does: its commands serve as printed, its error shape and
+webhook manifests are the server's, its tables of errors, metrics and client methods are the
+code's own."""
 
 from __future__ import annotations
 
 import inspect
+import json
+import os
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
+import httpx
+import pytest
+
+from markdown_blocks import TARRY, Document
 from tarry import Client
+from tarry.language.loader import parse_flow
+from tarry.language.manifests import parse_manifests
 from tarry.server.errors import ERROR_TYPES
 from tarry.server.metrics import Metrics
 from tarry.store.sqlite import SQLiteStore
 
-GUIDE = (Path(__file__).parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
+DOC = Document("docs/serve.md", __file__)
+GUIDE = DOC.text
+COMMANDS = DOC.block("sh")
+ERROR = DOC.block("json", after="**Errors** have one shape")
+GITHUB = DOC.block("yaml", after="### GitHub, step by step")
+SLACK = DOC.block("yaml", after="### Slack, step by step")
 
 
 def _rows(first_cell: str) -> list[list[str]]:
@@ -43,3 +61,66 @@ def test_the_client_table_lists_every_public_method() -> None:
     methods = {name for name, _ in inspect.getmembers(Client, inspect.isfunction)
                if not name.startswith("_") and name != "close"}
     assert documented == methods
+
+
+# --- the commands, the error shape, the webhook manifests -------------------------------------
+
+def served(root: Path, command: str, address: str) -> tuple[dict[str, Any], str]:
+    """Run the guide's token line and then ``command`` (a ``tarry serve`` line) in ``root``
+    with bash; once ``address`` answers, ask it for run ``r1`` with the token and without,
+    stop the server with SIGTERM, and give the error document and what it logged."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("TARRY_")}
+    env["PATH"] = f"{TARRY.parent}{os.pathsep}{env['PATH']}"
+    script = f'{COMMANDS.splitlines()[0]}\necho "$TARRY_API_TOKEN" > token\nexec {command}'
+    with subprocess.Popen(["bash", "-c", script], cwd=root, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        try:
+            answered = _first_answer(address, process)
+            token = (root / "token").read_text(encoding="utf-8").strip()
+            with httpx.Client(base_url=address, timeout=10) as client:
+                assert client.get("/v1/runs/r1").status_code == 401
+                missing = client.get("/v1/runs/r1", headers={"Authorization": f"Bearer {token}"})
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, logged = process.communicate(timeout=60)
+    assert answered, logged
+    assert process.returncode == 0, logged
+    assert missing.status_code == 404
+    return missing.json(), logged
+
+
+def _first_answer(address: str, process: subprocess.Popen[str]) -> bool:
+    """Whether the server at ``address`` answers ``/healthz`` before its process ends (or a
+    minute passes)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            return httpx.get(f"{address}/healthz", timeout=1).status_code == 200
+        except httpx.TransportError:
+            time.sleep(0.1)  # the process is starting: a real server on a real socket
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_the_serve_commands_serve_with_a_token_on_their_addresses(tmp_path: Path) -> None:
+    (tmp_path / "tarry.toml").write_text("", encoding="utf-8")
+    _, first, second = COMMANDS.splitlines()
+    error, _ = served(tmp_path, first, "http://127.0.0.1:8620")
+    assert error == json.loads(ERROR)
+    _, logged = served(tmp_path, second, "http://127.0.0.1:8080")
+    assert all(json.loads(line)["level"] for line in logged.splitlines())
+
+
+def test_the_webhook_manifests_declare_signed_types() -> None:
+    github = parse_manifests(GITHUB, "events.yaml")["github.pull_request"]
+    slack = parse_manifests(SLACK, "events.yaml")["slack.approval"]
+    assert (github.correlate_on, github.secret_env, github.signature) == (
+        ("number",), "GITHUB_WEBHOOK_SECRET", "github")
+    assert (slack.correlate_on, slack.secret_env, slack.signature) == (
+        ("message",), "SLACK_SIGNING_SECRET", "slack")
+    flow = parse_flow('flow: review\ninputs:\n  pr: {}\nsteps:\n  - merged:\n'
+                      '      wait_for: github.pull_request\n      match: { number: "{{ pr }}" }\n'
+                      "      timeout: 7d\n", "review.yaml",
+                      manifests=parse_manifests(GITHUB, "events.yaml"))
+    assert flow.name == "review"

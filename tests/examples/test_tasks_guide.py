@@ -6,21 +6,29 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from markdown_blocks import ROOT, block_after, blocks
 
+from markdown_blocks import ROOT, TARRY, Document, run_console
 from tarry.config import load_settings
 from tarry.engine.documents import task_document
 from tarry.scenarios import parse_scenario, run_scenario
 from tarry.testing import Harness
 
-GUIDE = (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8")
-FLOW = blocks(GUIDE, "yaml")[0]
+GUIDE = Document("docs/tasks.md", __file__)
+FLOW = GUIDE.block("yaml", after="## The `ask` step")
+BINDING = GUIDE.block("json", after="## What it binds")
+SESSION = GUIDE.block("console", after="## The command line")
+SCENARIO = GUIDE.block("yaml", after="## Testing")
+PYTHON_FLOW = GUIDE.block("python", after="## Python flows")
+TASK_DOCUMENT = GUIDE.block("json", after="## The task document")
+SHOWN_TASK_ID = "3f2c9a1e0b7d4c3a"
+REQUEST = {"id": "R-7", "issue": "the amount is missing"}
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
@@ -28,7 +36,7 @@ async def test_the_guides_flow_and_scenario_pass(tmp_path: Path) -> None:
     (tmp_path / "flows").mkdir()
     (tmp_path / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
     (tmp_path / "tarry.toml").write_text("[tarry]\n", encoding="utf-8")
-    scenario = parse_scenario(block_after(GUIDE, "## Testing", "yaml"), "guide.yaml")
+    scenario = parse_scenario(SCENARIO, "guide.yaml")
     result = await run_scenario(scenario, load_settings(tmp_path), directory=tmp_path)
     assert result.passed, result.mismatches
 
@@ -37,8 +45,7 @@ async def test_the_guides_python_flow_asks_and_gets_the_answer(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = ModuleType("tasks_guide_example")
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    exec(compile(block_after(GUIDE, "## Python flows", "python"), "<docs/tasks.md>", "exec"),
-         module.__dict__)
+    exec(compile(PYTHON_FLOW, "<docs/tasks.md>", "exec"), module.__dict__)
     harness = Harness(tmp_path, start=START, app=module.__dict__["app"])
     try:
         run_id = harness.start("approve-refund", {"amount": 40})
@@ -54,14 +61,13 @@ async def test_the_guides_python_flow_asks_and_gets_the_answer(
 async def test_the_task_document_shown_has_the_printed_shape(tmp_path: Path) -> None:
     harness = Harness(tmp_path, start=START)
     try:
-        run_id = harness.start(harness.flow(FLOW), {"request": {"id": "R-7",
-                                                                "issue": "the amount is missing"}})
+        run_id = harness.start(harness.flow(FLOW), {"request": REQUEST})
         await harness.run_due()
         await harness.advance(timedelta(days=1))
         printed = task_document(harness.task(run_id, "review"))
     finally:
         harness.close()
-    shown = json.loads(block_after(GUIDE, "## The task document", "json"))
+    shown = json.loads(TASK_DOCUMENT)
     assert list(shown) == list(printed)
     volatile = {"id", "run"}
     assert {k: v for k, v in shown.items() if k not in volatile} == {
@@ -78,7 +84,36 @@ def test_the_quoted_load_messages_are_the_codes() -> None:
                 for mark in cases.test_refusals.pytestmark if mark.name == "parametrize"
                 for steps, _expected in mark.args[1]
                 for message in cases.problems(steps)}
-    section = GUIDE[GUIDE.index("## Load-time"):GUIDE.index("## Completing")]
+    section = GUIDE.text[GUIDE.text.index("## Load-time"):GUIDE.text.index("## Completing")]
     quoted = re.findall(r"^\| [^|]+ \| `(.+)` \|$", section, re.MULTILINE)
     assert len(quoted) == 9
     assert set(quoted) <= produced
+
+
+async def test_a_completed_review_binds_what_the_guide_shows(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, start=START)
+    try:
+        run_id = harness.start(harness.flow(FLOW), {"request": REQUEST})
+        await harness.run_due()
+        await harness.advance(timedelta(hours=5))
+        harness.complete_task(run_id, "review", outcome="accept", data={"note": "fine"},
+                              by="alice")
+        await harness.run_until_idle()
+        binding = harness.document(run_id)["bindings"]["review"]
+    finally:
+        harness.close()
+    assert binding == json.loads(BINDING)
+
+
+def test_the_command_line_lists_and_completes_the_task_as_shown(tmp_path: Path) -> None:
+    (tmp_path / "tarry.toml").write_text("", encoding="utf-8")
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
+    for args in (["start", "reply-check", "--inputs", json.dumps({"request": REQUEST})],
+                 ["worker", "--once"]):
+        subprocess.run([str(TARRY), *args], cwd=tmp_path, capture_output=True, timeout=60,
+                       check=True)
+    listed = subprocess.run([str(TARRY), "tasks", "--json"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, check=True)
+    [task] = json.loads(listed.stdout)
+    run_console(SESSION.replace(SHOWN_TASK_ID, task["id"]), tmp_path)

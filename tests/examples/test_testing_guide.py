@@ -5,31 +5,38 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from markdown_blocks import ROOT, block_after, blocks
 from typer.testing import CliRunner
 
+from markdown_blocks import ROOT, TARRY, Document
 from tarry.cli import app
 from tarry.errors import LoadError
 from tarry.scenarios import parse_scenario
 
-GUIDE = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
-YAML = blocks(GUIDE, "yaml")
-SCENARIO = next(block for block in YAML if block.startswith("scenario: "))
-FLOW = next(block for block in YAML if block.startswith("flow: deal-approval"))
-MANIFESTS = next(block for block in YAML if block.startswith("events:\n  slack.approval"))
-STUBS = next(block for block in YAML if block.startswith("stub:"))
-EVENTS = next(block for block in YAML if block.startswith("events:\n  - after"))
-EXPECT = next(block for block in YAML if block.startswith("expect:"))
+GUIDE = Document("docs/testing.md", __file__)
+SCENARIO = GUIDE.block("yaml", starting="scenario: ")
+FLOW = GUIDE.block("yaml", starting="flow: deal-approval")
+MANIFESTS = GUIDE.block("yaml", starting="events:\n  slack.approval")
+STUBS = GUIDE.block("yaml", starting="stub:")
+EVENTS = GUIDE.block("yaml", starting="events:\n  - after")
+EXPECT = GUIDE.block("yaml", starting="expect:")
+LOAD_PROBLEMS = GUIDE.block("text", after="### Loading is strict")
+SYNOPSIS = GUIDE.block("text", after="## tarry test")
+OUTPUT = GUIDE.block("text", after="as it finishes, followed by what failed")
+SCENARIO_TESTS, HARNESS_TEST = GUIDE.blocks("python", after="## pytest", before="## The harness")
+HARNESS = GUIDE.block("python", after="## The harness")
 HEAD = "scenario: s\nflow: deal-approval\n"
-TRIGGERED = [block for block in YAML if block.startswith("scenario: ")
-             and "\nflow:" not in block]
+TRIGGERED = [block for block in GUIDE.blocks("yaml", starting="scenario: ")
+             if "\nflow:" not in block]
 """The guide's scenarios that start no run of their own (against examples/triggers)."""
-CHECKS = next(block for block in YAML if block.startswith("checks:"))
-DOWNTIME = next(block for block in YAML if block.startswith("downtime:"))
+CHECKS = GUIDE.block("yaml", starting="checks:")
+DOWNTIME = GUIDE.block("yaml", starting="downtime:")
+NOT_FIRED = GUIDE.block("text", after="This scenario expects a\nlabel spelt")
 
 NO_ANSWER = """\
 scenario: no-answer
@@ -97,8 +104,7 @@ def test_the_strict_loading_messages_are_real() -> None:
               .replace("calls: { slack.post", "calls: { slack.pots"))
     with pytest.raises(LoadError) as caught:
         parse_scenario(broken, "scenarios/approved.yaml")
-    shown = block_after(GUIDE, "### Loading is strict", "text")
-    assert str(caught.value) + "\n" == shown
+    assert str(caught.value) + "\n" == LOAD_PROBLEMS
 
 
 def test_the_tarry_test_output_is_real(project: Project) -> None:
@@ -106,7 +112,7 @@ def test_the_tarry_test_output_is_real(project: Project) -> None:
     project.scenario("typo", "scenario: typo\nflow: deal-aproval\nexpect: { status: failed }\n")
     result = CliRunner().invoke(app, ["test"])
     assert result.exit_code == 1
-    shown = block_after(GUIDE, "as it finishes, followed by what failed", "text")
+    shown = OUTPUT
     actual = re.sub(r"\(\d+\.\d\ds\)", "(T)", result.stdout).replace(
         str(project.root / "flows"), "/srv/sales/flows")
     assert actual == re.sub(r"\(\d+\.\d\ds\)", "(T)", shown)
@@ -139,9 +145,8 @@ def test_the_output_of_a_trigger_that_did_not_fire_is_real(triggers_example: Pat
     (triggers_example / "scenarios" / "relabelled.yaml").write_text(TRIGGERED[1])
     result = CliRunner().invoke(app, ["test"])
     assert result.exit_code == 1
-    shown = block_after(GUIDE, "This scenario expects a\nlabel spelt", "text")
     assert re.sub(r"\(\d+\.\d\ds\)", "(T)", result.stdout) == re.sub(
-        r"\(\d+\.\d\ds\)", "(T)", shown)
+        r"\(\d+\.\d\ds\)", "(T)", NOT_FIRED)
 
 
 def test_the_checks_and_downtime_examples_load() -> None:
@@ -159,11 +164,34 @@ def test_the_pytest_examples_run(project: Project, pytester: pytest.Pytester) ->
         target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     pytester.makefile(".toml", tarry="")
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    scenario_tests, harness_test = blocks(GUIDE, "python")[:2]
     pytester.makepyfile(test_guide="\n\n".join(textwrap.dedent(block)
-                                               for block in (harness_test, scenario_tests)))
+                                               for block in (HARNESS_TEST, SCENARIO_TESTS)))
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
+
+
+
+def test_the_synopsis_is_the_commands_usage() -> None:
+    usage = subprocess.run([str(TARRY), "test", "--help"], capture_output=True, text=True,
+                           timeout=60, check=True).stdout
+    assert usage.startswith("Usage: tarry test [OPTIONS] [SCENARIO...]\n")
+    options = re.findall(r"^  (--\w+ \w+)  ", usage, re.MULTILINE)
+    assert f"tarry test [SCENARIO…] {' '.join(f'[{o}]' for o in options)}\n" == SYNOPSIS
+
+
+async def test_the_harness_example_runs_the_guides_flow(tmp_path: Path) -> None:
+    namespace = {"tmp_path": tmp_path, "datetime": datetime, "UTC": UTC,
+                 "EVENTS_YAML": MANIFESTS}
+    exec(compile(HARNESS, "docs/testing.md", "exec"), namespace)
+    harness = namespace["harness"]
+    try:
+        run_id = harness.start(harness.flow(FLOW), {"deal": {"name": "ACME"}})
+        await harness.run_due()
+        waiting = harness.record(run_id).waiting_for
+    finally:
+        harness.close()
+    assert (waiting["kind"], waiting["match"], waiting["since"]) == (
+        "event", {"message": "1"}, "2026-03-02T09:00:00.000Z")
 
 
 pytest_plugins = ["pytester"]

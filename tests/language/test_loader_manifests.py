@@ -223,27 +223,3 @@ def test_each_documented_mistake_gives_its_message(message: str, source: str) ->
     assert [line.split(": ", 1)[1] for line in problems(source)] == [message]
 
 
-def test_the_events_page_manifest_declares_what_it_says() -> None:
-    text = (DOCS / "events.md").read_text(encoding="utf-8")
-    example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
-    declared = parse_manifests(example, "events.yaml")
-    assert {name: m.correlate_on for name, m in declared.items()} == {
-        "slack.approval": ("message",), "email.reply": ("ticket",)}
-
-
-def test_the_wait_for_examples_of_the_flow_reference_load() -> None:
-    text = (DOCS / "flows.md").read_text(encoding="utf-8")
-    section = text[text.index("### `wait_for`"):text.index("### `repeat`")]
-    snippets = [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
-    manifests = parse_manifests(dedent("""
-        events:
-          slack.approval: { correlate_on: [message] }
-          email.reply: { correlate_on: [ticket] }
-          portal.reply: { correlate_on: [ticket] }
-        """), "events.yaml")
-    head = "flow: f\ninputs:\n  deal: {}\n  ticket: {}\n"
-    for snippet in snippets:
-        flow = parse_flow(f"{head}steps:\n{indent(snippet, '  ')}", FILE,
-                          actions={"slack.post"}, manifests=manifests)
-        assert flow.body.steps
-    assert len(snippets) == 2

@@ -1,0 +1,80 @@
+"""docs/events.md shows only what works: its manifest declares what it says, its ``emit`` step
+sends, and the ``tarry send`` session and the event document are what tarry prints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from textwrap import indent
+
+import pytest
+
+from markdown_blocks import TARRY, Document, run_console
+from tarry.language.manifests import parse_manifests
+from tarry.testing import Harness
+
+GUIDE = Document("docs/events.md", __file__)
+MANIFEST = GUIDE.block("yaml", after="## Manifests")
+EMIT = GUIDE.block("yaml", after="## Sending from a flow: `emit`")
+SESSION = GUIDE.block("console", after="## The command line")
+EVENT_DOCUMENT = GUIDE.block("json", after="## The event document")
+APPROVAL = """\
+flow: approval
+steps:
+  - approval:
+      wait_for: slack.approval
+      match: { message: "1700000000.100" }
+      timeout: 1d
+"""
+
+pytestmark = pytest.mark.timeout(240)  # processes, on a machine that may be busy
+
+
+def test_the_manifest_declares_what_the_page_says() -> None:
+    declared = parse_manifests(MANIFEST, "events.yaml")
+    assert {name: m.correlate_on for name, m in declared.items()} == {
+        "slack.approval": ("message",), "email.reply": ("ticket",)}
+
+
+async def test_the_emit_step_sends_its_event_with_its_id(tmp_path: Path) -> None:
+    harness = Harness(tmp_path, manifests=MANIFEST)
+    flow = harness.flow("flow: tell\nsteps:\n  - ask: { set: { ts: \"1700000000.100\" } }\n"
+                        + indent(EMIT, "  "))
+    run_id = harness.start(flow)
+    await harness.run_until_idle()
+    sent = harness.document(run_id)["bindings"]["tell"]
+    harness.close()
+    assert (sent["id"], sent["state"], sent["data"]) == (
+        f"{run_id}-approval", "buffered", {"message": "1700000000.100", "approved": True})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project of the page's manifest, with a run waiting for the approval the session
+    sends."""
+    (tmp_path / "tarry.toml").write_text("", encoding="utf-8")
+    (tmp_path / "events.yaml").write_text(MANIFEST, encoding="utf-8")
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "approval.yaml").write_text(APPROVAL, encoding="utf-8")
+    started = subprocess.run([str(TARRY), "run", "approval"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert started.returncode == 0, started.stderr
+    return tmp_path
+
+
+def test_the_send_session_prints_what_the_page_shows(project: Path) -> None:
+    run_console(SESSION, project)
+
+
+def test_the_event_document_has_the_printed_shape(project: Path) -> None:
+    sent = subprocess.run([str(TARRY), "send", "slack.approval", "--data",
+                           '{"message": "1700000000.100", "approved": true}', "--id", "e1",
+                           "--json"], cwd=project, capture_output=True, text=True, timeout=60,
+                          check=True)
+    printed, shown = json.loads(sent.stdout), json.loads(EVENT_DOCUMENT)
+    assert list(printed) == list(shown)
+    volatile = {"runs", "received_at"}
+    assert {k: v for k, v in printed.items() if k not in volatile} == {
+        k: v for k, v in shown.items() if k not in volatile}
+    assert len(printed["runs"]) == 1
