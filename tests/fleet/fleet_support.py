@@ -343,13 +343,14 @@ def action_problems(calls: Mapping[tuple[str, str, str], int], run_ids: Sequence
 
 
 def wait_until(probe: Callable[[], T | None], *, seconds: float, what: str,
-               between: Callable[[], None] = lambda: time.sleep(0.2)) -> T:
+               between: Callable[[], None] = lambda: time.sleep(0.2),
+               explain: Callable[[], str] = lambda: "") -> T:
     """Call ``probe`` (and ``between`` after each miss) until it answers something other
-    than None; fail the test after ``seconds``."""
+    than None; fail the test after ``seconds``, saying ``explain()`` of what was left."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         answer = probe()
         if answer is not None:
             return answer
         between()
-    pytest.fail(f"gave up after {seconds:.0f}s waiting for {what}")
+    pytest.fail(f"gave up after {seconds:.0f}s waiting for {what}; {explain()}")

@@ -280,8 +280,8 @@ class SqlStore(ABC):
         if limit <= 0:
             return []
         with self._transaction(write=True) as tx:
-            due = tx.all("due_runs", {"now": to_millis(now), "limit": limit})
-            return self._lease(tx, due, now, worker, lease_until)
+            return self._claim(tx, "due_runs", {"limit": limit}, now=now, worker=worker,
+                               lease_until=lease_until)
 
     def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
                              limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
@@ -289,8 +289,8 @@ class SqlStore(ABC):
         if limit <= 0:
             return []
         with self._transaction(write=True) as tx:
-            due = tx.all("due_runs", {"now": to_millis(now), "limit": limit})
-            claimed = self._lease(tx, due, now, worker, lease_until)
+            claimed = self._claim(tx, "due_runs", {"limit": limit}, now=now, worker=worker,
+                                  lease_until=lease_until)
             inboxes = eventstore.inbox_of(tx, [record.id for record in claimed]) if claimed \
                 else {}
         return [(record, inboxes.get(record.id, [])) for record in claimed]
@@ -299,20 +299,22 @@ class SqlStore(ABC):
                   lease_until: datetime) -> RunRecord | None:
         """Lease one specific run if it is due (as :meth:`claim_due` would); else None."""
         with self._transaction(write=True) as tx:
-            due = tx.all("due_run", {"id": run_id, "now": to_millis(now)})
-            claimed = self._lease(tx, due, now, worker, lease_until)
+            claimed = self._claim(tx, "due_run", {"id": run_id}, now=now, worker=worker,
+                                  lease_until=lease_until)
         return claimed[0] if claimed else None
 
-    @staticmethod
-    def _lease(tx: Tx, due: list[Row], now: datetime, worker: str,
-               lease_until: datetime) -> list[RunRecord]:
-        """Lease the runs ``due`` lists (rows of id, status, due_at), in that order."""
-        if not due:
+    def _claim(self, tx: Tx, due: str, params: Mapping[str, Any], *, now: datetime,
+               worker: str, lease_until: datetime) -> list[RunRecord]:
+        """Lease the runs the query ``due`` selects (rows of id, status, due_at, the
+        earliest due first), in that order: two statements, the selection then the lease.
+        A backend that can do both in one statement overrides this."""
+        selected = tx.all(due, {**params, "now": to_millis(now)})
+        if not selected:
             return []
-        params = {"ids": json.dumps([row["id"] for row in due]), "worker": worker,
-                  "lease_until": to_millis(lease_until), "now": to_millis(now)}
-        leased = {row["id"]: row for row in tx.all("lease_runs", params)}
-        return [rows.claimed_record(leased[row["id"]], row["status"]) for row in due]
+        lease = {"ids": json.dumps([row["id"] for row in selected]), "worker": worker,
+                 "lease_until": to_millis(lease_until), "now": to_millis(now)}
+        leased = {row["id"]: row for row in tx.all("lease_runs", lease)}
+        return [rows.claimed_record(leased[row["id"]], row["status"]) for row in selected]
 
     def renew_leases(self, worker: str, run_ids: list[str], lease_until: datetime) -> set[str]:
         """Extend the leases ``worker`` still holds; return the ids it still holds."""

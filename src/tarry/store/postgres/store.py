@@ -19,13 +19,17 @@ them as JSON text so both backends share :mod:`tarry.store.rows`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from psycopg.types.string import TextLoader
 
+from tarry.clock import to_millis
+from tarry.model import RunRecord
+from tarry.store import rows
 from tarry.store.migrations import load_migrations
 from tarry.store.postgres.connections import ThreadConnections
 from tarry.store.postgres.errors import translated
@@ -94,6 +98,14 @@ class PostgresStore(SqlStore):
                 raise
             finally:
                 statements.close()
+
+    def _claim(self, tx: Tx, due: str, params: Mapping[str, Any], *, now: datetime,
+               worker: str, lease_until: datetime) -> list[RunRecord]:
+        """The selection and the lease in one statement (``claim_<due>``)."""
+        leased = tx.all(f"claim_{due}", {**params, "now": to_millis(now), "worker": worker,
+                                         "lease_until": to_millis(lease_until)})
+        leased.sort(key=lambda row: (row["was_due"], row["id"]))
+        return [rows.claimed_record(row, row["claimed_from"]) for row in leased]
 
     @contextmanager
     def _schema_lock(self) -> Iterator[None]:
