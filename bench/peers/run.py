@@ -429,7 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     workloads = [w for w in WORKLOADS if w in args.workloads.split(",")]
     systems, skipped, environment = prepare(chosen, context, args)
     measurements, limit_rounds = rounds(systems, workloads, context, count)
-    if environment.pop("redis_started_by_run"):
+    redis_started = environment["redis_started_by_run"]
+    if redis_started:
         envs.redis_command(context.redis, "SHUTDOWN", "NOSAVE")
     found = summaries(measurements)
     document = {
@@ -440,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "systems": {s.name: {"store": s.store, "mechanism": s.mechanism,
                              "version": environment["versions"].get(s.name)} for s in chosen},
         "skipped": skipped, "not_compared": NOT_COMPARED,
+        "redis_started_by_run": redis_started,
         "limit": {kind: median([r[kind] for r in limit_rounds])
                   for kind in (limit_rounds[0] if limit_rounds else {})},
         "limit_rounds": limit_rounds, "summary": found,

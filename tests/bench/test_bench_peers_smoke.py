@@ -58,6 +58,7 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert result["skipped"] == {}
     assert result["plots"] == {"skipped": "--no-plots"}
     assert result["environments"] == {}  # nothing was installed
+    assert result["redis_started_by_run"] is False
     assert "wakes/s" in finished.stdout
     assert "send→resume" in finished.stdout
 
