@@ -34,6 +34,14 @@ def problems(steps: str, actions: Any = None) -> list[str]:
      "'soon'"),
     ("five: { http.request: { method: GET } }",
      "flows/args.yaml:3:27: action 'http.request' needs the argument 'url'"),
+    ('seven: { emit: { tpye: order.paid, data: {} } }',
+     "flows/args.yaml:3:22: unknown argument 'tpye' of action 'emit' (did you mean 'type'?)"),
+    ('eight: { emit: { type: order.paid } }',
+     "flows/args.yaml:3:20: action 'emit' needs the argument 'data'"),
+    ('nine: { emit: { type: order.paid, data: paid } }',
+     "flows/args.yaml:3:45: argument 'data' of action 'emit' must be a mapping, got 'paid'"),
+    ("ten: { emit: order.paid }",
+     "flows/args.yaml:3:18: action 'emit' takes a mapping of arguments, got 'order.paid'"),
     ("six: { http.request: [a, b] }",
      "flows/args.yaml:3:26: action 'http.request' takes a mapping of arguments, got a list"),
 ])
@@ -48,6 +56,8 @@ def test_a_mistake_in_a_built_in_actions_arguments_is_refused(step: str, expecte
     "ok: { set: { anything: 1, at_all: [2] } }",
     "ok: { check: jira }",
     'ok: { http.request: "{{ run.target }}" }',
+    'ok: { emit: { type: order.paid, data: { order: "{{ run.id }}" }, id: "{{ run.id }}" } }',
+    'ok: { emit: { type: "{{ run.target }}", data: "{{ run.inputs }}" } }',
 ])
 def test_good_and_computed_arguments_pass(step: str) -> None:
     assert problems(step) == []

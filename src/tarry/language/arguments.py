@@ -45,10 +45,12 @@ BUILTIN_ARGUMENTS: Mapping[str, Mapping[str, Any]] = {
     "http.request": _closed({"method": _TEXT, "url": _TEXT, "headers": {"type": "object"},
                              "json": {}, "timeout": {"type": "number"}}, required=("url",)),
     "check": _closed({"name": _TEXT}, required=("name",), scalar="name"),
+    "emit": _closed({"type": _TEXT, "data": {"type": "object"}, "id": {}},
+                    required=("type", "data")),
 }
 """The JSON Schema of each built-in action's arguments (``set`` binds whatever it is given;
-``emit`` checks its own, its literal ``type`` against the manifests at load and the rest with
-suggestions when it runs)."""
+``emit``'s literal ``type`` is also checked against the manifests, and its computed values
+when it runs)."""
 
 _TYPES: dict[str, tuple[str, tuple[type, ...]]] = {
     "string": ("a string", (str,)),
