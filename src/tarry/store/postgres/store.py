@@ -41,7 +41,7 @@ from tarry.store.sqlstore import SqlStore, Tx
 __all__ = ["PostgresStore"]
 
 _PACKAGE = __package__ or "tarry.store.postgres"
-_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql")
+_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql", "claims.sql")
 _MIGRATIONS = load_migrations(_PACKAGE)
 
 
