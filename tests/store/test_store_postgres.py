@@ -259,6 +259,39 @@ def test_a_checkpoint_and_a_delivery_on_one_correlation_do_not_deadlock(
     assert errors == []
 
 
+def test_a_lease_renewal_and_a_checkpoint_of_the_same_runs_do_not_deadlock(
+        postgres_url: str, pg_store: Store) -> None:
+    for run_id in ("r1", "r2"):
+        pg_store.create_run(new_run(run_id), [])
+        pg_store.claim_run(run_id, T0, "w1", at(30))
+    updates = [RunUpdate(run_id=run_id, status=RunStatus.RUNNING, state={}, history=[],
+                         release=False) for run_id in ("r2", "r1")]
+    errors: list[BaseException] = []
+
+    def started(call: Callable[[], Any]) -> threading.Thread:
+        def reporting() -> None:
+            try:
+                call()
+            except BaseException as error:  # reported below
+                errors.append(error)
+        thread = threading.Thread(target=reporting)
+        thread.start()
+        return thread
+
+    with psycopg.connect(postgres_url) as other:  # r2's row is busy elsewhere for a moment
+        other.execute("SELECT 1 FROM runs WHERE id = 'r2' FOR UPDATE")
+        checkpointing = started(lambda: pg_store.checkpoint("w1", at(1), updates))
+        assert eventually(lambda: _lock_waits(other) == 1)
+        renewing = started(lambda: pg_store.renew_leases("w1", ["r1", "r2"], at(60)))
+        assert eventually(lambda: _lock_waits(other) == 2)
+        other.commit()
+        checkpointing.join()
+        renewing.join()
+
+    assert errors == []
+    assert {pg_store.get_run(run_id).due_at for run_id in ("r1", "r2")} == {at(60)}
+
+
 def test_a_checkpoint_that_keeps_its_waits_leaves_them_and_their_locks_alone(
         postgres_url: str, pg_store: Store) -> None:
     wait = EventWait(wait_id="approval", type="slack.approval", match_key="k", until=at(3600))
@@ -281,6 +314,11 @@ def test_a_checkpoint_that_keeps_its_waits_leaves_them_and_their_locks_alone(
 
 
 def _waiting_for_a_lock(connection: psycopg.Connection[Any]) -> bool:
+    return _lock_waits(connection) > 0
+
+
+def _lock_waits(connection: psycopg.Connection[Any]) -> int:
+    """How many lock requests wait on the server of ``connection``."""
     with psycopg.connect(connection.info.dsn) as observer:
         waiting = observer.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
-    return waiting is not None and waiting[0] > 0
+    return int(waiting[0]) if waiting is not None else 0

@@ -336,7 +336,9 @@ class SqlStore(ABC):
         journal: list[dict[str, Any]] = []
         with self._transaction(write=True) as tx:
             plans = eventstore.plan_wait_changes(tx, updates)
-            for update in updates:
+            # The runs' rows are locked in id order, as a lease renewal locks them, so a
+            # renewal and a checkpoint of the same runs never deadlock.
+            for update in sorted(updates, key=lambda update: update.run_id):
                 row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
                 if row is None:
                     outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST

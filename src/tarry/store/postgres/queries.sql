@@ -52,10 +52,16 @@ WHERE id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
 RETURNING *
 
 -- name: renew_leases
--- ids is a JSON array of run ids.
-UPDATE runs SET due_at = %(lease_until)s
-WHERE lease_owner = %(worker)s AND id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
-RETURNING id
+-- ids is a JSON array of run ids. The rows are locked in id order, as a checkpoint of a batch
+-- locks them, so a renewal and a checkpoint of the same runs never deadlock.
+WITH mine AS (
+    SELECT id FROM runs
+    WHERE lease_owner = %(worker)s AND id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+    ORDER BY id
+    FOR UPDATE
+)
+UPDATE runs SET due_at = %(lease_until)s FROM mine WHERE runs.id = mine.id
+RETURNING runs.id
 
 -- name: checkpoint_run
 -- No row back means the worker no longer holds the lease: nothing was written.
