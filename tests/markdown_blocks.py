@@ -1,7 +1,9 @@
 """The fenced code blocks of the project's Markdown documents, and which test runs each.
 
 Every fenced block of ``README.md`` and ``docs/*.md`` carries one directive, an HTML comment
-(invisible when rendered) on the line right above its fence::
+(invisible when rendered) on the line right above its fence — or, for a block that opens its
+document (the README's first lines are its two commands), on the line right below its
+closing fence::
 
     <!-- run: tests/examples/test_readme.py -->
     <!-- not run: an excerpt of examples/waiting/flows/hello.yaml -->
@@ -67,11 +69,12 @@ class Block:
     text: str
     """What the block shows, without the fences and the fence's indentation."""
     above: str
-    """The line right above the fence, stripped (where its directive belongs)."""
+    """Where its directive belongs, stripped: the line right above the fence, or, for a block
+    that opens its document, the line right below its closing fence."""
 
     @property
     def directive(self) -> Directive | None:
-        """The directive right above the fence, if the line there is one."""
+        """The block's directive, if the line where it belongs is one."""
         found = _DIRECTIVE.match(self.above)
         return Directive(found["kind"], found["value"]) if found else None
 
@@ -79,6 +82,13 @@ class Block:
     def where(self) -> str:
         """``document:line``, for messages."""
         return f"{self.document}:{self.line}"
+
+
+def _directive_line(lines: list[str], opening: int, closing: int) -> str:
+    """Where the directive of the block fenced at ``opening`` and ``closing`` belongs."""
+    if opening:
+        return lines[opening - 1].strip()
+    return lines[closing + 1].strip() if closing + 1 < len(lines) else ""
 
 
 def fenced_blocks(text: str, document: str) -> list[Block]:
@@ -99,7 +109,7 @@ def fenced_blocks(text: str, document: str) -> list[Block]:
                 for line in lines[index + 1:end]]
         found.append(Block(document, index + 1, opening["info"].strip().split(" ")[0],
                            "".join(line + "\n" for line in body),
-                           lines[index - 1].strip() if index else ""))
+                           _directive_line(lines, index, end)))
         index = end + 1
     return found
 

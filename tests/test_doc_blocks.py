@@ -26,8 +26,15 @@ BLOCKS = [block for document in covered_documents()
 RUN = [block for block in BLOCKS
        if block.directive is not None and block.directive.kind == "run"]
 _ANY_DIRECTIVE = re.compile(r"^\s*<!-- (run|not run):")
-_HOW = ("put <!-- run: tests/<area>/test_<name>.py --> (the test module that runs it as "
-        "printed) or <!-- not run: <why no test can> --> on the line right above its fence")
+_DIRECTIVES = ("put <!-- run: tests/<area>/test_<name>.py --> (the test module that runs it "
+               "as printed) or <!-- not run: <why no test can> -->")
+
+
+def _how(block: Block) -> str:
+    """Where to put the directive of ``block``."""
+    where = ("on the line right below its closing fence (the block opens the document)"
+             if block.line == 1 else "on the line right above its fence")
+    return f"{_DIRECTIVES} {where}"
 
 
 def _kind(block: Block) -> str:
@@ -38,9 +45,10 @@ def _directive_problem(block: Block) -> str | None:
     """What is wrong with the directive of ``block``, if anything."""
     directive = block.directive
     if directive is None and block.above.startswith("<!--"):
-        return f"{block.where}: the comment above this {_kind(block)} is no directive; {_HOW}"
+        return (f"{block.where}: the comment beside this {_kind(block)} is no directive; "
+                f"{_how(block)}")
     if directive is None:
-        return f"{block.where}: this {_kind(block)} has no directive; {_HOW}"
+        return f"{block.where}: this {_kind(block)} has no directive; {_how(block)}"
     if directive.kind == "not run" and not directive.value.strip():
         return f"{block.where}: <!-- not run: --> gives no reason; say why no test runs it"
     module = ROOT / directive.value
@@ -59,12 +67,22 @@ def _stray_directives(document: str) -> list[str]:
         if not _ANY_DIRECTIVE.match(line):
             continue
         below = lines[number].lstrip() if number < len(lines) else ""
+        if _closes_the_opening_block(lines, number - 1):
+            continue
         if below.startswith(("<!-- run:", "<!-- not run:")):
             problems.append(f"{document}:{number}: two directives over one block; keep one")
         elif not below.startswith(("```", "~~~")):
             problems.append(f"{document}:{number}: a directive must be on the line right above "
                             "the fence of the block it is about")
     return problems
+
+
+def _closes_the_opening_block(lines: list[str], index: int) -> bool:
+    """Whether line ``index`` follows the closing fence of a block that opens its document
+    (where that block's directive belongs)."""
+    blocks = fenced_blocks("\n".join(lines), "")
+    return bool(blocks) and blocks[0].line == 1 \
+        and index == 1 + len(blocks[0].text.splitlines()) + 1
 
 
 def test_the_documents_have_blocks() -> None:
