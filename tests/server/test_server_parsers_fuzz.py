@@ -16,7 +16,7 @@ from tarry.server.api.paging import decode_cursor, encode_cursor
 from tarry.server.auth import Principals, bearer_token, check_bind
 from tarry.server.errors import ApiError
 from tarry.server.signatures import SignatureRejected, sign, verify
-from tarry.server.webhooks import signed_payload
+from tarry.server.webhooks import handshake, signed_payload
 
 
 def _raised(call: Callable[[], object]) -> Exception | None:
@@ -98,3 +98,27 @@ def test_only_a_loopback_address_may_be_bound_without_a_token(host: str, allowed
         with pytest.raises(ConfigError):
             check_bind(host, Principals({}))
     check_bind(host, Principals({"api": "t"}))
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=12), inner, max_size=4), max_leaves=12)
+HANDSHAKE_PAYLOADS = JSON | st.fixed_dictionaries(
+    {"type": st.sampled_from(["url_verification", "event_callback"])},
+    optional={"challenge": JSON})
+
+
+@given(st.sampled_from(["tarry", "github", "slack"]), HANDSHAKE_PAYLOADS,
+       st.dictionaries(st.just("x-github-event"), st.sampled_from(["ping", "issues", ""])))
+def test_a_handshake_is_answered_passed_on_or_a_400(scheme: str, payload: object,
+                                                     headers: dict[str, str]) -> None:
+    answer: dict[str, object] | None = None
+
+    def answered() -> None:
+        nonlocal answer
+        answer = handshake(scheme, headers, payload)
+
+    raised = _raised(answered)
+    assert raised is None or (isinstance(raised, ApiError) and raised.status == 400)
+    if answer is not None:
+        assert answer.get("handshake") == "ping" or isinstance(answer.get("challenge"), str)
