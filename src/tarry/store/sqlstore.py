@@ -74,12 +74,16 @@ class Tx:
     Given ``together`` (PostgreSQL: the connection's pipeline mode), :meth:`many` only queues
     its statements, which nobody waits for: they go out in one flight with the next statement
     that returns something, or with the ``COMMIT`` (see :meth:`flush`), so the inserts and
-    updates between two reads cost no round trips of their own.
+    updates between two reads cost no round trips of their own. They are sent on a cursor of
+    their own, ``writes``: in one flight, each cursor's results are its own, so the results a
+    read fetches are never those of a queued statement sent before it.
     """
 
     def __init__(self, cursor: Cursor, queries: Mapping[str, str], *,
-                 together: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+                 together: Callable[[], AbstractContextManager[Any]] | None = None,
+                 writes: Cursor | None = None) -> None:
         self.cursor = cursor
+        self.writes = writes or cursor
         self._queries = queries
         self._together = together
         self._queued: list[tuple[str, Sequence[Mapping[str, Any]]]] = []
@@ -114,7 +118,7 @@ class Tx:
         """Send the queued statements."""
         queued, self._queued = self._queued, []
         for name, param_sets in queued:
-            self.cursor.executemany(self._queries[name], param_sets)
+            self.writes.executemany(self._queries[name], param_sets)
 
     @contextmanager
     def _after_queued(self) -> Iterator[None]:

@@ -39,7 +39,9 @@ class Statements(Tx):
         self._transaction = transaction
         self._begun = False
         self._first = True
-        super().__init__(self._own, queries, together=self._pipeline if transaction else None)
+        self._writer = self._own.connection.cursor()
+        super().__init__(self._own, queries, together=self._pipeline if transaction else None,
+                         writes=self._writer)
 
     def all(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Every row the query returns."""
@@ -62,8 +64,9 @@ class Statements(Tx):
                 self._own.connection.execute("ROLLBACK")
 
     def close(self) -> None:
-        """Close the cursor."""
+        """Close the cursors."""
         self._own.close()
+        self._writer.close()
 
     @contextmanager
     def _after_queued(self) -> Iterator[None]:
@@ -101,7 +104,8 @@ class Statements(Tx):
         except psycopg.OperationalError:
             if not self._own.connection.broken:
                 raise
-            self._own.close()
+            self.close()
             self._own = self.cursor = self._connections.cursor(fresh=True)
+            self._writer = self.writes = self._own.connection.cursor()
             self._queued, self._begun = queued, False
             return send()
