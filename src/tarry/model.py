@@ -99,6 +99,9 @@ class NewRun:
     reason: str | None = None
     journal: tuple[JournalEntry, ...] = ()
     """Journal entries the run starts with (a run imported with its progress)."""
+    inputs_json: EncodedJSON | None = None
+    """``inputs`` as JSON text, when the check of the inputs already encoded them (the store
+    writes it as it is)."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""

@@ -65,19 +65,18 @@ _SCALARS = (str, int, float, bool, type(None))
 _DIGITS_PER_BIT = math.log10(2)
 
 
-def check_value(value: Any, what: str, limit: int, setting: str = "value_bytes") -> None:
+def check_value(value: Any, what: str, limit: int, setting: str = "value_bytes") -> str:
     """Raise :class:`InvalidValue` (naming ``what`` and where inside it) unless ``value`` is
     portable JSON, or :class:`ValueTooLarge` when its JSON is over ``limit`` bytes (the
-    ``[limits]`` key ``setting`` says which setting raises it)."""
-    for count, (path, node) in enumerate(_walk(value), start=1):
-        problem = _problem(node, len(path))
-        if problem is not None:
-            raise InvalidValue(what, _located(path, problem))
-        if count > limit:  # every item takes a byte at least: too large, however shared
-            raise ValueTooLarge(what, size=count, limit=limit, setting=setting, at_least=True)
-    size = json_size(value)
+    ``[limits]`` key ``setting`` says which setting raises it). Returns the compact JSON text
+    it measured, for a caller that stores the value (so it is encoded once)."""
+    if not _plainly_portable(value, limit):
+        _raise_problem(value, what, limit, setting)
+    text = _ENCODER.encode(value)
+    size = len(text) if text.isascii() else len(text.encode())
     if size > limit:
         raise ValueTooLarge(what, size=size, limit=limit, setting=setting)
+    return text
 
 
 def check_key(value: Any, what: str, limit: int) -> None:
@@ -88,7 +87,7 @@ def check_key(value: Any, what: str, limit: int) -> None:
 
 def json_size(value: Any) -> int:
     """The size in bytes of ``value`` as compact UTF-8 JSON (a portable value)."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    return len(_ENCODER.encode(value).encode())
 
 
 def printable(text: str) -> str:
@@ -97,6 +96,59 @@ def printable(text: str) -> str:
     if "\x00" not in text and _is_utf8(text):
         return text
     return "".join(_escaped(char) for char in text)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def _plainly_portable(value: Any, limit: int) -> bool:
+    """True when ``value`` is certainly portable and has at most ``limit`` nodes: the fast
+    check of the common case (plain dicts, lists and scalars). False sends the value to the
+    exact walk, which finds the problem and where it is, or finds none (a ``Mapping`` that is
+    no ``dict``, a string that merely looks suspect)."""
+    return _plain_nodes(value, 0, limit) >= 0
+
+
+def _plain_nodes(node: Any, depth: int, budget: int) -> int:
+    """How many nodes ``node`` has, if it is plainly portable and has at most ``budget``;
+    -1 otherwise (the recursion is bounded: a container at :data:`MAX_DEPTH` is refused)."""
+    if budget < 1:
+        return -1
+    kind = type(node)
+    if kind is str:
+        return 1 if _plain_text(node) else -1
+    if kind is dict or kind is list or kind is tuple:
+        if depth >= MAX_DEPTH:
+            return -1
+        if kind is dict and not all(type(key) is str and _plain_text(key) for key in node):
+            return -1
+        used = 1
+        for item in node.values() if kind is dict else node:
+            nodes = _plain_nodes(item, depth + 1, budget - used)
+            if nodes < 0:
+                return -1
+            used += nodes
+        return used
+    if kind is int:
+        return 1 if node.bit_length() * _DIGITS_PER_BIT <= MAX_INTEGER_DIGITS else -1
+    if kind is float:
+        return 1 if math.isfinite(node) else -1
+    return 1 if kind is bool or node is None else -1
+
+
+def _plain_text(text: str) -> bool:
+    return (text.isascii() and "\x00" not in text) or _text_problem(text) is None
+
+
+def _raise_problem(value: Any, what: str, limit: int, setting: str) -> None:
+    """Raise what makes ``value`` not portable, or too large, found by the exact walk; return
+    when it is neither (a value the fast check could not vouch for)."""
+    for count, (path, node) in enumerate(_walk(value), start=1):
+        problem = _problem(node, len(path))
+        if problem is not None:
+            raise InvalidValue(what, _located(path, problem))
+        if count > limit:  # every item takes a byte at least: too large, however shared
+            raise ValueTooLarge(what, size=count, limit=limit, setting=setting, at_least=True)
 
 
 def _walk(value: Any) -> Iterator[tuple[tuple[str | int, ...], Any]]:

@@ -189,8 +189,9 @@ class Engine:
         labels = list(targets) if targets is not None else [None] * len(given)
         if len(labels) != len(given):
             raise InvalidRunRequest(f"start_many got {len(given)} inputs but {len(labels)} targets")
-        new = [self._new_run(loaded, each, target) for each, target in zip(given, labels,
-                                                                           strict=True)]
+        now, limits = self.clock.now(), self.limits.values  # the batch is created at one instant
+        new = [pending_run(loaded, each, target, now, run_id=new_run_id(), limits=limits)
+               for each, target in zip(given, labels, strict=True)]
         hold = hold_of(loaded, None)
         if hold is not None:
             return [admit(self.holds, run, hold, created).record() for run, created in new]

@@ -6,7 +6,7 @@ is the same whoever asked for it.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -15,15 +15,15 @@ from tarry._text import clip
 from tarry.errors import InvalidRunRequest
 from tarry.language.inputs import bind_inputs
 from tarry.language.model import Flow
-from tarry.model import HistoryEntry, NewRun, RunStatus
+from tarry.model import EncodedJSON, HistoryEntry, NewRun, RunStatus
 from tarry.values import ValueLimits, check_key, check_value
 
 __all__ = ["checked_target", "new_run_id", "pending_run"]
 
 
 def new_run_id() -> str:
-    """A fresh run id, unique across machines."""
-    return uuid.uuid4().hex
+    """A fresh run id, unique across machines: 128 random bits, as 32 hex digits."""
+    return secrets.token_hex(16)
 
 
 def pending_run(flow: Flow, inputs: Mapping[str, Any] | None, target: str | None,
@@ -33,11 +33,12 @@ def pending_run(flow: Flow, inputs: Mapping[str, Any] | None, target: str | None
     when they do not fit, ``InvalidValue`` when they are not portable or beyond ``limits``),
     and its ``created`` entry (with the target and ``origin``, what started it)."""
     bound = bind_inputs(flow, inputs or {})
-    check_value(bound, "the run's inputs", limits.value_bytes)
+    encoded = EncodedJSON(check_value(bound, "the run's inputs", limits.value_bytes))
     if target is not None:
         check_key(target, "the run's target", limits.key_bytes)
     run = NewRun(id=run_id, flow=flow.name, flow_digest=flow.digest, status=RunStatus.PENDING,
-                 inputs=bound, target=checked_target(target), created_at=now, due_at=now)
+                 inputs=bound, target=checked_target(target), created_at=now, due_at=now,
+                 inputs_json=encoded)
     details = {**({"target": target} if target else {}), **(origin or {})}
     return run, HistoryEntry(now, "created", None, details)
 

@@ -84,10 +84,15 @@ def bind_inputs(flow: Flow, given: Mapping[str, Any]) -> dict[str, Any]:
         elif spec.required:
             problems.append(f"input '{name}' is required")
         else:
-            bound[name] = copy.deepcopy(spec.default)
+            bound[name] = _own_copy(spec.default)
     if problems:
         raise InvalidRunRequest(problems)
     return bound
+
+
+def _own_copy(default: Any) -> Any:
+    """A default the run may keep as its own: a copy of a list or object, a scalar itself."""
+    return copy.deepcopy(default) if isinstance(default, dict | list) else default
 
 
 def _unknown(flow: Flow, name: str) -> str:

@@ -55,7 +55,7 @@ def new_run_params(run: NewRun) -> dict[str, Any]:
         "flow": run.flow,
         "flow_digest": run.flow_digest,
         "status": run.status.value,
-        "inputs": _dump(run.inputs),
+        "inputs": _dump(run.inputs if run.inputs_json is None else run.inputs_json),
         "target": run.target,
         "state": _dump(run.state),
         "reason": run.reason,
@@ -164,7 +164,7 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 def _dump(value: Any) -> str | None:
     if value is None or isinstance(value, EncodedJSON):
         return value
-    return _ENCODER.encode(value)
+    return _ENCODER.encode(value) if value != {} else "{}"
 
 
 def _load(text: str | None) -> Any:
