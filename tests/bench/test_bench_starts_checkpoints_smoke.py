@@ -25,10 +25,12 @@ def _run(script: str, tmp_path: Path, *args: str) -> dict[str, object]:
 @pytest.mark.slow
 def test_the_starts_benchmark_writes_every_figure(tmp_path: Path) -> None:
     result = _run("starts", tmp_path, "--store", f"sqlite:///{tmp_path}/b.db", "--single",
-                  "20", "--batched", "40", "--batch", "20", "--limit-seconds", "0.1")
+                  "20", "--callers", "4", "--batched", "40", "--batch", "20",
+                  "--limit-seconds", "0.1")
     [sqlite] = result["stores"]  # type: ignore[misc]
     assert sqlite["store"] == "sqlite"
     assert sqlite["single_per_second"] > 0
+    assert (sqlite["callers"], sqlite["concurrent_per_second"] > 0) == (4, True)
     assert sqlite["batched_per_second"] > 0
 
 

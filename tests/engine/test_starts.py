@@ -1,16 +1,20 @@
-"""Starting runs: one transaction per start, batches with start_many, parsed flows cached."""
+"""Starting runs: one transaction per start, batches with start_many, concurrent starts
+committed together, parsed flows cached."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tarry.errors import InvalidRunRequest, LoadError
-from tarry.model import RunStatus
+from tarry.engine.runtime import StartRequest
+from tarry.errors import FlowNotFound, InvalidRunRequest, LoadError, StoreError
+from tarry.model import RunRecord, RunStatus
 from tarry.testing import Harness
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -115,3 +119,57 @@ def test_a_broken_flow_file_stays_refused_until_it_is_fixed(harness: Harness) ->
                                      "(did you mean 'set'?)")
     _edit(path, GREET)
     assert harness.engine.start("greet", {"name": "ada"}).flow == "greet"
+
+
+def _counting_inserts(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the store's ``create_runs`` calls from now on (the real store does the
+    work; this only watches it)."""
+    sizes: list[int] = []
+    insert = harness.engine.store.create_runs
+
+    def watched(runs: Sequence[Any]) -> None:
+        sizes.append(len(runs))
+        insert(runs)
+
+    monkeypatch.setattr(harness.engine.store, "create_runs", watched)
+    return sizes
+
+
+async def test_concurrent_async_starts_share_one_transaction(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    inserts = _counting_inserts(harness, monkeypatch)
+    records = await asyncio.gather(*(harness.engine.aio.start("greet", {"name": f"n{i}"})
+                                     for i in range(20)))
+    assert inserts == [20]
+    assert [harness.record(r.id).inputs["name"] for r in records] == [f"n{i}" for i in range(20)]
+
+
+async def test_a_refused_start_among_concurrent_ones_fails_only_its_caller(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    inserts = _counting_inserts(harness, monkeypatch)
+    good, bad_input, unknown, other = await asyncio.gather(
+        harness.engine.aio.start("greet", {"name": "ada"}),
+        harness.engine.aio.start("greet", {"name": 3}),
+        harness.engine.aio.start("nope", {}),
+        harness.engine.aio.start("greet", {"name": "bob"}), return_exceptions=True)
+    assert isinstance(bad_input, InvalidRunRequest)
+    assert str(bad_input) == "input 'name' must be a string, got 3"
+    assert isinstance(unknown, FlowNotFound)
+    assert isinstance(good, RunRecord)
+    assert isinstance(other, RunRecord)
+    assert inserts == [2]
+    assert {r.id for r in harness.engine.store.list_runs()} == {good.id, other.id}
+
+
+def test_a_start_the_store_refuses_in_a_batch_fails_alone(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    inserts = _counting_inserts(harness, monkeypatch)
+    first, again, other = harness.engine.start_each([
+        StartRequest("greet", {"name": "ada"}, run_id="r-1"),
+        StartRequest("greet", {"name": "ada"}, run_id="r-1"),
+        StartRequest("greet", {"name": "bob"})])
+    assert isinstance(again, StoreError)
+    assert isinstance(first, RunRecord)
+    assert isinstance(other, RunRecord)
+    assert inserts == [3, 1, 1, 1]  # together, then each alone once the batch was refused
+    assert {r.id for r in harness.engine.store.list_runs()} == {"r-1", other.id}

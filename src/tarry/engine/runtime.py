@@ -13,10 +13,12 @@ themselves.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,13 +28,14 @@ from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Settings
 from tarry.engine import taskdesk
+from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import FlowCatalog, FlowFinder, ProgramSource, import_program_source
 from tarry.engine.documents import run_document
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.triggers import Triggers
 from tarry.engine.worker import Worker, worker_name
-from tarry.errors import InvalidRunRequest, UnknownEventType
+from tarry.errors import InvalidRunRequest, StoreUnavailable, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.checks import CheckRunner
@@ -56,11 +59,22 @@ from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
 from tarry.values import ValueLimits, check_key, check_value
 
-__all__ = ["Engine", "new_run_id"]
+__all__ = ["Engine", "StartRequest", "new_run_id"]
 
 _INLINE_LEASE = timedelta(seconds=30)
 
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    """One run to start: the arguments of :meth:`Engine.start`."""
+
+    flow: str | Flow
+    inputs: Mapping[str, Any] | None = None
+    target: str | None = None
+    hold_after: datetime | None = None
+    run_id: str | None = None
 
 
 def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
@@ -167,13 +181,49 @@ class Engine:
         One store transaction (the first start of a flow also saves its source). ``run_id``
         is the new run's id (default: a fresh one; an idempotent start reserves it first).
         """
-        loaded = self._loaded(flow)
-        run, created = self._new_run(loaded, inputs, target, run_id)
-        hold = hold_of(loaded, hold_after)
-        if hold is not None:
-            return admit(self.holds, run, hold, created).record()
-        self.store.create_run(run, [created])
-        return run.record()
+        started = self.start_each([StartRequest(flow, inputs, target, hold_after, run_id)])[0]
+        if isinstance(started, Exception):
+            raise started
+        return started
+
+    def start_each(self, requests: Sequence[StartRequest]) -> list[RunRecord | Exception]:
+        """Start every request on its own terms, in one transaction where it can: for each,
+        in order, its run or why it was refused (what :meth:`start` would raise). The runs
+        of held flows are admitted one by one (SPEC section 5); the others are inserted
+        together, or, if that fails, each alone, so one bad request never fails another.
+        ``engine.aio.start`` sends concurrent starts here together (group commit)."""
+        now, limits = self.clock.now(), self.limits.values
+        results: list[RunRecord | Exception] = []
+        plain: dict[int, tuple[NewRun, HistoryEntry]] = {}
+        for request in requests:
+            try:
+                loaded = self._loaded(request.flow)
+                run, created = pending_run(loaded, request.inputs, request.target, now,
+                                           run_id=request.run_id or new_run_id(),
+                                           limits=limits)
+                hold = hold_of(loaded, request.hold_after)
+                if hold is None:
+                    plain[len(results)] = (run, created)
+                results.append(run.record() if hold is None
+                               else admit(self.holds, run, hold, created).record())
+            except Exception as exc:  # this request's own refusal
+                results.append(exc)
+        for index, error in zip(plain, self._insert_each(list(plain.values())), strict=True):
+            if error is not None:
+                results[index] = error
+        return results
+
+    def _insert_each(self, runs: Sequence[tuple[NewRun, HistoryEntry]]
+                     ) -> list[Exception | None]:
+        """Insert ``runs`` in one transaction, or each alone if that fails; for each, in
+        order, the error that kept it out (None: inserted)."""
+        try:
+            self.store.create_runs([(run, [created]) for run, created in runs])
+        except Exception as exc:
+            if len(runs) < 2 or isinstance(exc, StoreUnavailable):
+                return [exc] * len(runs)
+            return [self._insert_each([one])[0] for one in runs]
+        return [None] * len(runs)
 
     def start_many(self, flow: str | Flow, inputs: Iterable[Mapping[str, Any] | None], *,
                    targets: Iterable[str | None] | None = None) -> list[RunRecord]:
@@ -200,12 +250,6 @@ class Engine:
 
     def _loaded(self, flow: str | Flow) -> Flow:
         return self.catalog.resolve(flow) if isinstance(flow, str) else self.catalog.remember(flow)
-
-    def _new_run(self, flow: Flow, inputs: Mapping[str, Any] | None, target: str | None,
-                 run_id: str | None = None) -> tuple[NewRun, HistoryEntry]:
-        """A pending run of ``flow`` due now, and its ``created`` history entry."""
-        return pending_run(flow, inputs, target, self.clock.now(),
-                           run_id=run_id or new_run_id(), limits=self.limits.values)
 
     async def drive(self, run_id: str, *, follow: bool = False,
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
@@ -320,6 +364,7 @@ class AsyncEngine:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self._starts: Batcher[StartRequest, RunRecord] = Batcher(self._start_batch)
 
     @property
     def sync(self) -> Engine:
@@ -330,7 +375,18 @@ class AsyncEngine:
         """Run ``call`` on the engine's store threads; await its result."""
         return self._engine.async_store.offload(call)
 
-    start = offloaded(Engine.start)
+    async def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
+                    target: str | None = None, hold_after: datetime | None = None,
+                    run_id: str | None = None) -> RunRecord:
+        """:meth:`Engine.start`, awaited. Starts made in the same moment share one store
+        transaction (:meth:`Engine.start_each`), so concurrent callers (a server's requests)
+        are not bounded by one durable commit each."""
+        return await self._starts.submit(StartRequest(flow, inputs, target, hold_after, run_id))
+
+    def _start_batch(self, batch: list[StartRequest]
+                     ) -> Awaitable[list[RunRecord | Exception]]:
+        return self.offload(functools.partial(self._engine.start_each, batch))
+
     start_many = offloaded(Engine.start_many)
     get = offloaded(Engine.get)
     runs = offloaded(Engine.runs)

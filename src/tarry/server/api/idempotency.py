@@ -22,7 +22,7 @@ from tarry.model import RunRecord
 from tarry.server.api.models import StartRun
 from tarry.server.errors import ApiError
 
-__all__ = ["IdempotencyKey", "check_key", "fingerprint", "start", "start_once"]
+__all__ = ["IdempotencyKey", "check_key", "fingerprint", "start_once"]
 
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
@@ -62,7 +62,7 @@ def start_once(engine: Engine, principal: str, key: str,
     if existing is not None:
         return existing, True
     try:
-        return start(engine, body, run_id), False
+        return _start(engine, body, run_id), False
     except StoreError:  # a concurrent retry created the run first: answer with that run
         existing = _existing(engine, run_id)
         if existing is None:
@@ -70,8 +70,8 @@ def start_once(engine: Engine, principal: str, key: str,
         return existing, True
 
 
-def start(engine: Engine, body: StartRun, run_id: str | None = None) -> RunRecord:
-    """Start the run ``body`` asks for."""
+def _start(engine: Engine, body: StartRun, run_id: str) -> RunRecord:
+    """Start the run ``body`` asks for, under the id its key reserved."""
     return engine.start(body.flow, body.inputs, target=body.target,
                         hold_after=body.hold_after, run_id=run_id)
 

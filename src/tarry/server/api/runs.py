@@ -38,7 +38,8 @@ async def start_run(body: StartRun, *, request: Request, response: Response,
     """
     key = idempotency.check_key(idempotency_key)
     if key is None:
-        record = await off_loop(engine, idempotency.start, engine, body)
+        record = await engine.aio.start(body.flow, body.inputs, target=body.target,
+                                        hold_after=body.hold_after)
     else:
         record, replayed = await off_loop(engine, idempotency.start_once, engine, principal,
                                           key, body)

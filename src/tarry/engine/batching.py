@@ -1,0 +1,70 @@
+"""Group commit: calls made in the same moment share one store transaction.
+
+Code on the event loop submits an item and awaits its own result; every item submitted before
+the loop comes round is written by one call of the batch's writer, and while that call is in
+progress new items gather for the next. So the busier the loop, the larger each batch and
+the fewer the commits — the same figure a one-at-a-time caller is bounded by (a durable
+commit each) becomes the rate of batches, not of items. The worker's checkpoints
+(:class:`tarry.engine.committer.Committer`) and the runs started through ``engine.aio``
+are written this way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+__all__ = ["Batcher"]
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class Batcher(Generic[Item, Result]):
+    """Writes submitted items in batches, one batch at a time, with ``write``: a coroutine
+    that takes the batch and returns, for each item in order, its result or the exception
+    to raise in its submitter (one item's failure is its own)."""
+
+    def __init__(self, write: Callable[[list[Item]],
+                                       Awaitable[Sequence[Result | BaseException]]]) -> None:
+        self._write_batch = write
+        self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def submit(self, item: Item) -> Result:
+        """Queue ``item`` for the next batch and wait for its result."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Result] = loop.create_future()
+        self._pending.append((item, future))
+        if self._writer is None:
+            self._writer = loop.create_task(self._write())
+        return await future
+
+    async def _write(self) -> None:
+        """Write batches until none is pending; each batch is what was submitted while the
+        previous one was being written (or, first, before the loop came round)."""
+        try:
+            await asyncio.sleep(0)  # let the calls made this moment join the first batch
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await self._settle(batch)
+        finally:
+            self._writer = None
+
+    async def _settle(self, batch: list[tuple[Item, asyncio.Future[Result]]]) -> None:
+        try:
+            results = await self._write_batch([item for item, _ in batch])
+        except asyncio.CancelledError:
+            for _, future in batch:
+                future.cancel()
+            raise
+        except Exception as exc:  # the writer failed as a whole: every submitter learns why
+            results = [exc] * len(batch)
+        for (_, future), result in zip(batch, results, strict=True):
+            if future.done():
+                continue
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
