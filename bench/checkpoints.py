@@ -1,17 +1,18 @@
 """What a checkpoint and a resume cost against the steps a run already completed.
 
     nice -n 10 .venv/bin/python bench/checkpoints.py [--quick] [--sizes 10,1000,10000]
+                                                     [--workloads python,yaml,...]
                                                      [--runs 3] [--binding-bytes 1000]
                                                      [--store URL] [--json PATH]
 
-Four workloads, each at every size N (completed steps), each size on a fresh database:
+Four workloads (``--workloads`` picks some), each at every size N (completed steps), each
+size on a fresh database:
 
 - **python** — a Python flow of N steps (each one checkpointed), then a one-hour wait;
 - **yaml** — a YAML flow of N action steps (each followed by a checkpoint), then a one-hour
   wait, then a step that reads the first step's binding;
 - **yaml-large** — the same with bindings of ``--binding-bytes`` each;
-- **for_each** — a sequential ``for_each`` over N items (N up to 1,000), one action step
-  each, then a wait.
+- **for_each** — a sequential ``for_each`` over N items, one action step each, then a wait.
 
 Per workload and size: **first execution** (wall time to run the N steps up to the wait)
 and the **bytes written** by this process meanwhile (``/proc/self/io``), then the median
@@ -58,6 +59,7 @@ class Sizes:
     """How much to measure."""
 
     sizes: str = "10,1000,10000"
+    workloads: str = "python,yaml,yaml-large,for_each"
     runs: int = 3
     binding_bytes: int = 1000
     limit_seconds: float = 1.0
@@ -102,18 +104,19 @@ def _for_each(_n: int, _pad: int) -> str:
             "  - nap: { wait: { for: 1h } }\n")
 
 
-_FOR_EACH_MAX = 1000
-"""A for_each still rewrites its items and finished iterations at each checkpoint (O(N²) in
-all): larger sizes are left out."""
-
 Workload = tuple[str, Callable[[int, int], str] | None, int]
 """(name, the YAML source for N steps — None for the Python flow —, binding padding)."""
 
 
 def workloads(sizes: Sizes) -> list[Workload]:
-    """Every workload measured."""
-    return [("python", None, 0), ("yaml", _yaml, 10), ("yaml-large", _yaml, sizes.binding_bytes),
-            ("for_each", _for_each, 0)]
+    """The workloads ``--workloads`` names (default: all four)."""
+    every = [("python", None, 0), ("yaml", _yaml, 10), ("yaml-large", _yaml, sizes.binding_bytes),
+             ("for_each", _for_each, 0)]
+    chosen = sizes.workloads.split(",")
+    unknown = set(chosen) - {name for name, _, _ in every}
+    if unknown:
+        raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}")
+    return [workload for workload in every if workload[0] in chosen]
 
 
 def written_bytes() -> int:
@@ -160,8 +163,6 @@ async def measure_all(base: str, folder: Path, sizes: Sizes) -> list[dict[str, A
     results = []
     for workload in workloads(sizes):
         for n in [int(size) for size in sizes.sizes.split(",")]:
-            if workload[0] == "for_each" and n > _FOR_EACH_MAX:
-                continue
             say(f"{workload[0]}: {n} steps")
             with scratch_store(base, f"checkpoints_{workload[0].replace('-', '_')}_{n}") as url:
                 results.append(await measure(url, folder / f"{workload[0]}-{n}", workload, n,

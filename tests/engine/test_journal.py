@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from tarry import App, Context
-from tarry.engine.journal import BINDINGS, OPS, OpsJournal, names_ahead, whole_state
+from tarry.engine.journal import (
+    BINDINGS,
+    DONE,
+    ITEMS,
+    OPS,
+    OpsJournal,
+    names_ahead,
+    whole_state,
+)
 from tarry.language.loader import parse_flow
 from tarry.model import JournalEntry, RunStatus
 from tarry.testing import Harness
@@ -123,3 +131,60 @@ def test_operations_are_sealed_in_call_order_and_restored_exactly() -> None:
         "": [["map", "fan"], ["random", "b"]], "fan[1].": [["wait", "x"]]}
     stored = [JournalEntry(e.scope, e.key, json.loads(e.value)) for e in entries]
     assert whole_state(json.loads(live), stored) == before
+
+
+def each_flow(items: int, concurrency: int = 1) -> str:
+    """A for_each over ``items`` items whose every iteration waits an hour."""
+    listed = ", ".join(f'"item-{i}"' for i in range(items))
+    return (f"flow: each{items}\nsteps:\n  - all:\n      for_each: [{listed}]\n"
+            f"      concurrency: {concurrency}\n      steps:\n"
+            "        - nap: { wait: { for: 1h } }\n"
+            "        - got: { set: { name: \"{{ item }}\", index: \"{{ loop.index }}\" } }\n")
+
+
+async def test_a_for_each_journals_its_items_once_and_each_iteration_once(
+        harness: Harness) -> None:
+    few, many = (harness.start(harness.flow(each_flow(n))) for n in (3, 30))
+    await harness.run_due()
+    await harness.advance(timedelta(hours=2))  # two iterations of each finished
+    assert _state_bytes(harness, many) <= _state_bytes(harness, few) + 2  # "n": 3 / 30
+    assert "item-29" not in json.dumps(harness.record(many).state)
+    await harness.advance(timedelta(hours=40))
+    document = harness.document(many)
+    assert document["status"] == "succeeded"
+    assert [b["got"] for b in document["bindings"]["all"]] == [
+        {"name": f"item-{i}", "index": i} for i in range(30)]
+    scopes = [(e.scope, e.key) for e in harness.engine.store.journals([many])[many]]
+    assert scopes[0] == (ITEMS, "all")
+    # each iteration once, but the last: it finished in the walk that ended the for_each
+    assert sorted(scopes[1:-1]) == sorted((DONE + "all", str(i)) for i in range(29))
+    assert scopes[-1] == (BINDINGS, "all")
+
+
+async def test_a_resumed_for_each_reads_its_items_and_its_finished_iterations_at_the_end(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = harness.start(harness.flow(each_flow(4, concurrency=2)))
+    await harness.run_due()
+    reads: list[tuple[str, ...]] = []
+    original = harness.engine.store.read_journal
+
+    def counted(run: str, **query: Any) -> list[JournalEntry]:
+        reads.append(tuple(query["scopes"]))
+        return original(run, **query)
+
+    monkeypatch.setattr(harness.engine.store, "read_journal", counted)
+    await harness.advance(timedelta(hours=1))  # iterations 0 and 1 finish; 2 and 3 start
+    assert reads == [(BINDINGS,), (ITEMS,)]
+    await harness.advance(timedelta(hours=1))  # the last two finish: the for_each ends
+    assert reads[2:] == [(BINDINGS,), (ITEMS,), (DONE + "all",)]
+    assert [b["got"]["index"] for b in harness.document(run_id)["bindings"]["all"]] == [
+        0, 1, 2, 3]
+
+
+def test_the_whole_state_puts_a_for_each_s_journal_back() -> None:
+    live = {"root": {"at": 0, "phase": "steps", "b": {}, "cur": {
+        "each": "all", "n": 2, "next": 2, "live": {"1": {"at": 0, "phase": "steps", "b": {}}},
+        "done": {}, "failures": 0}}}
+    stored = [JournalEntry(ITEMS, "all", ["a", "b"]), JournalEntry(DONE + "all", "0", {"x": 1})]
+    cur = whole_state(live, stored)["root"]["cur"]
+    assert (cur["items"], cur["done"]) == (["a", "b"], {"0": {"x": 1}})

@@ -8,6 +8,7 @@ recorded error, so a worker survives any data.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -18,7 +19,7 @@ from tarry.actions import ActionRegistry
 from tarry.clock import iso
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.interpreter import Env, Interpreter
-from tarry.engine.journal import RunJournal, journal_for
+from tarry.engine.journal import JournalQuery, RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
@@ -133,9 +134,11 @@ class Executor:
         """Read back into ``state`` what the resume needs of the run's journal."""
         query = journal.query(state)
         if query is not None:
-            entries = await self._read_journal(run_id, scopes=query.scopes,
-                                               selective=query.selective, keys=query.keys)
-            journal.restore(state, entries)
+            journal.restore(state, await self._entries(run_id, query))
+
+    async def _entries(self, run_id: str, query: JournalQuery) -> list[JournalEntry]:
+        return await self._read_journal(run_id, scopes=query.scopes, selective=query.selective,
+                                        keys=query.keys)
 
     def _env(self, record: RunRecord, flow: Flow, state: dict[str, Any], *,
              journal: RunJournal, now: datetime, history: list[HistoryEntry]) -> Env:
@@ -168,7 +171,8 @@ class Executor:
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor, limits=self.limits)
+                  history=history, redact=self.redactor, limits=self.limits,
+                  read_journal=functools.partial(self._entries, record.id))
         return env
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections import ChainMap
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +26,7 @@ from tarry.backoff import grown
 from tarry.clock import from_iso, iso
 from tarry.engine import events, loops, tasks
 from tarry.engine.frames import new_frame, since
+from tarry.engine.journal import JournalQuery
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ActionError, ExpressionError, InvalidValue
@@ -47,7 +48,7 @@ from tarry.language.model import (
     Wait,
     WaitFor,
 )
-from tarry.model import HistoryEntry
+from tarry.model import HistoryEntry, JournalEntry
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits, check_value
 
@@ -56,6 +57,13 @@ __all__ = ["Env", "Interpreter", "Names"]
 Names = ChainMap[str, Any]
 
 _SHARED_RNG = random.Random()
+
+JournalReader = Callable[[JournalQuery], Awaitable[Sequence[JournalEntry]]]
+"""Reads the entries of one run's journal that a query names."""
+
+
+async def _no_journal(query: JournalQuery) -> Sequence[JournalEntry]:
+    raise RuntimeError(f"this walk has no journal to read {query.scopes} from")
 
 
 @dataclass
@@ -82,6 +90,9 @@ class Env:
     """Randomness for jitter (shared: seeding a generator per run costs more than a wake)."""
     redact: Redactor = field(default_factory=Redactor)
     """Masks secrets in error texts before the run records them."""
+    read_journal: JournalReader = field(default=_no_journal)
+    """Reads entries of the run's journal (what a for_each journaled, when the walk needs
+    it again)."""
 
     @property
     def eval(self) -> EvalContext:

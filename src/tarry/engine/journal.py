@@ -8,7 +8,12 @@ Python flow's replay) walks; this module moves between the two forms:
 - **YAML flows**: a binding of a completed step of the flow's top-level scope is an entry
   (scope ``""``, key: the step id). A resume reads only the bindings the steps still ahead
   can name (their expressions' names, known at load), so a wake after 3 steps or 3,000 reads
-  and writes the same. Nested scopes (a group, a loop iteration) are small and stay inline.
+  and writes the same. A ``for_each`` in progress journals its items once (scope ``items``,
+  key: its name, ``each`` in its state) and each finished iteration once (scope
+  ``done:<name>``, key: the index); its state keeps the count of items and the live
+  iterations. The walk reads the items back when it resumes the for_each, and the finished
+  iterations when the last one finishes (``Env.read_journal``). Other nested scopes (a
+  group, a repeat iteration) are small and stay inline.
 - **Python flows**: a finished operation is an entry (scope ``op``, key: its path; value:
   its scope, kind and record). Operations of one scope are sealed in call order, and only
   while every earlier one is sealed, so the order a replay checks is rebuilt exactly: the
@@ -27,19 +32,27 @@ from dataclasses import dataclass, fields, is_dataclass
 from itertools import islice
 from typing import Any
 
+from tarry.engine.frames import live_steps
 from tarry.errors import ExpressionError
 from tarry.language.expressions import compile_template
 from tarry.language.model import Flow, Scope, Step, Template
 from tarry.model import EncodedJSON, JournalEntry
 
-__all__ = ["BINDINGS", "OPS", "JournalQuery", "RunJournal", "bindings_with", "journal_for",
-           "whole_state"]
+__all__ = ["BINDINGS", "DONE", "ITEMS", "OPS", "JournalQuery", "RunJournal", "bindings_with",
+           "journal_for", "whole_state"]
 
 BINDINGS = ""
 """The scope of the top-level bindings of a YAML flow's run."""
 
 OPS = "op"
 """The scope of a Python flow's finished operations."""
+
+ITEMS = "items"
+"""The scope of the items of a YAML run's ``for_each`` steps (key: the for_each's ``each``)."""
+
+DONE = "done:"
+"""The prefix of the scope of one ``for_each``'s finished iterations (``done:<each>``, key:
+the iteration's index)."""
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
@@ -112,11 +125,38 @@ class BindingsJournal(RunJournal):
             return _encoded(state), ()
         bindings: dict[str, Any] = root["b"]
         added = list(islice(reversed(bindings.items()), len(bindings) - self._seen))[::-1]
-        fresh = tuple(JournalEntry(BINDINGS, key, _encoded(value))
-                      for key, value in added if key not in self._written)
+        fresh = [JournalEntry(BINDINGS, key, _encoded(value))
+                 for key, value in added if key not in self._written]
         self._written.update(entry.key for entry in fresh)
         self._seen = len(bindings)
-        return _encoded({**state, "root": {**root, "b": {}}}), fresh
+        eaches = [cur for cur in live_steps(root) if "each" in cur]
+        for cur in eaches:
+            fresh.extend(_for_each_entries(cur))
+        items = [cur.pop("items", None) for cur in eaches]  # written once, kept in memory
+        root["b"] = {}
+        try:
+            live = _encoded(state)
+        finally:
+            root["b"] = bindings
+            for cur, kept in zip(eaches, items, strict=True):
+                if kept is not None:
+                    cur["items"] = kept
+        return live, tuple(fresh)
+
+
+def _for_each_entries(cur: dict[str, Any]) -> list[JournalEntry]:
+    """What a for_each in progress completed since its last checkpoint, as entries: its
+    items, the first time (``n`` records their count from then on), and every iteration
+    finished since (then dropped from its state: the journal holds them)."""
+    name = cur["each"]
+    fresh = []
+    if "n" not in cur:
+        fresh.append(JournalEntry(ITEMS, name, _encoded(cur["items"])))
+        cur["n"] = len(cur["items"])
+    fresh.extend(JournalEntry(DONE + name, index, _encoded(finished))
+                 for index, finished in cur["done"].items())
+    cur["done"] = {}
+    return fresh
 
 
 def names_ahead(body: Scope, at: int, recovering: bool) -> frozenset[str]:
@@ -259,4 +299,16 @@ def whole_state(state: dict[str, Any], entries: Sequence[JournalEntry]) -> dict[
         OpsJournal().restore(state, [entry for entry in entries if entry.scope == OPS])
     if "root" in state:
         state["root"]["b"] = bindings_with(state, entries)
+        _restore_for_each(state["root"], entries)
     return state
+
+
+def _restore_for_each(root: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+    """Put every for_each's journaled items and finished iterations back in its state."""
+    by_scope: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        by_scope.setdefault(entry.scope, {})[entry.key] = entry.value
+    for cur in live_steps(root):
+        if "each" in cur:
+            cur.setdefault("items", by_scope.get(ITEMS, {}).get(cur["each"]))
+            cur["done"] = {**by_scope.get(DONE + cur["each"], {}), **cur["done"]}

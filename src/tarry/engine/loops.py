@@ -2,7 +2,9 @@
 
 Both bind their id to the list of iteration scopes. A ``repeat`` keeps one live iteration
 frame; a ``for_each`` keeps one frame per live iteration (``concurrency`` of them), each a
-branch that suspends and wakes on its own.
+branch that suspends and wakes on its own. A for_each's items and finished iterations go to
+the run's journal at its checkpoints (:mod:`tarry.engine.journal`): the walk reads its items
+back when it resumes it, and the finished iterations once the last one finishes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tarry.backoff import Jitter, grown
 from tarry.clock import from_iso, iso
 from tarry.engine.frames import new_frame, since
+from tarry.engine.journal import DONE, ITEMS, JournalQuery
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
@@ -94,7 +97,10 @@ async def run_for_each(walker: Interpreter, step: Step, cur: dict[str, Any], nam
         items = to_json(walker.render(each.items, names))
         if not isinstance(items, list):
             raise ExpressionError(f"for_each needs a list, got {type(items).__name__}")
-        cur.update(items=items, next=0, live={}, done={}, failures=0)
+        cur.update(each=path, items=items, next=0, live={}, done={}, failures=0)
+    elif "items" not in cur:  # resumed: its items are in the journal
+        [entry] = await walker.env.read_journal(JournalQuery((ITEMS,), ITEMS, (cur["each"],)))
+        cur["items"] = entry.value
     while True:
         _start_iterations(cur, each.concurrency)
         waits: list[WaitInfo] = []
@@ -102,9 +108,19 @@ async def run_for_each(walker: Interpreter, step: Step, cur: dict[str, Any], nam
         if outcome is not None:
             return outcome
         if not cur["live"] and cur["next"] >= len(cur["items"]):
-            return Done([cur["done"][str(i)] for i in range(len(cur["items"]))])
+            return Done(await _every_iteration(walker, cur))
         if not (_has_free_slot(cur, each.concurrency) and cur["next"] < len(cur["items"])):
             return Blocked(tuple(waits))
+
+
+async def _every_iteration(walker: Interpreter, cur: dict[str, Any]) -> list[Any]:
+    """Every iteration's bindings (or failure), in order: those finished since the last
+    checkpoint, and those the journal holds."""
+    done: dict[str, Any] = cur["done"]
+    if len(done) < len(cur["items"]):
+        for entry in await walker.env.read_journal(JournalQuery((DONE + cur["each"],))):
+            done.setdefault(entry.key, entry.value)
+    return [done[str(index)] for index in range(len(cur["items"]))]
 
 
 def _start_iterations(cur: dict[str, Any], concurrency: int) -> None:

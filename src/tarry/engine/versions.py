@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tarry.engine.frames import live_steps
 from tarry.errors import StateVersionError
 
 __all__ = ["STATE_VERSION", "UPGRADES", "upgrade"]
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 """The shape this tarry writes."""
 
 
@@ -32,7 +33,21 @@ def _from_0(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _from_0}
+def _from_1(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 kept a ``for_each``'s items and finished iterations inline in its state.
+    Version 2 journals them (see :mod:`tarry.engine.journal`), under a name the for_each's
+    state carries (``each``): a version-1 for_each gets a name of its own (``#1``, ``#2``, …,
+    never a step's path), and its first checkpoint moves its items and finished iterations to
+    the journal."""
+    root = state.get("root")
+    if root is not None:
+        legacy = (cur for cur in live_steps(root) if "items" in cur and "live" in cur)
+        for number, cur in enumerate(legacy, start=1):
+            cur.setdefault("each", f"#{number}")
+    return state
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _from_0, 1: _from_1}
 """version n → the function that turns a version-n state into a version n+1 one."""
 
 
