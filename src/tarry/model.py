@@ -323,6 +323,11 @@ class RunUpdate:
     tasks: tuple[TaskRequest, ...] = ()
     """Every task the run waits on after this update (on release; replaces the open set:
     one no longer listed is closed, as timed out once its deadline passed, else cancelled)."""
+    had_waits: bool = True
+    """False when the run is known to have had no event wait registered before this update
+    (its last release registered none): the store need not look them up."""
+    had_tasks: bool = True
+    """False when the run is known to have had no open task before this update."""
 
 
 class CheckpointOutcome(StrEnum):

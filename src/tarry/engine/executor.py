@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -90,6 +90,7 @@ class Executor:
         ``StateVersionError`` (and changes nothing) for a state newer than this code.
         """
         state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
+        registered = _registered(record, state)
         history: list[HistoryEntry] = []
         if is_held(state):  # the hold gate decides first; once clear, the first step runs now
             held = await self.gate.evaluate(record, state, now, history)
@@ -118,7 +119,8 @@ class Executor:
         except _CancelRequested:
             history.append(HistoryEntry(now, "cancelled", None, {"by": "request"}))
             return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
-                                      consumed=tuple(env.consumed)), state, journal)
+                                      consumed=tuple(env.consumed)), state, journal,
+                            registered)
         except Exception as exc:
             logger.exception("run %s: internal error", record.id, extra={"run_id": record.id})
             outcome = Failed({"type": "internal-error",
@@ -128,7 +130,8 @@ class Executor:
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
         return _written(update_for(record.id, state, outcome, history, now,
                                    consumed=tuple(env.consumed), result=result,
-                                   rescan=tuple(sorted(env.rescan))), state, journal)
+                                   rescan=tuple(sorted(env.rescan))), state, journal,
+                        registered)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -176,10 +179,26 @@ class Executor:
         return env
 
 
-def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal) -> RunUpdate:
-    """``update`` as the store writes it: the live state, and what completed as entries."""
+def _registered(record: RunRecord, state: Mapping[str, Any]) -> Mapping[str, bool]:
+    """What the run may have registered in the store before this advance: event waits,
+    open tasks. A run that never ran has neither; otherwise its last release noted them in
+    its state (``registered``); a state without the note may have both."""
+    if record.status in (RunStatus.PENDING, RunStatus.HELD):
+        return {"waits": False, "tasks": False}
+    noted = state.get("registered")
+    return noted if isinstance(noted, dict) else {"waits": True, "tasks": True}
+
+
+def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
+             registered: Mapping[str, bool]) -> RunUpdate:
+    """``update`` as the store writes it: the live state (which notes, on release, whether
+    the run has event waits and open tasks now), and what completed as entries; with what
+    the run had registered before, so that the store looks up only what may exist."""
+    if update.release:
+        state["registered"] = {"waits": bool(update.waits), "tasks": bool(update.tasks)}
     live, entries = journal.split(state)
-    return replace(update, state=live, journal=entries)
+    return replace(update, state=live, journal=entries, had_waits=registered["waits"],
+                   had_tasks=registered["tasks"])
 
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,

@@ -111,7 +111,7 @@ class BindingsJournal(RunJournal):
         if root is None:
             return None
         names = names_ahead(self.flow.body, root["at"], root["phase"] == "recover")
-        return JournalQuery((BINDINGS,), BINDINGS, tuple(sorted(names)))
+        return JournalQuery((BINDINGS,), BINDINGS, tuple(sorted(names))) if names else None
 
     def restore(self, state: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
         bindings = state["root"]["b"]

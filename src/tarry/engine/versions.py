@@ -38,7 +38,8 @@ def _from_1(state: dict[str, Any]) -> dict[str, Any]:
     Version 2 journals them (see :mod:`tarry.engine.journal`), under a name the for_each's
     state carries (``each``): a version-1 for_each gets a name of its own (``#1``, ``#2``, …,
     never a step's path), and its first checkpoint moves its items and finished iterations to
-    the journal."""
+    the journal. Version 2 also notes at each release whether the run has event waits and
+    open tasks (``registered``); a state without the note is taken to have both."""
     root = state.get("root")
     if root is not None:
         legacy = (cur for cur in live_steps(root) if "items" in cur and "live" in cur)

@@ -9,6 +9,7 @@ arrive at the same moment always meet: one of them sees the other.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from tarry.store.rows import Row
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
-__all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_of",
+__all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_event", "inbox_of",
            "lock_correlations", "plan_wait_changes", "record_from_row", "redeliver",
            "register_waits", "settle_inbox"]
 
@@ -46,11 +47,21 @@ def deliver_new(tx: Tx, event: NewEvent, now: datetime,
     if existing is not None:
         return record_from_row(existing, state=EventState.DUPLICATE)
     state, runs = _deliver(tx, event, now)
-    tx.many("insert_event", [_event_params(event, state, runs, now)])
-    _start(tx, event, starts, now)
-    row = tx.one("find_event", {"type": event.type, "id": event.id})
-    assert row is not None
-    return record_from_row(row)
+    params = _event_params(event, state, runs, now)
+    tx.many("insert_event", [params])
+    return _inserted(event, params, _start(tx, event, starts, now))
+
+
+def _inserted(event: NewEvent, params: Mapping[str, Any], started: tuple[str, ...]) -> EventRecord:
+    """The record of an event inserted with ``params``, as a read would return it: no read
+    is needed, so the insert goes out with the commit."""
+    buffer_until = params["buffer_until"]
+    return EventRecord(id=event.id, type=event.type, state=EventState(params["state"]),
+                       data=json.loads(params["data"]),
+                       received_at=from_millis(params["received_at"]),
+                       runs=tuple(json.loads(params["runs"])), errors=tuple(event.errors),
+                       buffer_until=None if buffer_until is None else from_millis(buffer_until),
+                       started=started)
 
 
 def redeliver(tx: Tx, event: NewEvent, now: datetime,
@@ -71,14 +82,15 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
     return record_from_row(row)
 
 
-def _start(tx: Tx, event: NewEvent, starts: TriggerStarts | None, now: datetime) -> bool:
-    """Start the runs the valid ``event``'s triggers ask for, and note them on it; whether
-    there were any."""
+def _start(tx: Tx, event: NewEvent, starts: TriggerStarts | None,
+           now: datetime) -> tuple[str, ...]:
+    """Start the runs the valid ``event``'s triggers ask for, and note them on it; their
+    ids."""
     if starts is None or event.errors or not starts.runs:
-        return False
+        return ()
     started = triggerstore.insert_starts(tx, starts.runs, now, starts.supersede_since)
     triggerstore.note_started(tx, event.type, event.id, started)
-    return True
+    return tuple(started)
 
 
 def discard(tx: Tx, event_id: str, now: datetime) -> EventRecord:
@@ -119,11 +131,15 @@ def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
     """The inboxes of ``run_ids``, oldest first."""
     found: dict[str, list[InboxEvent]] = {}
     for row in tx.all("inbox_of_runs", {"ids": json.dumps(run_ids)}):
-        found.setdefault(row["run_id"], []).append(InboxEvent(
-            inbox_id=str(row["seq"]), wait_id=row["wait_id"], event_id=row["event_id"],
-            type=row["event_type"], data=_json(row["data"]),
-            received_at=from_millis(row["received_at"])))
+        found.setdefault(row["run_id"], []).append(inbox_event(row))
     return found
+
+
+def inbox_event(row: Row) -> InboxEvent:
+    """An ``inbox`` row as an :class:`InboxEvent`."""
+    return InboxEvent(inbox_id=str(row["seq"]), wait_id=row["wait_id"],
+                      event_id=row["event_id"], type=row["event_type"], data=_json(row["data"]),
+                      received_at=from_millis(row["received_at"]))
 
 
 def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> None:
@@ -166,8 +182,8 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
     if not releasing:
         return {}
     registered: dict[str, set[_WaitKey]] = {}
-    ids = json.dumps([update.run_id for update in releasing])
-    for row in tx.all("registered_waits", {"ids": ids}):
+    looked_up = [update.run_id for update in releasing if update.had_waits]
+    for row in tx.all("registered_waits", {"ids": json.dumps(looked_up)}) if looked_up else ():
         registered.setdefault(row["run_id"], set()).add(
             (row["wait_id"], row["type"], row["match_key"]))
     plans: dict[str, WaitChanges] = {}
@@ -202,8 +218,9 @@ def settle_inbox(tx: Tx, update: RunUpdate, now: datetime, changes: WaitChanges)
                  if wait.wait_id in rescan and wait not in changes.added)
     for wait in kept:
         _take_buffered(tx, update.run_id, wait, now)
-    if update.status.value == "waiting" and tx.one("run_has_inbox",
-                                                   {"run_id": update.run_id}):
+    could_have_inbox = update.had_waits or update.had_tasks or changes.added
+    if update.status.value == "waiting" and could_have_inbox and tx.one(
+            "run_has_inbox", {"run_id": update.run_id}):
         tx.run("wake_run_now", {"run_id": update.run_id, "now": to_millis(now)})
 
 

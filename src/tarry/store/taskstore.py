@@ -39,7 +39,8 @@ def settle_tasks(tx: Tx, update: RunUpdate, now: datetime) -> None:
     if not update.release:
         return
     held = {row["id"]: row["reminders"]
-            for row in tx.all("open_tasks_of_run", {"run_id": update.run_id})}
+            for row in tx.all("open_tasks_of_run", {"run_id": update.run_id})
+            } if update.had_tasks else {}
     wanted = {task.id: task for task in update.tasks}
     tx.many("insert_task", [_task_params(update.run_id, task)
                             for task in wanted.values() if task.id not in held])

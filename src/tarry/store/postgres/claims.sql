@@ -28,3 +28,26 @@ SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
     updated_at = %(now)s
 FROM due WHERE runs.id = due.id
 RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
+
+-- name: claim_due_runs_with_inbox
+-- claim_due_runs, and each claimed run's inbox (inbox_rows: a JSON array of its rows, oldest
+-- first, each event's data as JSON text, as the inbox_of_runs rows have it), in one
+-- statement: run on its own, it commits without BEGIN or COMMIT.
+WITH due AS (
+    SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
+    ORDER BY due_at LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE runs
+    SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
+        updated_at = %(now)s
+    FROM due WHERE runs.id = due.id
+    RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
+)
+SELECT claimed.*,
+       COALESCE((SELECT json_agg(json_build_object(
+                             'seq', seq, 'wait_id', wait_id, 'event_type', event_type,
+                             'event_id', event_id, 'data', data::text,
+                             'received_at', received_at) ORDER BY seq)
+                 FROM inbox WHERE inbox.run_id = claimed.id), '[]') AS inbox_rows
+FROM claimed

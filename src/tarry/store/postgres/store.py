@@ -28,13 +28,14 @@ import psycopg
 from psycopg.types.string import TextLoader
 
 from tarry.clock import to_millis
-from tarry.model import RunRecord
-from tarry.store import rows
+from tarry.model import InboxEvent, RunRecord
+from tarry.store import eventstore, rows
 from tarry.store.migrations import load_migrations
 from tarry.store.postgres.connections import ThreadConnections
 from tarry.store.postgres.errors import translated
 from tarry.store.postgres.listener import ChangeListener
 from tarry.store.postgres.statements import Statements
+from tarry.store.rows import Row
 from tarry.store.sqlfiles import load_queries
 from tarry.store.sqlstore import SqlStore, Tx
 
@@ -99,13 +100,34 @@ class PostgresStore(SqlStore):
             finally:
                 statements.close()
 
+    def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
+                             limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """:meth:`claim_due` and the inbox of each run it claimed, in one statement: run
+        without BEGIN or COMMIT, it is a transaction of its own (one round trip)."""
+        if limit <= 0:
+            return []
+        with self._transaction(write=False) as tx:  # one statement: its own transaction
+            leased = self._leased(tx, "claim_due_runs_with_inbox", {"limit": limit}, now=now,
+                                  worker=worker, lease_until=lease_until)
+        return [(rows.claimed_record(row, row["claimed_from"]),
+                 [eventstore.inbox_event(item) for item in row["inbox_rows"]])
+                for row in leased]
+
     def _claim(self, tx: Tx, due: str, params: Mapping[str, Any], *, now: datetime,
                worker: str, lease_until: datetime) -> list[RunRecord]:
         """The selection and the lease in one statement (``claim_<due>``)."""
-        leased = tx.all(f"claim_{due}", {**params, "now": to_millis(now), "worker": worker,
-                                         "lease_until": to_millis(lease_until)})
-        leased.sort(key=lambda row: (row["was_due"], row["id"]))
+        leased = self._leased(tx, f"claim_{due}", params, now=now, worker=worker,
+                              lease_until=lease_until)
         return [rows.claimed_record(row, row["claimed_from"]) for row in leased]
+
+    @staticmethod
+    def _leased(tx: Tx, claim: str, params: Mapping[str, Any], *, now: datetime, worker: str,
+                lease_until: datetime) -> list[Row]:
+        """The rows the ``claim`` statement leased, the earliest due first."""
+        leased = tx.all(claim, {**params, "now": to_millis(now), "worker": worker,
+                                "lease_until": to_millis(lease_until)})
+        leased.sort(key=lambda row: (row["was_due"], row["id"]))
+        return leased
 
     @contextmanager
     def _schema_lock(self) -> Iterator[None]:
