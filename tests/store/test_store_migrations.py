@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tarry.errors import MigrationError
+from tarry.errors import MigrationError, StoreError
 from tarry.store.migrations import Migration, load_migrations, pending, require_current
 from tarry.store.sqlite import SQLiteStore
 
@@ -114,3 +114,17 @@ def test_a_migration_applied_meanwhile_by_another_process_is_skipped(
 
     first.close()
     second.close()
+
+
+def test_migrations_apply_all_or_none_so_no_process_sees_a_schema_halfway(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SQLiteStore(tmp_path / "t.db")
+    *good, last = load_migrations("tarry.store.sqlite")
+    monkeypatch.setattr(store, "_migrations", (*good, Migration(last.version, last.name,
+                                                                "CREATE TABLE broken (")))
+    with pytest.raises(StoreError):
+        store.migrate()
+    assert store._applied_versions() is None  # an empty database still, not version 1 of 8
+    monkeypatch.undo()
+    assert len(store.migrate()) == len(good) + 1
+    store.close()

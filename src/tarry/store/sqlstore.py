@@ -200,17 +200,16 @@ class SqlStore(ABC):
     # -- schema ---------------------------------------------------------------------------
 
     def migrate(self) -> list[str]:
-        """Apply pending schema migrations; return the names of those applied."""
-        applied: list[str] = []
-        for migration in pending(self._migrations, self._applied_versions() or []):
-            with self._migration_transaction() as tx:
-                if migration.version in (self._applied_in(tx) or []):
-                    continue  # another process applied it meanwhile
+        """Apply pending schema migrations, all in one transaction (all of them or, on an
+        error, none); return the names of those applied. Another process that opens the
+        database meanwhile sees it empty or migrated, never halfway."""
+        with self._migration_transaction() as tx:  # what another process applied meanwhile
+            todo = pending(self._migrations, self._applied_in(tx) or [])  # counts as applied
+            for migration in todo:
                 self._run_script(tx, migration.sql)
                 tx.run("record_migration", {"version": migration.version,
                                             "name": migration.name})
-            applied.append(migration.name)
-        return applied
+        return [migration.name for migration in todo]
 
     def ensure_schema(self) -> None:
         """Migrate an empty database; refuse (``MigrationError``) one behind or ahead."""
