@@ -8,7 +8,6 @@ recorded error, so a worker survives any data.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -18,9 +17,10 @@ from typing import Any, Protocol
 from tarry.actions import ActionRegistry
 from tarry.clock import iso
 from tarry.engine.catalog import FlowCatalog
+from tarry.engine.commands import ActionFailed, Command, ReadJournal, RunAction, call_action
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
-from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome
+from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
@@ -110,7 +110,7 @@ class Executor:
         env = self._env(record, flow, state, journal=journal, now=now, history=history)
         env.inbox = _by_wait(inbox or [])
         try:
-            outcome = await (Interpreter(env).advance(state) if program is None
+            outcome = await (self._walk(env, state) if program is None
                              else program.advance(env, state))
         except LeaseLost:
             return None
@@ -132,6 +132,45 @@ class Executor:
                                    consumed=tuple(env.consumed), result=result,
                                    rescan=tuple(sorted(env.rescan))), state, journal,
                         registered)
+
+    async def _walk(self, env: Env, state: dict[str, Any]) -> Outcome:
+        """Walk the run's state, carry out what the walk asks (:mod:`tarry.engine.commands`)
+        and walk again, until it is blocked or has ended. Actions with effects run
+        concurrently; the results of those that finished are put in their steps' state and
+        checkpointed together before the walk goes on past them."""
+        interpreter = Interpreter(env)
+        calls: dict[asyncio.Future[Any], RunAction] = {}
+        try:
+            while True:
+                outcome = await interpreter.advance(state)
+                if not isinstance(outcome, Pending):
+                    return outcome
+                read = await self._carry_out(env, outcome.commands, calls)
+                if calls:
+                    finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+                    if _record(env, [(calls.pop(call), call.result()) for call in finished]):
+                        await env.checkpoint()
+                elif not read:
+                    raise RuntimeError("the walk waits for an action nobody is running")
+        finally:
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+
+    async def _carry_out(self, env: Env, commands: Sequence[Command],
+                         calls: dict[asyncio.Future[Any], RunAction]) -> bool:
+        """Start the calls ``commands`` ask for (into ``calls``), and do their journal reads;
+        whether there were reads."""
+        read = False
+        for command in commands:
+            if isinstance(command, ReadJournal):
+                command.into(await self._entries(env.run_id, command.query))
+                read = True
+            else:
+                calls[asyncio.ensure_future(call_action(
+                    self.actions, command.name, command.args, command.context,
+                    redact=self.redactor, value_bytes=self.limits.value_bytes))] = command
+        return read
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -174,9 +213,20 @@ class Executor:
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor, limits=self.limits,
-                  read_journal=functools.partial(self._entries, record.id))
+                  history=history, redact=self.redactor, limits=self.limits)
         return env
+
+
+def _record(env: Env, finished: Sequence[tuple[RunAction, Any]]) -> bool:
+    """Put what the finished calls came to where the walk finds it: a result in its step's
+    state, a failure in ``env.failures``; whether there were results (to checkpoint)."""
+    for call, result in finished:
+        env.in_flight.discard(call.path)
+        if isinstance(result, ActionFailed):
+            env.failures[call.path] = result
+        else:
+            call.cur["result"] = result
+    return any(not isinstance(result, ActionFailed) for _, result in finished)
 
 
 def _registered(record: RunRecord, state: Mapping[str, Any]) -> Mapping[str, bool]:

@@ -8,28 +8,41 @@ iteration's, a ``for_each`` one per live iteration — so one run can hold sever
 suspended at once.
 
 Resuming walks from the root down the live path only, never replaying completed steps, so a
-wake costs the same after 3 steps or 3,000. The walk is pure but for the actions it calls and
-the clock reading it is given (``Env.now``); the caller persists the mutated state.
+wake costs the same after 3 steps or 3,000. The walk does no I/O: it reads the clock it is
+given (``Env.now``), calls the pure built-in actions itself, and answers
+:class:`~tarry.engine.outcome.Pending` with commands (:mod:`tarry.engine.commands`) where it
+needs an action with effects run or the journal read; the executor carries them out, records
+what they returned in the state, checkpoints, and walks again. The executor persists the
+mutated state.
 """
 
 from __future__ import annotations
 
 import random
 from collections import ChainMap
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from tarry.actions import ActionContext, ActionRegistry, StepFailure, idempotency_key
+from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import from_iso, iso
 from tarry.engine import events, loops, tasks
+from tarry.engine.commands import ActionFailed, RunAction, call_action
 from tarry.engine.frames import new_frame, since
-from tarry.engine.journal import JournalQuery
-from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, WaitInfo, step_error
+from tarry.engine.outcome import (
+    Blocked,
+    Done,
+    Exited,
+    Failed,
+    Outcome,
+    Pending,
+    WaitInfo,
+    step_error,
+)
 from tarry.engine.values import to_json
-from tarry.errors import ActionError, ExpressionError, InvalidValue
+from tarry.errors import ExpressionError, InvalidValue
 from tarry.language.durations import MAX_DURATION, check_duration, parse_duration, parse_instant
 from tarry.language.expressions import EvalContext, render
 from tarry.language.model import (
@@ -48,22 +61,15 @@ from tarry.language.model import (
     Wait,
     WaitFor,
 )
-from tarry.model import HistoryEntry, JournalEntry
+from tarry.model import HistoryEntry
 from tarry.secrets import Redactor
-from tarry.values import ValueLimits, check_value
+from tarry.values import ValueLimits
 
 __all__ = ["Env", "Interpreter", "Names"]
 
 Names = ChainMap[str, Any]
 
 _SHARED_RNG = random.Random()
-
-JournalReader = Callable[[JournalQuery], Awaitable[Sequence[JournalEntry]]]
-"""Reads the entries of one run's journal that a query names."""
-
-
-async def _no_journal(query: JournalQuery) -> Sequence[JournalEntry]:
-    raise RuntimeError(f"this walk has no journal to read {query.scopes} from")
 
 
 @dataclass
@@ -90,9 +96,12 @@ class Env:
     """Randomness for jitter (shared: seeding a generator per run costs more than a wake)."""
     redact: Redactor = field(default_factory=Redactor)
     """Masks secrets in error texts before the run records them."""
-    read_journal: JournalReader = field(default=_no_journal)
-    """Reads entries of the run's journal (what a for_each journaled, when the walk needs
-    it again)."""
+    in_flight: set[str] = field(default_factory=set)
+    """The paths of the action steps whose calls the walk asked the executor for, until the
+    executor has recorded what they came to."""
+    failures: dict[str, ActionFailed] = field(default_factory=dict)
+    """What the executor's failed calls came to, by step path, for the walk to retry or
+    fail them."""
 
     @property
     def eval(self) -> EvalContext:
@@ -246,36 +255,48 @@ def _quoted(exc: ExpressionError) -> str:
 
 async def _run_action(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
                       path: str) -> Outcome:
+    """An action step: done once it has a result; else called (or asked of the executor),
+    and after a failure retried or failed by its ``retry``."""
+    env = walker.env
+    if "result" in cur:  # completed (and checkpointed, if it had effects): never run again
+        return Done(cur["result"])
+    failed = env.failures.pop(path, None)  # what the executor's call of it came to
+    if failed is None:
+        if path in env.in_flight:
+            return Pending()
+        if "retry_at" in cur and env.now < from_iso(cur["retry_at"]):
+            return Blocked((WaitInfo("retry", path, from_iso(cur["retry_at"]),
+                                     since=since(cur)),))
+        called = await _call(walker, step, cur, names, path)
+        if not isinstance(called, ActionFailed):
+            return called
+        failed = called
+    if not failed.retryable:
+        return step_error(failed.kind, failed.message, path)
+    return _retry_or_fail(walker, step, cur, path, attempt=failed.attempt, kind=failed.kind,
+                          message=failed.message)
+
+
+async def _call(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,
+                path: str) -> Outcome | ActionFailed:
+    """A pure built-in is called here (its result, or why it failed); any other action is a
+    command for the executor, which records its result in ``cur`` and checkpoints, or hands
+    its failure back through ``Env.failures``."""
     assert isinstance(step.construct, Action)
     env = walker.env
-    if "result" in cur:  # completed and checkpointed before a crash: never run it again
-        return Done(cur["result"])
-    if "retry_at" in cur and env.now < from_iso(cur["retry_at"]):
-        return Blocked((WaitInfo("retry", path, from_iso(cur["retry_at"]), since=since(cur)),))
-    attempt = cur.get("attempt", 0) + 1
     name = step.construct.name
     args = to_json(walker.render(step.construct.args, names))
-    ctx = ActionContext(run_id=env.run_id, step_path=path, attempt=attempt,
-                        idempotency_key=idempotency_key(env.run_id, path), now=env.now,
-                        note=lambda message: env.record("log", path, message=message))
-    try:
-        binding = to_json(await env.actions.call(
-            name, args if isinstance(args, dict) else {"value": args}, ctx))
-    except StepFailure as failure:
-        return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind=failure.type,
-                              message=env.redact(str(failure)))
-    except ActionError as exc:
-        return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
-                              message=env.redact(str(exc)))
-    except Exception as exc:
-        return _retry_or_fail(walker, step, cur, path, attempt=attempt, kind="action-error",
-                              message=env.redact(f"{type(exc).__name__}: {exc}"))
-    # a result no store can keep fails the step (InvalidValue), before anything is written
-    check_value(binding, f"the result of step '{path}'", env.limits.value_bytes)
+    attempt = cur.get("attempt", 0) + 1
+    context = ActionContext(run_id=env.run_id, step_path=path, attempt=attempt,
+                            idempotency_key=idempotency_key(env.run_id, path), now=env.now,
+                            note=lambda message: env.record("log", path, message=message))
+    arguments = args if isinstance(args, dict) else {"value": args}
     if not env.actions.is_pure(name):
-        cur["result"] = binding
-        await env.checkpoint()
-    return Done(binding)
+        env.in_flight.add(path)  # asked once: a walk again before it finishes waits for it
+        return Pending((RunAction(path, name, arguments, context, cur),))
+    result = await call_action(env.actions, name, arguments, context, redact=env.redact,
+                               value_bytes=env.limits.value_bytes)
+    return result if isinstance(result, ActionFailed) else Done(result)
 
 
 def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: str, *,

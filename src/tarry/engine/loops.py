@@ -9,20 +9,22 @@ back when it resumes it, and the finished iterations once the last one finishes.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine
+import functools
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from tarry.backoff import Jitter, grown
 from tarry.clock import from_iso, iso
+from tarry.engine.commands import Command, ReadJournal
 from tarry.engine.frames import new_frame, since
 from tarry.engine.journal import DONE, ITEMS, JournalQuery
-from tarry.engine.outcome import Blocked, Done, Failed, Outcome, WaitInfo, step_error
+from tarry.engine.outcome import Blocked, Done, Failed, Outcome, Pending, WaitInfo, step_error
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
 from tarry.language.model import Backoff, ForEach, Repeat, Step, Template
 from tarry.language.yamlsource import describe_value
+from tarry.model import JournalEntry
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Interpreter, Names
@@ -99,28 +101,29 @@ async def run_for_each(walker: Interpreter, step: Step, cur: dict[str, Any], nam
             raise ExpressionError(f"for_each needs a list, got {type(items).__name__}")
         cur.update(each=path, items=items, next=0, live={}, done={}, failures=0)
     elif "items" not in cur:  # resumed: its items are in the journal
-        [entry] = await walker.env.read_journal(JournalQuery((ITEMS,), ITEMS, (cur["each"],)))
-        cur["items"] = entry.value
+        return Pending((ReadJournal(JournalQuery((ITEMS,), ITEMS, (cur["each"],)),
+                                    functools.partial(_items_read, cur)),))
     while True:
         _start_iterations(cur, each.concurrency)
-        waits: list[WaitInfo] = []
-        outcome = await _advance_live(walker, each, cur, names, path, waits=waits)
+        outcome = await _advance_live(walker, each, cur, names, path)
         if outcome is not None:
             return outcome
-        if not cur["live"] and cur["next"] >= len(cur["items"]):
-            return Done(await _every_iteration(walker, cur))
-        if not (_has_free_slot(cur, each.concurrency) and cur["next"] < len(cur["items"])):
-            return Blocked(tuple(waits))
+        if cur["live"] or cur["next"] < len(cur["items"]):
+            continue  # iterations finished: start the next ones
+        if len(cur["done"]) < len(cur["items"]):  # the others finished before a checkpoint
+            return Pending((ReadJournal(JournalQuery((DONE + cur["each"],)),
+                                        functools.partial(_finished_read, cur)),))
+        return Done([cur["done"][str(index)] for index in range(len(cur["items"]))])
 
 
-async def _every_iteration(walker: Interpreter, cur: dict[str, Any]) -> list[Any]:
-    """Every iteration's bindings (or failure), in order: those finished since the last
-    checkpoint, and those the journal holds."""
-    done: dict[str, Any] = cur["done"]
-    if len(done) < len(cur["items"]):
-        for entry in await walker.env.read_journal(JournalQuery((DONE + cur["each"],))):
-            done.setdefault(entry.key, entry.value)
-    return [done[str(index)] for index in range(len(cur["items"]))]
+def _items_read(cur: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+    [entry] = entries
+    cur["items"] = entry.value
+
+
+def _finished_read(cur: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+    for entry in entries:
+        cur["done"].setdefault(entry.key, entry.value)
 
 
 def _start_iterations(cur: dict[str, Any], concurrency: int) -> None:
@@ -134,17 +137,22 @@ def _has_free_slot(cur: dict[str, Any], concurrency: int) -> bool:
 
 
 async def _advance_live(walker: Interpreter, each: ForEach, cur: dict[str, Any], names: Names,
-                        path: str, *, waits: list[WaitInfo]) -> Outcome | None:
-    """Advance every live branch at once, collecting the waits of blocked ones into ``waits``.
+                        path: str) -> Outcome | None:
+    """Advance every live branch; None when some finished (the loop starts the next ones).
 
-    The branches run concurrently: their actions overlap, and the checkpoints that follow
-    actions finishing together are taken once. Returns an outcome when the whole step ends
-    (a failure beyond ``tolerate``, an exit).
+    Otherwise the outcome of the whole step: a failure beyond ``tolerate`` or an exit; the
+    commands of the branches that need the executor (whose actions then run concurrently);
+    or, when every live branch is suspended, their waits together.
     """
-    keys = sorted(cur["live"], key=int)
-    outcomes = await _all_or_none(
-        [_advance_branch(walker, each, cur, names, path, key=key) for key in keys])
-    for key, outcome in zip(keys, outcomes, strict=True):
+    commands: list[Command] = []
+    waits: list[WaitInfo] = []
+    pending = finished = False
+    for key in sorted(cur["live"], key=int):
+        outcome = await _advance_branch(walker, each, cur, names, path, key=key)
+        if isinstance(outcome, Pending):
+            commands.extend(outcome.commands)
+            pending = True
+            continue
         if isinstance(outcome, Blocked):
             waits.extend(outcome.waits)
             continue
@@ -158,7 +166,11 @@ async def _advance_live(walker: Interpreter, each: ForEach, cur: dict[str, Any],
         else:
             return outcome
         del cur["live"][key]
-    return None
+        finished = True
+    more = _has_free_slot(cur, each.concurrency) and cur["next"] < len(cur["items"])
+    if not cur["live"] or (finished and more):
+        return None
+    return Pending(tuple(commands)) if pending else Blocked(tuple(waits))
 
 
 async def _advance_branch(walker: Interpreter, each: ForEach, cur: dict[str, Any], names: Names,
@@ -167,18 +179,3 @@ async def _advance_branch(walker: Interpreter, each: ForEach, cur: dict[str, Any
     iteration = names.new_child({each.as_: cur["items"][index],
                                  "loop": {"index": index, "first": index == 0}})
     return await walker.run_scope(cur["live"][key], each.steps, iteration, f"{path}[{index}].")
-
-
-async def _all_or_none(branches: list[Coroutine[Any, Any, Outcome]]) -> list[Outcome]:
-    """Every branch's outcome; if one raises (the run's lease was lost, a cancel was
-    requested), the others are cancelled and the error propagates."""
-    if len(branches) == 1:
-        return [await branches[0]]
-    tasks = [asyncio.ensure_future(branch) for branch in branches]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

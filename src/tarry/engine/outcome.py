@@ -1,19 +1,25 @@
 """What advancing a step or a scope can come to.
 
 The interpreter walks a run's state tree; every step and every scope answers with one of
-these four outcomes, and the run's new status follows from the root's answer.
+these outcomes, and the run's new status follows from the root's answer — but for
+:class:`Pending`: the walk needs the executor first (:mod:`tarry.engine.commands`), and walks
+again once it has done what was asked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tarry.model import TaskRequest
 from tarry.values import printable
 
-__all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "WaitInfo", "step_error"]
+if TYPE_CHECKING:
+    from tarry.engine.commands import Command
+
+__all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "Pending", "WaitInfo",
+           "step_error"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,15 @@ class Exited:
     name: str
 
 
-Outcome: TypeAlias = Done | Blocked | Failed | Exited
+@dataclass(frozen=True)
+class Pending:
+    """The walk cannot go on until the executor carries out ``commands`` (or, when there are
+    none, finishes one of the actions already under way); it walks again then."""
+
+    commands: tuple[Command, ...] = ()
+
+
+Outcome: TypeAlias = Done | Blocked | Failed | Exited | Pending
 
 
 def step_error(kind: str, message: str, step: str) -> Failed:

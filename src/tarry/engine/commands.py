@@ -1,0 +1,88 @@
+"""What the walk asks the executor to do: the interpreter decides, the executor does the I/O.
+
+A walk of a YAML run's state (:mod:`tarry.engine.interpreter`) never calls the store or an
+action with effects. Where it needs one, it answers :class:`~tarry.engine.outcome.Pending`
+with commands, and the executor (:mod:`tarry.engine.executor`) carries them out — runs the
+action, records its result in the step's state and checkpoints, or reads the journal — and
+walks again, as Temporal's workflow tasks answer with commands for its workers to run:
+
+- :class:`RunAction`: call an action that has effects outside the run (anything but the pure
+  built-ins ``set``, ``log`` and ``fail``, which the walk calls itself). Several may be under
+  way at once (``for_each`` branches); the walk goes on as each one finishes.
+- :class:`ReadJournal`: read entries of the run's journal (a resumed ``for_each``'s items, its
+  finished iterations once the last one ends).
+
+:func:`call_action` is the one way an action is called, by the walk or by the executor: its
+result, checked as a stored value, or an :class:`ActionFailed` that the walk then retries or
+fails by the step's ``retry``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from tarry.actions import ActionContext, ActionRegistry, StepFailure
+from tarry.engine.journal import JournalQuery
+from tarry.engine.values import to_json
+from tarry.errors import ActionError, InvalidValue
+from tarry.model import JournalEntry
+from tarry.secrets import Redactor
+from tarry.values import check_value
+
+__all__ = ["ActionFailed", "Command", "ReadJournal", "RunAction", "call_action"]
+
+
+@dataclass(frozen=True)
+class RunAction:
+    """Call the action ``name`` of the step at ``path`` with ``args``; its result goes into
+    the step's state ``cur`` (as ``result``, then a checkpoint), a failure to the walk."""
+
+    path: str
+    name: str
+    args: dict[str, Any]
+    context: ActionContext
+    cur: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReadJournal:
+    """Read the run's journal entries ``query`` names and hand them to ``into``."""
+
+    query: JournalQuery
+    into: Callable[[Sequence[JournalEntry]], None]
+
+
+Command: TypeAlias = RunAction | ReadJournal
+
+
+@dataclass(frozen=True)
+class ActionFailed:
+    """An action call that failed: the error ``kind`` and ``message`` of the step, and whether
+    the step's ``retry`` may try again (a result no store can keep is never retried)."""
+
+    kind: str
+    message: str
+    attempt: int
+    retryable: bool = True
+
+
+async def call_action(actions: ActionRegistry, name: str, args: dict[str, Any],
+                      context: ActionContext, *, redact: Redactor,
+                      value_bytes: int) -> Any | ActionFailed:
+    """The result of the action (JSON data, checked as a stored value), or why it failed."""
+    try:
+        result = to_json(await actions.call(name, args, context))
+    except StepFailure as failure:
+        return ActionFailed(failure.type, redact(str(failure)), context.attempt)
+    except ActionError as exc:
+        return ActionFailed("action-error", redact(str(exc)), context.attempt)
+    except Exception as exc:
+        return ActionFailed("action-error", redact(f"{type(exc).__name__}: {exc}"),
+                            context.attempt)
+    try:
+        check_value(result, f"the result of step '{context.step_path}'", value_bytes)
+    except InvalidValue as exc:  # the same value would fail again
+        return ActionFailed("value", str(exc), context.attempt, retryable=False)
+    return result
