@@ -102,6 +102,14 @@ class Harness:
         """Release the store."""
         self.engine.close()
 
+    def __enter__(self) -> Harness:
+        """``with Harness(...) as harness:`` closes it at the end of the block, however the
+        block ends."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def flow(self, source: str, path: str = "flow.yaml") -> Flow:
         """Load a flow from YAML text (validated exactly like a file; with manifests given,
         its event types and ``match`` keys are checked against them too)."""

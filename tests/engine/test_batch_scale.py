@@ -44,23 +44,22 @@ async def test_a_thousand_branches_send_remind_and_wait_each_on_its_own(
         sent.append((args["key"], bool(args.get("reminder"))))
         return {"sent": args["key"]}
 
-    harness = Harness(tmp_path, start=START, actions={"request.send": send},
-                      manifests=MANIFESTS, store_url=store_url)
-    run_id = harness.start(harness.flow(BATCH), {"items": [f"k{i}" for i in range(ITEMS)]})
-    await harness.run_due()
-    await harness.advance(timedelta(hours=36))  # one reminder each, then half of them answer
-    for i in range(0, ITEMS, 2):
-        harness.send("item.reply", {"key": f"k{i}"})
-    await harness.run_until_idle()
+    with Harness(tmp_path, start=START, actions={"request.send": send},
+                 manifests=MANIFESTS, store_url=store_url) as harness:
+        run_id = harness.start(harness.flow(BATCH), {"items": [f"k{i}" for i in range(ITEMS)]})
+        await harness.run_due()
+        await harness.advance(timedelta(hours=36))  # one reminder each, then half of them answer
+        for i in range(0, ITEMS, 2):
+            harness.send("item.reply", {"key": f"k{i}"})
+        await harness.run_until_idle()
 
-    document = harness.document(run_id)
-    assert document["status"] == RunStatus.SUCCEEDED
-    statuses = [scope["reply"]["status"] for scope in document["bindings"]["each"]]
-    assert statuses == ["received" if i % 2 == 0 else "timeout" for i in range(ITEMS)]
-    requests = [key for key, reminder in sent if not reminder]
-    reminders = [key for key, reminder in sent if reminder]
-    assert sorted(requests) == sorted(f"k{i}" for i in range(ITEMS))
-    # every item was nudged on day 1; the unanswered ones again on day 2 (day 3 is the deadline)
-    assert len(reminders) == ITEMS + ITEMS // 2
-    assert harness.clock.now() == START + timedelta(days=3)
-    harness.close()
+        document = harness.document(run_id)
+        assert document["status"] == RunStatus.SUCCEEDED
+        statuses = [scope["reply"]["status"] for scope in document["bindings"]["each"]]
+        assert statuses == ["received" if i % 2 == 0 else "timeout" for i in range(ITEMS)]
+        requests = [key for key, reminder in sent if not reminder]
+        reminders = [key for key, reminder in sent if reminder]
+        assert sorted(requests) == sorted(f"k{i}" for i in range(ITEMS))
+        # every item was nudged on day 1; the unanswered ones again on day 2 (day 3 is the deadline)
+        assert len(reminders) == ITEMS + ITEMS // 2
+        assert harness.clock.now() == START + timedelta(days=3)

@@ -36,20 +36,19 @@ async def test_concurrent_branches_overlap_their_actions_and_share_checkpoints(
         await asyncio.wait_for(everyone_in.wait(), timeout=5)  # only if all 8 run at once
         return {"n": args["n"]}
 
-    harness = Harness(tmp_path, actions={"rendezvous": rendezvous}, store_url=store_url)
-    written: list[int] = []
-    checkpoint = harness.engine.store.checkpoint
+    with Harness(tmp_path, actions={"rendezvous": rendezvous}, store_url=store_url) as harness:
+        written: list[int] = []
+        checkpoint = harness.engine.store.checkpoint
 
-    def counting(worker: str, now: Any, updates: list[RunUpdate]
-                 ) -> dict[str, CheckpointOutcome]:
-        written.extend(1 for update in updates if not update.release)
-        return checkpoint(worker, now, updates)
+        def counting(worker: str, now: Any, updates: list[RunUpdate]
+                     ) -> dict[str, CheckpointOutcome]:
+            written.extend(1 for update in updates if not update.release)
+            return checkpoint(worker, now, updates)
 
-    monkeypatch.setattr(harness.engine.store, "checkpoint", counting)
-    run_id = harness.start(harness.flow(FANOUT))
-    await harness.run_until_idle()
-    document = harness.document(run_id)
-    assert document["status"] == RunStatus.SUCCEEDED
-    assert [scope["call"]["n"] for scope in document["bindings"]["calls"]] == list(range(1, 9))
-    assert len(written) == 1  # eight actions finished together: one intermediate checkpoint
-    harness.close()
+        monkeypatch.setattr(harness.engine.store, "checkpoint", counting)
+        run_id = harness.start(harness.flow(FANOUT))
+        await harness.run_until_idle()
+        document = harness.document(run_id)
+        assert document["status"] == RunStatus.SUCCEEDED
+        assert [scope["call"]["n"] for scope in document["bindings"]["calls"]] == list(range(1, 9))
+        assert len(written) == 1  # eight actions finished together: one intermediate checkpoint

@@ -151,12 +151,11 @@ async def test_inputs_and_targets_no_store_can_keep_are_refused_at_start(
 
 
 async def test_the_limits_come_from_the_project_settings(tmp_path: Path, store_url: str) -> None:
-    harness = Harness(tmp_path, start=START, manifests=MANIFESTS, store_url=store_url)
-    harness.engine.limits = Limits(event_bytes=64)
-    with pytest.raises(ValueTooLarge, match=r"over the limit of 64 bytes \(\[limits\] "
-                                            r"event_bytes\)$"):
-        harness.send("note", {"ticket": "T1", "body": "x" * 64})
-    harness.close()
+    with Harness(tmp_path, start=START, manifests=MANIFESTS, store_url=store_url) as harness:
+        harness.engine.limits = Limits(event_bytes=64)
+        with pytest.raises(ValueTooLarge, match=r"over the limit of 64 bytes \(\[limits\] "
+                                                r"event_bytes\)$"):
+            harness.send("note", {"ticket": "T1", "body": "x" * 64})
 
 
 async def test_a_refused_update_in_a_group_commit_fails_alone(harness: Harness) -> None:

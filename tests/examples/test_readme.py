@@ -195,15 +195,14 @@ def test_the_tour_commands_print_what_the_readme_shows(tmp_path: Path) -> None:
 async def test_the_event_and_python_flows_do_what_the_tour_says(tmp_path: Path) -> None:
     namespace: dict[str, Any] = {}
     exec(compile(ORDERS, "README.md", "exec"), namespace)
-    harness = Harness(tmp_path, app=namespace["app"], manifests=MANIFESTS)
-    approval = harness.start(harness.flow(APPROVAL), {"ticket": "T-7"})
-    order = harness.start("settle-order", {"order_id": "A1"})
-    await harness.advance(timedelta(days=2, hours=1))
-    assert harness.record(approval).exit == "escalated"
-    harness.send("order.approval", {"order": "A1"})
-    await harness.run_due()
-    assert harness.document(order)["result"] == "approved"
-    harness.close()
+    with Harness(tmp_path, app=namespace["app"], manifests=MANIFESTS) as harness:
+        approval = harness.start(harness.flow(APPROVAL), {"ticket": "T-7"})
+        order = harness.start("settle-order", {"order_id": "A1"})
+        await harness.advance(timedelta(days=2, hours=1))
+        assert harness.record(approval).exit == "escalated"
+        harness.send("order.approval", {"order": "A1"})
+        await harness.run_due()
+        assert harness.document(order)["result"] == "approved"
 
 
 # --- testing, configuration -------------------------------------------------------------------

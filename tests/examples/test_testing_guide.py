@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from markdown_blocks import ROOT, TARRY, Document
 from tarry.cli import app
-from tarry.errors import LoadError
+from tarry.errors import LoadError, StoreError
 from tarry.scenarios import parse_scenario
+from tarry.testing import Harness
 
 GUIDE = Document("docs/testing.md", __file__)
 SCENARIO = GUIDE.block("yaml", starting="scenario: ")
@@ -195,3 +196,11 @@ async def test_the_harness_example_runs_the_guides_flow(tmp_path: Path) -> None:
 
 
 pytest_plugins = ["pytester"]
+
+
+async def test_a_harness_used_as_a_context_manager_is_closed_however_the_block_ends(
+        tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), Harness(tmp_path) as harness:
+        raise RuntimeError("a failing test body")
+    with pytest.raises(StoreError):  # released: its store refuses further calls
+        harness.engine.store.list_runs()
