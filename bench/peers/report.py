@@ -2,11 +2,13 @@
 
 Every measurement is one adapter's reply to one request (one workload, one system, one
 round). :func:`summarize` turns the rounds of one system and workload into figures, each the
-median over the rounds of that figure per round; :func:`tables` prints them side by side.
+median over the rounds of that figure per round (and, for the suspension workload, the label
+of how a waiting item is held, :func:`held_as`); :func:`tables` prints them side by side.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +18,18 @@ from rich.table import Table
 
 Result = Mapping[str, Any]
 Figures = dict[str, float | None]
+
+THREADS_PER_ITEM = 0.5
+"""Threads (or processes) added per waiting item from which they are said to hold it."""
+MEMORY_PER_ITEM = 4096.0
+"""Resident bytes added per waiting item from which a process's memory is said to hold it
+(below the least a peer holding its items in memory was measured to add, about 8 kB) …"""
+MEMORY_FLOOR_MIB = 1.0
+"""… provided it grew by this much in all: a process's memory moves by a few hundred KiB
+between two readings on its own (its allocator, its store client's caches), which over a
+hundred items is more than 4 kB each."""
+STORE_PER_ITEM = 64.0
+"""Store bytes added per waiting item from which the store is said to hold it."""
 
 
 def _spread(values: Sequence[float]) -> dict[str, float]:
@@ -28,7 +42,21 @@ def timers(result: Result, request: Result) -> Figures:
     return {"lateness_p50_ms": late["p50"], "lateness_p99_ms": late["p99"],
             "lateness_max_ms": late["max"],
             "submits_per_second": request["items"] / result["submit_s"],
-            "worker_peak_rss_mib": result["worker_rss_kib"] / 1024}
+            "worker_peak_rss_mib": result["worker_rss_kib"] / 1024,
+            "worker_threads_max": result["worker_threads_max"]}
+
+
+def flood(result: Result, request: Result) -> Figures:
+    """How many were submitted within the cap, at what rate, the wall time (first submit →
+    last wake), lateness (wake − own due) percentiles, the worker's peak RSS and threads."""
+    late = _spread(result["lateness_ms"])
+    return {"submitted": result["submitted"],
+            "reached": 1.0 if result["submitted"] == request["items"] else 0.0,
+            "submits_per_second": result["submitted"] / result["submit_s"],
+            "wall_s": result["wall_s"], "lateness_p50_ms": late["p50"],
+            "lateness_p99_ms": late["p99"], "lateness_max_ms": late["max"],
+            "worker_peak_rss_mib": result["worker_rss_kib"] / 1024,
+            "worker_threads_max": result["worker_threads_max"]}
 
 
 def burst(result: Result, request: Result) -> Figures:
@@ -39,7 +67,8 @@ def burst(result: Result, request: Result) -> Figures:
             "first_wake_late_ms": (wakes[0] - result["due"]) * 1000,
             "last_wake_late_ms": (wakes[-1] - result["due"]) * 1000,
             "setup_slack_s": result["slack_s"],
-            "worker_peak_rss_mib": result["worker_rss_kib"] / 1024}
+            "worker_peak_rss_mib": result["worker_rss_kib"] / 1024,
+            "worker_threads_max": result["worker_threads_max"]}
 
 
 def starts(result: Result, request: Result) -> Figures:
@@ -58,17 +87,83 @@ def events(result: Result, request: Result) -> Figures:
 
 
 def suspension(result: Result, request: Result) -> Figures:
-    """The worker's memory with few and with many items waiting, and the storage per item."""
+    """The worker's memory, threads and processes with few and with many items waiting, the
+    server's memory and threads where measured, and what each adds per waiting item."""
     small, large = result["points"]
-    added = large["waiting"] - small["waiting"]
-    return {"rss_small_mib": small["rss_kib"] / 1024, "rss_large_mib": large["rss_kib"] / 1024,
-            "rss_ratio": large["rss_kib"] / small["rss_kib"],
-            "bytes_per_waiting_item": (large["store_bytes"] - small["store_bytes"]) / added}
+    added = int(large["waiting"] - small["waiting"])
+
+    def per_item(field: str, scale: float = 1.0) -> float:
+        return float(large[field] - small[field]) * scale / added
+
+    figures: Figures = {
+        "rss_small_mib": small["rss_kib"] / 1024, "rss_large_mib": large["rss_kib"] / 1024,
+        "rss_ratio": large["rss_kib"] / small["rss_kib"],
+        "threads_small": small["threads"], "threads_large": large["threads"],
+        "processes_small": small["processes"], "processes_large": large["processes"],
+        "bytes_per_waiting_item": per_item("store_bytes"),
+        "rss_bytes_per_item": per_item("rss_kib", 1024),
+        "threads_per_item": per_item("threads"), "processes_per_item": per_item("processes"),
+        "server_rss_small_mib": None, "server_rss_large_mib": None,
+        "server_threads_small": None, "server_threads_large": None,
+        "server_rss_bytes_per_item": None}
+    if "server_rss_kib" in small:
+        figures |= {"server_rss_small_mib": small["server_rss_kib"] / 1024,
+                    "server_rss_large_mib": large["server_rss_kib"] / 1024,
+                    "server_threads_small": small["server_threads"],
+                    "server_threads_large": large["server_threads"],
+                    "server_rss_bytes_per_item": per_item("server_rss_kib", 1024)}
+    return figures
+
+
+def held_as(figures: Mapping[str, float | None], names: Mapping[str, str]) -> str:
+    """How a waiting item is held, from what grows with the items (``figures`` of
+    :func:`suspension`): each place that grows, named as the adapter names what it keeps
+    there (``names``: ``store``, ``worker_memory``, ``server_memory``), the costliest first:
+    a process or a thread per item (threads or processes added ≥ 0.5 per item), then the
+    worker's memory, the server's (≥ :data:`MEMORY_PER_ITEM` resident bytes per item and
+    :data:`MEMORY_FLOOR_MIB` in all), the store (≥ :data:`STORE_PER_ITEM` bytes per item).
+    Flat threads and memory with a growing store: ``row``."""
+    def grows(field: str, floor: float) -> bool:
+        value = figures.get(field)
+        return value is not None and value >= floor
+
+    def memory_grows(prefix: str) -> bool:
+        small, large = figures.get(f"{prefix}_small_mib"), figures.get(f"{prefix}_large_mib")
+        return (small is not None and large is not None
+                and large - small >= MEMORY_FLOOR_MIB
+                and grows(f"{prefix}_bytes_per_item", MEMORY_PER_ITEM))
+
+    places = [("process", grows("processes_per_item", THREADS_PER_ITEM)),
+              ("thread", grows("threads_per_item", THREADS_PER_ITEM)),
+              (names["worker_memory"], memory_grows("rss")),
+              (names["server_memory"], memory_grows("server_rss")),
+              (names["store"], grows("bytes_per_waiting_item", STORE_PER_ITEM))]
+    found = list(dict.fromkeys(name for name, grown in places if grown))
+    return " + ".join(found) or "nothing measured grows"
+
+
+def million(result: Result, request: Result) -> Figures:
+    """A million (``items``) waiting runs against ``baseline``: storage per waiting run, an
+    idle worker's memory and threads at each, and how long creating them took."""
+    few, many = result["points"]
+    added = many["waiting"] - few["waiting"]
+    create_s, suspend_s = sum(result["create_s"]), sum(result["suspend_s"])
+    return {"waiting": many["waiting"],
+            "bytes_per_waiting_run": (many["store_bytes"] - few["store_bytes"]) / added,
+            "store_mib": many["store_bytes"] / 2**20,
+            "rss_baseline_mib": few["rss_kib"] / 1024, "rss_mib": many["rss_kib"] / 1024,
+            "rss_ratio": many["rss_kib"] / few["rss_kib"],
+            "peak_rss_baseline_mib": few["peak_rss_kib"] / 1024,
+            "peak_rss_mib": many["peak_rss_kib"] / 1024,
+            "threads_baseline": few["threads"], "threads": many["threads"],
+            "create_per_second": many["waiting"] / create_s,
+            "suspend_per_second": many["waiting"] / suspend_s,
+            "setup_s": create_s + suspend_s}
 
 
 FIGURES: dict[str, Callable[[Result, Result], Figures]] = {
-    "timers": timers, "burst": burst, "starts": starts, "events": events,
-    "suspension": suspension}
+    "timers": timers, "burst": burst, "flood": flood, "starts": starts, "events": events,
+    "suspension": suspension, "million": million}
 
 
 def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -85,6 +180,11 @@ def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         values = [value for figure in per_round if (value := figure[name]) is not None]
         figures[name] = median(values) if values else None
     summary: dict[str, Any] = {"rounds": len(good), "figures": figures}
+    if workload == "suspension" and good:
+        result = good[0]["reply"]["result"]
+        summary |= {"held_as": held_as(figures, result["held"]), "server": result["server"]}
+    if workload == "flood" and good:
+        summary["reached"] = reached(good)
     if na:
         summary["na"] = na[0]
     if errors:
@@ -92,25 +192,60 @@ def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def reached(measurements: Sequence[Mapping[str, Any]]) -> str:
+    """Whether every round of a flood submitted all its items within the cap, or how many
+    did not and how far they got."""
+    request = measurements[0]["request"]
+    short = [m["reply"]["result"]["submitted"] for m in measurements
+             if m["reply"]["result"]["submitted"] < request["items"]]
+    if not short:
+        return "yes"
+    return (f"did not reach {request['items']:,} within the cap of {request['cap_s']:g} s "
+            f"in {len(short)} of {len(measurements)} rounds (submitted "
+            f"{', '.join(f'{each:,}' for each in short)})")
+
+
 # -- the printed tables ----------------------------------------------------------------------
 
+PIPED_WIDTH = 200
+"""The tables' width when the output is not a terminal (a log): wide enough not to wrap."""
+TEXT = "text"
+"""A column's format when it shows a text of the summary (not a figure)."""
 COLUMNS: dict[str, list[tuple[str, str, str]]] = {
     "timers": [("lateness p50 ms", "lateness_p50_ms", ".1f"),
                ("p99 ms", "lateness_p99_ms", ".1f"), ("max ms", "lateness_max_ms", ".0f"),
                ("submits/s", "submits_per_second", ",.0f"),
-               ("worker MiB", "worker_peak_rss_mib", ".1f")],
+               ("worker MiB", "worker_peak_rss_mib", ".1f"),
+               ("threads", "worker_threads_max", ".0f")],
     "burst": [("wakes/s", "wakes_per_second", ",.0f"),
               ("first late ms", "first_wake_late_ms", ",.0f"),
               ("last late ms", "last_wake_late_ms", ",.0f"),
-              ("slack s", "setup_slack_s", ".1f")],
+              ("slack s", "setup_slack_s", ".1f"), ("threads", "worker_threads_max", ".0f")],
+    "flood": [("submitted", "submitted", ",.0f"), ("submits/s", "submits_per_second", ",.0f"),
+              ("wall s", "wall_s", ",.1f"), ("lateness p50 ms", "lateness_p50_ms", ",.1f"),
+              ("p99 ms", "lateness_p99_ms", ",.0f"), ("max ms", "lateness_max_ms", ",.0f"),
+              ("worker MiB", "worker_peak_rss_mib", ".1f"),
+              ("threads", "worker_threads_max", ".0f"), ("reached N", "reached", TEXT)],
     "starts": [("one at a time /s", "single_per_second", ",.0f"),
                ("batched /s", "batched_per_second", ",.0f")],
     "events": [("send→resume p50 ms", "resume_p50_ms", ".1f"),
                ("p99 ms", "resume_p99_ms", ".1f"), ("max ms", "resume_max_ms", ".0f"),
                ("send p50 ms", "send_p50_ms", ".2f")],
     "suspension": [("RSS few MiB", "rss_small_mib", ".1f"),
-                   ("RSS many MiB", "rss_large_mib", ".1f"), ("ratio", "rss_ratio", ".2f"),
-                   ("bytes/item", "bytes_per_waiting_item", ",.0f")],
+                   ("RSS many MiB", "rss_large_mib", ".1f"),
+                   ("threads few", "threads_small", ".0f"),
+                   ("threads many", "threads_large", ".0f"),
+                   ("server MiB few", "server_rss_small_mib", ".1f"),
+                   ("server MiB many", "server_rss_large_mib", ".1f"),
+                   ("server threads few", "server_threads_small", ".0f"),
+                   ("server threads many", "server_threads_large", ".0f"),
+                   ("bytes/item", "bytes_per_waiting_item", ",.0f"),
+                   ("held as", "held_as", TEXT)],
+    "million": [("waiting", "waiting", ",.0f"), ("bytes/run", "bytes_per_waiting_run", ",.0f"),
+                ("RSS base MiB", "rss_baseline_mib", ".1f"), ("RSS MiB", "rss_mib", ".1f"),
+                ("ratio", "rss_ratio", ".3f"), ("threads base", "threads_baseline", ".0f"),
+                ("threads", "threads", ".0f"), ("created/s", "create_per_second", ",.0f"),
+                ("to wait/s", "suspend_per_second", ",.0f"), ("setup s", "setup_s", ",.0f")],
 }
 
 
@@ -118,6 +253,8 @@ def cell(summary: Mapping[str, Any], key: str, spec: str) -> str:
     """One figure as text: its value, or why there is none."""
     if "na" in summary:
         return "n/a"
+    if spec == TEXT:
+        return str(summary.get(key, "error" if summary.get("errors") else "n/a"))
     value = summary["figures"].get(key)
     if value is None:
         return "error" if summary.get("errors") else "n/a"
@@ -127,7 +264,7 @@ def cell(summary: Mapping[str, Any], key: str, spec: str) -> str:
 def tables(summaries: Mapping[str, Mapping[str, Mapping[str, Any]]],
            titles: Mapping[str, str]) -> None:
     """One table per workload (and size): a row per system, the medians of the rounds."""
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
     for key, by_system in summaries.items():
         workload = key.split(":")[0]
         table = Table(title=titles[key], title_justify="left")

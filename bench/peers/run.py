@@ -57,7 +57,7 @@ from common import (  # noqa: E402
     write_json,
 )
 
-WORKLOADS = ("starts", "timers", "burst", "events", "suspension")
+WORKLOADS = ("starts", "timers", "burst", "flood", "events", "suspension", "million")
 NOT_COMPARED = {
     "fleet": "throughput with 1, 2 and 4 worker processes: on 2 shared cores a fleet of each "
              "peer's workers measures the machine more than the engine (bench/fleet.py "
@@ -69,7 +69,17 @@ NOT_COMPARED = {
              "equivalent server in their Python packages (bench/serve.py)",
 }
 """SPEC section 10's workloads this benchmark does not compare, and why."""
+TARRY_ONLY = {
+    "million": "a million waiting runs is tarry's own target (SPEC 10, zero-cost suspension); "
+               "the suspension workload compares how every system holds a waiting item. At "
+               "the peers' one-at-a-time submit rates measured here (14 to 341 a second) a "
+               "million submits alone would take 50 minutes to 20 hours",
+}
+"""Workloads only tarry is measured in, and why (the other systems' reply: n/a)."""
+ONCE = ("million",)
+"""Workloads measured in the first round only (their setup takes minutes)."""
 ADAPTER_TIMEOUT = 600.0
+"""How long an adapter may take to reply (a flood: its cap more; a million: its own)."""
 DEFAULT_START_RATE = 100.0
 """Submits per second assumed for a burst's lead when the round measured none."""
 LEAD_SAFETY = 2.0
@@ -140,12 +150,26 @@ class Sizes:
     """Length of one round of the raw durable transaction rate."""
     timeout_s: float = 120.0
     """How long a workload may wait for its items."""
+    flood_items: str = "1000,10000,100000"
+    """Sizes of the flood workload (comma-separated): items submitted back to back, each due
+    ``delay_s`` after its own submit."""
+    flood_cap_s: float = 600.0
+    """How long a flood's submits may go on (a slower system submits fewer: reported)."""
+    million: int = 1_000_000
+    """Runs waiting in the million workload (tarry only) …"""
+    million_baseline: int = 1000
+    """… against this many."""
+    million_batch: int = 10_000
+    """Runs per ``start_many`` call there."""
+    million_timeout_s: float = 10_800.0
+    """How long the million workload may take."""
 
 
 FULL = Sizes()
 QUICK = Sizes(timer_items=100, timer_rate=50.0, burst_items="50,200", start_items=100,
               batch=100, batches=2, waiting=50, events=20, event_rate=20.0, small=50,
-              large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0)
+              large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0, flood_items="100,500",
+              flood_cap_s=30.0, million=20_000, million_timeout_s=1800.0)
 FULL_ROUNDS = 5
 QUICK_ROUNDS = 3
 
@@ -187,6 +211,10 @@ def store_for(system: System, context: Context, folder: Path) -> Iterator[str]:
 def measure(system: System, request: dict[str, Any], context: Context, label: str,
             ) -> dict[str, Any]:
     """One adapter process for one request on a fresh store: the request and the reply."""
+    if request["workload"] in TARRY_ONLY and system.adapter != "tarry":
+        return {"system": system.name, "request": request, "seconds": 0.0,
+                "reply": {"ok": False, "na": TARRY_ONLY[request["workload"]]}}
+    timeout = adapter_timeout(request)
     folder = context.scratch / "runs" / label
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -200,13 +228,13 @@ def measure(system: System, request: dict[str, Any], context: Context, label: st
                                    f"adapters.{system.adapter}"],
                                   input=json.dumps(sent), text=True,
                                   stdout=subprocess.PIPE, stderr=log, cwd=folder, env=env,
-                                  timeout=ADAPTER_TIMEOUT, check=False)
+                                  timeout=timeout, check=False)
             lines = done.stdout.strip().splitlines()
             reply = (json.loads(lines[-1]) if lines else
                      {"ok": False, "error": f"no reply (exit {done.returncode}); "
                                             f"see {folder / 'adapter.log'}"})
         except subprocess.TimeoutExpired:
-            reply = {"ok": False, "error": f"no reply within {ADAPTER_TIMEOUT:.0f}s"}
+            reply = {"ok": False, "error": f"no reply within {timeout:.0f}s"}
     for database in folder.glob("*.db*"):  # the SQLite stores; the logs stay until next run
         database.unlink()
     outcome = "ok" if reply.get("ok") else ("n/a" if "na" in reply else "ERROR")
@@ -215,8 +243,17 @@ def measure(system: System, request: dict[str, Any], context: Context, label: st
             "seconds": time.perf_counter() - began}
 
 
+def adapter_timeout(request: Mapping[str, Any]) -> float:
+    """How long the adapter may take to answer ``request``."""
+    if request["workload"] == "million":
+        return float(request["timeout_s"])
+    if request["workload"] == "flood":
+        return ADAPTER_TIMEOUT + float(request["cap_s"] + request["timeout_s"])
+    return ADAPTER_TIMEOUT
+
+
 def requests(workload: str, sizes: Sizes, start_rate: float | None) -> list[dict[str, Any]]:
-    """The requests of one workload (the burst has one per size)."""
+    """The requests of one workload (the burst and the flood have one per size)."""
     s = sizes
     if workload == "timers":
         return [{"workload": "timers", "items": s.timer_items, "rate": s.timer_rate,
@@ -225,7 +262,14 @@ def requests(workload: str, sizes: Sizes, start_rate: float | None) -> list[dict
         rate = start_rate or DEFAULT_START_RATE
         return [{"workload": "burst", "items": n, "timeout_s": s.timeout_s,
                  "lead_s": round(s.delay_s + LEAD_SAFETY * n / rate, 2)}
-                for n in burst_sizes(s)]
+                for n in sizes_of(s.burst_items)]
+    if workload == "flood":
+        return [{"workload": "flood", "items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
+                 "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)]
+    if workload == "million":
+        return [{"workload": "million", "items": s.million, "baseline": s.million_baseline,
+                 "batch": s.million_batch, "idle_s": s.idle_s,
+                 "timeout_s": s.million_timeout_s}]
     if workload == "starts":
         return [{"workload": "starts", "items": s.start_items, "batch": s.batch,
                  "batches": s.batches}]
@@ -236,15 +280,16 @@ def requests(workload: str, sizes: Sizes, start_rate: float | None) -> list[dict
              "timeout_s": s.timeout_s}]
 
 
-def burst_sizes(sizes: Sizes) -> list[int]:
-    """The burst sizes, as numbers."""
-    return [int(each) for each in sizes.burst_items.split(",") if each.strip()]
+def sizes_of(listed: str) -> list[int]:
+    """Comma-separated sizes (of the burst or the flood), as numbers."""
+    return [int(each) for each in listed.split(",") if each.strip()]
 
 
 def key_of(request: Mapping[str, Any]) -> str:
-    """Where a measurement's summary goes: the workload, and the size for a burst."""
+    """Where a measurement's summary goes: the workload, and the size for a burst or a
+    flood."""
     workload = request["workload"]
-    return f"burst:{request['items']}" if workload == "burst" else workload
+    return f"{workload}:{request['items']}" if workload in ("burst", "flood") else workload
 
 
 def start_rate(measurements: Sequence[Mapping[str, Any]], system: str) -> float | None:
@@ -279,6 +324,8 @@ def rounds(systems: Sequence[System], workloads: Sequence[str], context: Context
         say(f"round {number} of {count}")
         limit_rounds.append(limits(context, {system.store for system in systems}))
         for workload in workloads:
+            if workload in ONCE and number > 1:
+                continue
             for system in systems:
                 for request in requests(workload, context.sizes,
                                         start_rate(measurements, system.name)):
@@ -353,11 +400,18 @@ def titles(sizes: Sizes) -> dict[str, str]:
                   f"{s.delay_s:g} s after its start (lateness = wake − due)",
         "events": f"events: {s.waiting} waiting, {s.events} events at {s.event_rate:g}/s "
                   "(send-to-resume)",
-        "suspension": f"suspension: worker memory with {s.small} and {s.large} items waiting "
-                      "an hour; storage per waiting item",
+        "suspension": f"suspension: the worker's memory and threads (and the server's) with "
+                      f"{s.small} and {s.large} items waiting an hour; storage per waiting "
+                      "item; how a waiting item is held, from what grows",
+        "million": f"million: {s.million:,} runs waiting a day against {s.million_baseline:,} "
+                   "(first round only): storage, an idle worker's memory and threads, setup",
     }
-    for n in burst_sizes(s):
+    for n in sizes_of(s.burst_items):
         found[f"burst:{n}"] = f"burst: {n} items due at one instant (wakes/s = N ÷ span)"
+    for n in sizes_of(s.flood_items):
+        found[f"flood:{n}"] = (f"flood: {n:,} items submitted back to back (for at most "
+                               f"{s.flood_cap_s:g} s), each due {s.delay_s:g} s after its own "
+                               "submit (wall = first submit → last wake)")
     return found
 
 

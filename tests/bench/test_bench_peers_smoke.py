@@ -1,5 +1,6 @@
 """The peers benchmark's harness still runs end to end, with tarry alone (no peer installed,
-no network; tiny sizes; the figures themselves are not judged)."""
+no network; tiny sizes; the figures themselves are not judged, but for how a waiting run is
+held: a row, with the worker's threads and memory flat however many wait)."""
 
 from __future__ import annotations
 
@@ -11,47 +12,102 @@ from typing import Any
 
 import pytest
 
+from backends import PostgresServer
+
 _PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 _TINY = ["--rounds", "1", "--timer-items", "6", "--timer-rate", "50", "--delay-s", "0.3",
-         "--burst-items", "8", "--start-items", "5", "--batch", "4", "--batches", "2",
-         "--waiting", "4", "--events", "3", "--event-rate", "30", "--small", "2",
-         "--large", "6", "--idle-s", "0.1", "--limit-s", "0.05", "--timeout-s", "20"]
+         "--burst-items", "8", "--flood-items", "10", "--flood-cap-s", "10",
+         "--start-items", "5", "--batch", "4", "--batches", "2", "--waiting", "4",
+         "--events", "3", "--event-rate", "30", "--small", "5", "--large", "105",
+         "--idle-s", "0.2", "--limit-s", "0.05", "--timeout-s", "20", "--million", "400",
+         "--million-baseline", "100", "--million-batch", "150"]
 _FIGURES = {
     "starts": {"single_per_second", "batched_per_second"},
     "timers": {"lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms", "submits_per_second",
-               "worker_peak_rss_mib"},
+               "worker_peak_rss_mib", "worker_threads_max"},
     "burst:8": {"wakes_per_second", "first_wake_late_ms", "last_wake_late_ms",
-                "setup_slack_s", "worker_peak_rss_mib"},
+                "setup_slack_s", "worker_peak_rss_mib", "worker_threads_max"},
+    "flood:10": {"submitted", "reached", "submits_per_second", "wall_s", "lateness_p50_ms",
+                 "lateness_p99_ms", "lateness_max_ms", "worker_peak_rss_mib",
+                 "worker_threads_max"},
     "events": {"resume_p50_ms", "resume_p99_ms", "resume_max_ms", "send_p50_ms"},
-    "suspension": {"rss_small_mib", "rss_large_mib", "rss_ratio", "bytes_per_waiting_item"},
+    "suspension": {"rss_small_mib", "rss_large_mib", "rss_ratio", "threads_small",
+                   "threads_large", "processes_small", "processes_large",
+                   "bytes_per_waiting_item", "rss_bytes_per_item", "threads_per_item",
+                   "processes_per_item", "server_rss_small_mib", "server_rss_large_mib",
+                   "server_threads_small", "server_threads_large",
+                   "server_rss_bytes_per_item"},
+    "million": {"waiting", "bytes_per_waiting_run", "store_mib", "rss_baseline_mib",
+                "rss_mib", "rss_ratio", "peak_rss_baseline_mib", "peak_rss_mib",
+                "threads_baseline", "threads", "create_per_second", "suspend_per_second",
+                "setup_s"},
 }
+_NO_SERVER = {"server_rss_small_mib", "server_rss_large_mib", "server_threads_small",
+              "server_threads_large", "server_rss_bytes_per_item"}
+"""tarry's suspension has no server process measured (SQLite: none; PostgreSQL: out of
+scope)."""
 
 
-def _run(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     result_file = tmp_path / "peers.json"
     finished = subprocess.run(
-        [sys.executable, str(_PEERS / "run.py"), "--systems", "tarry-sqlite", *_TINY,
-         "--no-plots", "--scratch", str(tmp_path / "scratch"), "--json", str(result_file)],
-        capture_output=True, text=True, timeout=50, check=False)
+        [sys.executable, str(_PEERS / "run.py"), *args, "--no-plots",
+         "--scratch", str(tmp_path / "scratch"), "--json", str(result_file)],
+        capture_output=True, text=True, timeout=55, check=False)
     assert finished.returncode == 0, finished.stderr
     return finished, json.loads(result_file.read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="module")
+def sqlite_run(tmp_path_factory: pytest.TempPathFactory,
+               ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """One run of every workload with tarry on SQLite, shared by the tests below."""
+    return _run(tmp_path_factory.mktemp("peers"), "--systems", "tarry-sqlite", *_TINY)
+
+
+_SQLITE_THREADS = 2
+"""A tarry worker on SQLite: its event loop's thread and the store's one thread."""
+_POSTGRES_THREADS = 10
+"""On PostgreSQL: the loop's, the listener's, and the store's pool of ``pool_size`` (8) threads,
+started as calls need them: more threads may be running with more waiting, never more than
+these."""
+
+
+def _assert_held_as_a_row(summary: dict[str, Any], threads: int) -> None:
+    suspension = summary["suspension"]
+    figures = suspension["figures"]
+    assert suspension["held_as"] == "row"
+    assert 0 < figures["threads_small"] <= figures["threads_large"] <= threads  # 100 more
+    assert figures["processes_large"] == figures["processes_small"] == 1
+    assert figures["bytes_per_waiting_item"] > 0
+    million = summary["million"]["figures"]
+    assert million["waiting"] == 400
+    assert million["threads_baseline"] <= threads
+    assert million["threads"] <= threads  # 300 more
+    assert million["bytes_per_waiting_run"] > 0
+
+
 @pytest.mark.slow
 def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
-        tmp_path: Path) -> None:
-    finished, result = _run(tmp_path)
+        sqlite_run: tuple[subprocess.CompletedProcess[str], dict[str, Any]]) -> None:
+    finished, result = sqlite_run
 
-    assert {key: set(by_system["tarry-sqlite"]["figures"])
-            for key, by_system in result["summary"].items()} == _FIGURES
-    figures = {name: value for by_system in result["summary"].values()
-               for name, value in by_system["tarry-sqlite"]["figures"].items()}
+    summary = {key: by_system["tarry-sqlite"] for key, by_system in result["summary"].items()}
+    assert {key: set(each["figures"]) for key, each in summary.items()} == _FIGURES
+    figures = {name: value for key, each in summary.items()
+               for name, value in each["figures"].items()
+               if not (key == "suspension" and name in _NO_SERVER)}
     assert None not in figures.values()
+    assert all(summary["suspension"]["figures"][name] is None for name in _NO_SERVER)
+    assert summary["suspension"]["server"].startswith("none: the store is a SQLite file")
     assert all(figures[name] > 0 for name in (
         "single_per_second", "batched_per_second", "submits_per_second", "wakes_per_second",
-        "resume_p50_ms", "worker_peak_rss_mib", "rss_small_mib"))
+        "resume_p50_ms", "worker_peak_rss_mib", "rss_small_mib", "worker_threads_max",
+        "wall_s", "create_per_second", "suspend_per_second", "rss_mib"))
+    assert summary["flood:10"]["reached"] == "yes"
+    assert figures["submitted"] == 10
     assert [m["request"]["workload"] for m in result["measurements"]] == [
-        "starts", "timers", "burst", "events", "suspension"]
+        "starts", "timers", "burst", "flood", "events", "suspension", "million"]
     assert len(result["measurements"][1]["reply"]["result"]["lateness_ms"]) == 6
     assert set(result["limit"]) == {"sqlite"}
     assert len(result["machine"]["load_average"]) == 3
@@ -61,6 +117,35 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert result["redis_started_by_run"] is False
     assert "wakes/s" in finished.stdout
     assert "send→resume" in finished.stdout
+    assert "held as" in finished.stdout
+
+
+@pytest.mark.slow
+def test_tarry_on_sqlite_holds_a_waiting_run_as_a_row_with_its_worker_threads_flat(
+        sqlite_run: tuple[subprocess.CompletedProcess[str], dict[str, Any]]) -> None:
+    _, result = sqlite_run
+
+    summary = {key: by_system["tarry-sqlite"] for key, by_system in result["summary"].items()}
+    _assert_held_as_a_row(summary, _SQLITE_THREADS)
+    figures = summary["suspension"]["figures"]
+    assert figures["threads_small"] == figures["threads_large"]
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_tarry_on_postgresql_holds_a_waiting_run_as_a_row_with_its_worker_threads_flat(
+        tmp_path: Path, postgres_server: PostgresServer) -> None:
+    query = "SELECT datname FROM pg_database WHERE datname LIKE 'tarry\\_bench\\_peers%'"
+    before = set(postgres_server.execute(query))  # other runs on a shared server may own some
+
+    _, result = _run(tmp_path, "--systems", "tarry-postgresql", "--workloads",
+                     "suspension,million", "--postgres", postgres_server.url, *_TINY)
+
+    summary = {key: by_system["tarry-postgresql"]
+               for key, by_system in result["summary"].items()}
+    _assert_held_as_a_row(summary, _POSTGRES_THREADS)
+    assert summary["suspension"]["server"].startswith("not measured: PostgreSQL's backends")
+    assert set(postgres_server.execute(query)) <= before
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ import time
 import traceback
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -50,6 +50,8 @@ ARMED = "armed-"
 HOUR = 3600.0
 """How long the items of the starts, events and suspension workloads wait (by timer)."""
 POLL = 0.02
+SAMPLE = 0.1
+"""Seconds between two readings of a worker's threads (:class:`Sampler`)."""
 STOP_TIMEOUT = 30.0
 
 
@@ -108,21 +110,50 @@ def record_armed(item: str) -> None:
     record_wake(f"{ARMED}{item}")
 
 
-def await_armed(count: int, timeout: float) -> None:
-    """Return once ``count`` items recorded reaching their wait."""
-    await_count(count, lambda: sum(item.startswith(ARMED) for item in wakes()), timeout,
-                "items waiting")
+class WakeLog:
+    """The wakes recorded so far, read incrementally: each read parses only the lines
+    appended since the previous one (a poll over 100,000 wakes stays cheap)."""
+
+    def __init__(self, path: Path = WAKES) -> None:
+        self.path = path
+        self._offset = 0
+        self.first: dict[str, float] = {}
+        """Each item's first recorded wake (a replayed workflow may record it twice)."""
+        self.armed = 0
+        """How many of them are :func:`record_armed` marks."""
+
+    def read(self) -> dict[str, float]:
+        """Take in what was appended; :attr:`first`."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                appended = handle.read()
+        except FileNotFoundError:
+            return self.first
+        complete = appended.rfind(b"\n") + 1  # a line being written is read next time
+        self._offset += complete
+        for line in appended[:complete].decode().splitlines():
+            item, _, at = line.partition(" ")
+            if item not in self.first:
+                self.first[item] = float(at)
+                self.armed += item.startswith(ARMED)
+        return self.first
+
+
+_LOG = WakeLog()
 
 
 def wakes() -> dict[str, float]:
-    """Each item's first recorded wake (a replayed workflow may record it twice)."""
-    if not WAKES.exists():
-        return {}
-    first: dict[str, float] = {}
-    for line in WAKES.read_text(encoding="utf-8").splitlines():
-        item, _, at = line.partition(" ")
-        first.setdefault(item, float(at))
-    return first
+    """Each item's first recorded wake (in this process's working directory)."""
+    return _LOG.read()
+
+
+def await_armed(count: int, timeout: float) -> None:
+    """Return once ``count`` items recorded reaching their wait."""
+    def armed() -> int:
+        _LOG.read()
+        return _LOG.armed
+    await_count(count, armed, timeout, "items waiting")
 
 
 def await_wakes(items: Iterable[str], timeout: float) -> dict[str, float]:
@@ -131,7 +162,7 @@ def await_wakes(items: Iterable[str], timeout: float) -> dict[str, float]:
     deadline = time.monotonic() + timeout
     while True:
         seen = wakes()
-        if wanted <= seen.keys():
+        if len(seen) - _LOG.armed >= len(wanted) and wanted <= seen.keys():
             return {item: seen[item] for item in wanted}
         if time.monotonic() > deadline:
             missing = sorted(wanted - seen.keys())
@@ -193,25 +224,50 @@ def timers(request: Request, system: Timer) -> Reply:
         due[item] = time.time() + request["delay_s"]
         system.submit(item, due[item])
 
-    with system.worker() as worker:
+    with system.worker() as worker, Sampler(worker.pid) as sampler:
         submit_s = paced(request["items"], request["rate"], one)
         woke = system.woke(due, request["timeout_s"])
         rss = peak_rss_kib(worker.pid)
     return {"result": {"submit_s": submit_s, "lateness_ms": lateness_ms(due, woke),
-                       "worker_rss_kib": rss}}
+                       "worker_rss_kib": rss, **sampler.figures()}}
+
+
+def flood(request: Request, system: Timer) -> Reply:
+    """Up to ``items`` items submitted one at a time, back to back, each due ``delay_s``
+    after its own submit, until all are submitted or ``cap_s`` seconds have passed; then
+    their wakes. ``submitted`` says how many were (fewer than ``items``: the cap ended the
+    submits)."""
+    due: dict[str, float] = {}
+    with system.worker() as worker, Sampler(worker.pid) as sampler:
+        began = time.time()
+        cap = time.monotonic() + request["cap_s"]
+        for index in range(request["items"]):
+            if time.monotonic() >= cap:
+                break
+            item = f"f{index}"
+            due[item] = time.time() + request["delay_s"]
+            system.submit(item, due[item])
+        submit_s = time.time() - began
+        woke = system.woke(due, request["timeout_s"] + request["delay_s"])
+        rss = peak_rss_kib(worker.pid)
+    return {"result": {"submitted": len(due), "submit_s": submit_s,
+                       "wall_s": max(woke.values()) - began,
+                       "lateness_ms": [round(late, 2) for late in lateness_ms(due, woke)],
+                       "worker_rss_kib": rss, **sampler.figures()}}
 
 
 def burst(request: Request, system: Timer) -> Reply:
     """Items submitted back to back, all due ``lead_s`` after the worker is up."""
     items = [f"b{index}" for index in range(request["items"])]
-    with system.worker() as worker:
+    with system.worker() as worker, Sampler(worker.pid) as sampler:
         due = time.time() + request["lead_s"]
         submit_s = timed(len(items), lambda index: system.submit(items[index], due))
         slack = due - time.time()
         woke = system.woke(items, request["timeout_s"] + request["lead_s"])
         rss = peak_rss_kib(worker.pid)
     return {"result": {"submit_s": submit_s, "due": due, "slack_s": slack,
-                       "wakes": sorted(woke.values()), "worker_rss_kib": rss}}
+                       "wakes": sorted(woke.values()), "worker_rss_kib": rss,
+                       **sampler.figures()}}
 
 
 def starts(request: Request, submit: Callable[[str], object],
@@ -266,27 +322,36 @@ def events(request: Request, system: Waiter) -> Reply:
     return {"result": {"latency_ms": lateness_ms(began_at, woke), "send_ms": took}}
 
 
-def await_count(count: int, counter: Callable[[], int], timeout: float, what: str) -> None:
-    """Return once ``counter()`` reaches ``count``; ``TimeoutError`` after ``timeout``."""
+def await_count(count: int, counter: Callable[[], int], timeout: float, what: str, *,
+                poll: float = POLL) -> None:
+    """Return once ``counter()`` reaches ``count`` (asked every ``poll`` seconds);
+    ``TimeoutError`` after ``timeout``."""
     deadline = time.monotonic() + timeout
     while (seen := counter()) < count:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{seen} of {count} {what} after {timeout}s")
-        time.sleep(POLL)
+        time.sleep(poll)
 
 
 # -- memory and storage ----------------------------------------------------------------------
 
 
-def _status_kib(pid: int, field: str) -> int:
+_FIELDS = {"VmRSS": "rss_kib", "VmHWM": "peak_rss_kib", "Threads": "threads"}
+
+
+def _status(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (KiB) and ``Threads`` of ``pid`` from ``/proc/<pid>/status``
+    (none of them if it is gone)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
     except OSError:
-        return 0
+        return {}
+    found = {}
     for line in status.splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    return 0
+        name, _, value = line.partition(":")
+        if name in _FIELDS:
+            found[_FIELDS[name]] = int(value.split()[0])
+    return found
 
 
 def _tree(pid: int) -> list[int]:
@@ -302,14 +367,65 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
+def tree_status(pid: int) -> dict[str, int]:
+    """``pid`` and its descendants now, added up: resident memory (``rss_kib``, ``VmRSS``),
+    peak resident memory (``peak_rss_kib``, ``VmHWM``), ``threads``; and ``processes``,
+    how many they are."""
+    tree = _tree(pid)
+    found = {"rss_kib": 0, "peak_rss_kib": 0, "threads": 0, "processes": len(tree)}
+    for each in tree:
+        for name, value in _status(each).items():
+            found[name] += value
+    return found
+
+
 def peak_rss_kib(pid: int) -> int:
     """Peak resident memory (``VmHWM``) of ``pid`` and its descendants, added up, KiB."""
-    return sum(_status_kib(each, "VmHWM") for each in _tree(pid))
+    return tree_status(pid)["peak_rss_kib"]
 
 
 def rss_kib(pid: int) -> int:
     """Resident memory now (``VmRSS``) of ``pid`` and its descendants, added up, KiB."""
-    return sum(_status_kib(each, "VmRSS") for each in _tree(pid))
+    return tree_status(pid)["rss_kib"]
+
+
+class Sampler:
+    """The most threads and processes the tree of ``pid`` had while the ``with`` block ran,
+    read every :data:`SAMPLE` seconds by a thread of its own (not counted when ``pid`` is
+    this process)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.threads_max = 0
+        self.processes_max = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Sampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(STOP_TIMEOUT)
+        self._sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(SAMPLE):
+            self._sample()
+
+    def _sample(self) -> None:
+        now = tree_status(self.pid)
+        own = self.pid == os.getpid() and self._thread.is_alive()
+        if now["threads"]:  # the process may be gone already
+            self.threads_max = max(self.threads_max, now["threads"] - own)
+            self.processes_max = max(self.processes_max, now["processes"])
+
+    def figures(self) -> dict[str, int]:
+        """``worker_threads_max`` and ``worker_processes_max``."""
+        return {"worker_threads_max": self.threads_max,
+                "worker_processes_max": self.processes_max}
 
 
 def sqlite_bytes(path: str | Path) -> int:
@@ -327,11 +443,31 @@ def sqlite_bytes(path: str | Path) -> int:
     return target.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
 
 
+SQLITE_SERVER = "none: the store is a SQLite file in the worker's (or the adapter's) process"
+POSTGRES_SERVER = ("not measured: PostgreSQL's backends (one per connection, and buffers "
+                   "shared by every database on the server) are out of scope")
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a system's waiting item is, in each place it could take room (the names of the
+    label ``run.py`` derives: a place is named only if the measurement shows it growing with
+    the items; see ``report.held_as``)."""
+
+    store: str = "row"
+    """In the store (the ``store_bytes`` the adapter reports)."""
+    worker_memory: str = "in the worker's memory"
+    server_memory: str = "in the server's memory"
+
+
 def suspension(request: Request, worker: Callable[[], AbstractContextManager[Worker]],
-               grow: Callable[[int, int], None], store_bytes: Callable[[], int]) -> Reply:
-    """The worker's memory (``VmRSS``, with its children's) and the store's size, with
-    ``small`` and then ``large`` items waiting an hour, each read ``idle_s`` seconds after
-    they all wait. ``grow(n, total)`` submits ``n`` more and returns once ``total`` wait."""
+               grow: Callable[[int, int], None], store_bytes: Callable[[], int], *,
+               server: Callable[[], int] | str, held: Held = Held()) -> Reply:
+    """The worker's memory (``VmRSS``), threads and processes (with its children's) and the
+    store's size, with ``small`` and then ``large`` items waiting an hour, each read
+    ``idle_s`` seconds after they all wait; and the server's memory and threads, where there
+    is a server to measure (``server()`` gives its process id; a text: why not).
+    ``grow(n, total)`` submits ``n`` more and returns once ``total`` wait."""
     points = []
     waiting = 0
     with worker() as running:
@@ -339,9 +475,15 @@ def suspension(request: Request, worker: Callable[[], AbstractContextManager[Wor
             grow(target - waiting, target)
             waiting = target
             time.sleep(request["idle_s"])
-            points.append({"waiting": waiting, "rss_kib": rss_kib(running.pid),
-                           "store_bytes": store_bytes()})
-    return {"result": {"points": points}}
+            point = {"waiting": waiting, **tree_status(running.pid),
+                     "store_bytes": store_bytes()}
+            if not isinstance(server, str):
+                serving = tree_status(server())
+                point |= {"server_rss_kib": serving["rss_kib"],
+                          "server_threads": serving["threads"]}
+            points.append(point)
+    return {"result": {"points": points, "held": asdict(held),
+                       "server": server if isinstance(server, str) else "measured"}}
 
 
 # -- processes and loops ---------------------------------------------------------------------

@@ -70,7 +70,8 @@ def suspension(url: str, scheduler: BackgroundScheduler, request: _kit.Request) 
         for index in range(count):
             later(scheduler, f"w{total}-{index}")
     return _kit.suspension(request, _kit.this_process, grow,
-                           lambda: _kit.sqlite_bytes(url.removeprefix("sqlite:///")))
+                           lambda: _kit.sqlite_bytes(url.removeprefix("sqlite:///")),
+                           server=_kit.SQLITE_SERVER)
 
 
 HANDLERS: dict[str, _kit.Handler] = {
@@ -78,6 +79,8 @@ HANDLERS: dict[str, _kit.Handler] = {
     "timers": with_scheduler(lambda _, scheduler, request: _kit.timers(request,
                                                                        timer(scheduler))),
     "burst": with_scheduler(lambda _, scheduler, request: _kit.burst(request,
+                                                                     timer(scheduler))),
+    "flood": with_scheduler(lambda _, scheduler, request: _kit.flood(request,
                                                                      timer(scheduler))),
     "starts": with_scheduler(lambda _, scheduler, request: _kit.starts(
         request, lambda item: later(scheduler, item),

@@ -29,6 +29,10 @@ app.conf.update(task_ignore_result=True, worker_hijack_root_logger=False)
 wake = app.task(name="wake")(_kit.record_wake)
 SETTINGS = {"pool": "prefork (default)", "concurrency": os.cpu_count(),
             "visibility_timeout_s": 3600}
+HELD = _kit.Held(store="broker message in memory",
+                 worker_memory="ETA message in the worker",
+                 server_memory="broker message in memory")
+"""The store is Redis's memory (``used_memory``), and Redis is the server."""
 
 
 @worker_ready.connect
@@ -73,13 +77,16 @@ def suspension(url: str, request: _kit.Request) -> _kit.Reply:
                          "tasks held by the worker")
 
     return _kit.suspension(request, worker(url), grow,
-                           lambda: int(broker.info("memory")["used_memory"]))
+                           lambda: int(broker.info("memory")["used_memory"]),
+                           server=lambda: int(broker.info("server")["process_id"]),
+                           held=HELD)
 
 
 HANDLERS: dict[str, _kit.Handler] = {
     "probe": _kit.versions("celery", "kombu", "redis"),
     "timers": with_broker(lambda url, request: _kit.timers(request, timer(url))),
     "burst": with_broker(lambda url, request: _kit.burst(request, timer(url))),
+    "flood": with_broker(lambda url, request: _kit.flood(request, timer(url))),
     "starts": with_broker(lambda _, request: _kit.starts(
         request, later, "no batch publish in Celery: a group sends one message per task")),
     "suspension": with_broker(suspension),

@@ -110,13 +110,15 @@ def suspension(url: str, loop: _kit.LoopThread, request: _kit.Request) -> _kit.R
         for index in range(count):
             start_hour(loop, f"w{total}-{index}")
         _kit.await_armed(total, request["timeout_s"])
-    return _kit.suspension(request, _kit.this_process, grow, lambda: database_bytes(url))
+    return _kit.suspension(request, _kit.this_process, grow, lambda: database_bytes(url),
+                           server=_kit.POSTGRES_SERVER, held=_kit.Held(worker_memory="coroutine"))
 
 
 HANDLERS: dict[str, _kit.Handler] = {
     "probe": _kit.versions("dbos"),
     "timers": on_loop(lambda _, loop, request: _kit.timers(request, timers(loop))),
     "burst": on_loop(lambda _, loop, request: _kit.burst(request, timers(loop))),
+    "flood": on_loop(lambda _, loop, request: _kit.flood(request, timers(loop))),
     "starts": on_loop(lambda _, loop, request: _kit.starts(
         request, lambda item: start_hour(loop, item),
         "no batch start in DBOS: one start_workflow per workflow")),

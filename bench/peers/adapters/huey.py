@@ -64,13 +64,15 @@ def handlers() -> dict[str, _kit.Handler]:
                 wake.schedule(args=(f"w{total}-{index}",), delay=_kit.HOUR)
             _kit.await_count(total, huey.scheduled_count, request["timeout_s"],
                              "tasks in the schedule")
-        return _kit.suspension(request, consumer(path), grow, lambda: _kit.sqlite_bytes(path))
+        return _kit.suspension(request, consumer(path), grow, lambda: _kit.sqlite_bytes(path),
+                               server=_kit.SQLITE_SERVER)
 
     return {
         "probe": _kit.versions("huey"),
         "timers": with_app(lambda path, _, wake, request: _kit.timers(request,
                                                                       timer(path, wake))),
         "burst": with_app(lambda path, _, wake, request: _kit.burst(request, timer(path, wake))),
+        "flood": with_app(lambda path, _, wake, request: _kit.flood(request, timer(path, wake))),
         "starts": with_app(lambda _, __, wake, request: _kit.starts(
             request, lambda item: wake.schedule(args=(item,), delay=_kit.HOUR),
             "no batch enqueue in Huey's API (one storage write per task)")),

@@ -74,12 +74,14 @@ def handlers() -> dict[str, _kit.Handler]:
         def grow(count: int, total: int) -> None:
             for index in range(count):
                 later(wake).defer(item=f"w{total}-{index}")
-        return _kit.suspension(request, worker(url), grow, lambda: database_bytes(url))
+        return _kit.suspension(request, worker(url), grow, lambda: database_bytes(url),
+                               server=_kit.POSTGRES_SERVER)
 
     return {
         "probe": _kit.versions("procrastinate", "psycopg"),
         "timers": with_app(lambda url, wake, request: _kit.timers(request, timer(url, wake))),
         "burst": with_app(lambda url, wake, request: _kit.burst(request, timer(url, wake))),
+        "flood": with_app(lambda url, wake, request: _kit.flood(request, timer(url, wake))),
         "starts": with_app(lambda _, wake, request: _kit.starts(
             request, lambda item: later(wake).defer(item=item),
             lambda items: later(wake).batch_defer(*({"item": item} for item in items)))),

@@ -10,7 +10,9 @@ own. The durable wait is ``wait: {until: "{{ due }}"}``; the wait for an event i
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +46,14 @@ steps:
   - done:
       set: { woke: true }
 """,
+    "day": """\
+flow: day
+steps:
+  - pause:
+      wait: { for: 1d }
+  - done:
+      set: { woke: true }
+""",
     "reply": """\
 flow: reply
 inputs:
@@ -65,6 +75,8 @@ events:
 CONCURRENCY = 64
 WAKE_STEP = "done"
 SETUP_CHUNK = 500
+COUNT_POLL = 0.1
+"""Seconds between two counts of the runs that succeeded (or wait), while waiting for them."""
 
 
 def project(url: str) -> Engine:
@@ -101,12 +113,12 @@ class Bench:
         self.runs[item] = self.engine.start(flow, inputs).id
 
     def woke(self, items: Iterable[str], timeout: float) -> dict[str, float]:
-        """Each item's wake (epoch s), once all of them succeeded."""
+        """Each item's wake (epoch s), once as many runs succeeded as there are items (the
+        store holds this workload's runs only, and no other run of it succeeds)."""
         wanted = list(items)
         store = self.engine.store
-        _kit.await_count(len(wanted), lambda: sum(
-            store.get_run(self.runs[item]).status is RunStatus.SUCCEEDED for item in wanted),
-            timeout, "runs succeeded")
+        _kit.await_count(len(wanted), lambda: store.count_runs(status=RunStatus.SUCCEEDED),
+                         timeout, "runs succeeded", poll=COUNT_POLL)
         return {item: self._wake(self.runs[item]) for item in wanted}
 
     def _wake(self, run_id: str) -> float:
@@ -119,7 +131,7 @@ class Bench:
     def await_waiting(self, count: int, timeout: float) -> None:
         """Return once ``count`` runs wait."""
         _kit.await_count(count, lambda: self.engine.store.count_runs(status=RunStatus.WAITING),
-                         timeout, "runs waiting")
+                         timeout, "runs waiting", poll=COUNT_POLL)
 
     def timer(self) -> _kit.Timer:
         """The timer workloads' runs: ``wait: {until: due}``."""
@@ -162,7 +174,41 @@ def suspension(bench: Bench, request: _kit.Request) -> _kit.Reply:
             bench.engine.start_many("hour", [{}] * chunk)
         bench.await_waiting(total, request["timeout_s"])
 
-    return _kit.suspension(request, bench.worker, grow, lambda: store_size_bytes(bench.url))
+    server = _kit.SQLITE_SERVER if bench.url.startswith("sqlite") else _kit.POSTGRES_SERVER
+    return _kit.suspension(request, bench.worker, grow, lambda: store_size_bytes(bench.url),
+                           server=server)
+
+
+def million(bench: Bench, request: _kit.Request) -> _kit.Reply:
+    """``baseline`` and then ``items`` runs of ``wait: {for: 1d}`` (a day, so that none falls
+    due during a long setup): created with ``start_many`` in batches of ``batch`` with no
+    worker running, then taken to their wait by a worker in this process (concurrency 64,
+    until nothing is due). At each size, the store's size, then a fresh worker process
+    started against the store and idle ``idle_s``: its memory and threads."""
+    points: list[dict[str, Any]] = []
+    create_s: list[float] = []
+    suspend_s: list[float] = []
+    waiting = 0
+    for target in (request["baseline"], request["items"]):
+        began = time.perf_counter()
+        for chunk in _chunks(target - waiting, request["batch"]):
+            bench.engine.start_many("day", [{}] * chunk)
+        create_s.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        asyncio.run(bench.engine.worker(concurrency=CONCURRENCY, name="bench-setup").run_once())
+        suspend_s.append(time.perf_counter() - began)
+        found = bench.engine.store.count_runs(status=RunStatus.WAITING)
+        if found != target:
+            raise RuntimeError(f"{found} runs wait, not {target}")
+        waiting = target
+        size = store_size_bytes(bench.url)
+        with bench.worker() as worker:
+            time.sleep(request["idle_s"])
+            points.append({"waiting": waiting, "store_bytes": size,
+                           **_kit.tree_status(worker.pid)})
+    return {"result": {"points": points, "create_s": create_s, "suspend_s": suspend_s},
+            "notes": {"batch": request["batch"], "setup_concurrency": CONCURRENCY,
+                      "wait": "1d"}}
 
 
 def _chunks(count: int, size: int) -> Iterable[int]:
@@ -175,5 +221,7 @@ if __name__ == "__main__":
     _kit.serve({name: with_bench(measure) for name, measure in {
         "timers": lambda bench, request: _kit.timers(request, bench.timer()),
         "burst": lambda bench, request: _kit.burst(request, bench.timer()),
-        "starts": starts, "events": events, "suspension": suspension}.items()}
+        "flood": lambda bench, request: _kit.flood(request, bench.timer()),
+        "starts": starts, "events": events, "suspension": suspension,
+        "million": million}.items()}
         | {"probe": _kit.versions("tarry")}, {})

@@ -33,6 +33,9 @@ QUEUE = "bench"
 READY = Path("worker.ready")
 SERVER = Path(sys.executable).with_name("temporal")
 STEP_TIMEOUT = timedelta(seconds=60)
+HELD = _kit.Held(store="server timer", worker_memory="cached workflow",
+                 server_memory="server timer")
+"""The store is the dev server's SQLite file; the worker caches up to 1,000 workflows."""
 
 
 @activity.defn(name="wake")
@@ -190,7 +193,8 @@ def suspension(system: Temporal, request: _kit.Request) -> _kit.Reply:
         for index in range(count):
             system.start("hour", f"w{total}-{index}")
         _kit.await_armed(total, request["timeout_s"])
-    return _kit.suspension(request, system.worker, grow, lambda: _kit.sqlite_bytes(system.db))
+    return _kit.suspension(request, system.worker, grow, lambda: _kit.sqlite_bytes(system.db),
+                           server=lambda: system.server.pid, held=HELD)
 
 
 def probe(request: _kit.Request) -> _kit.Reply:
@@ -203,6 +207,7 @@ HANDLERS: dict[str, _kit.Handler] = {
     "probe": probe,
     "timers": with_server(lambda system, request: _kit.timers(request, system.timer())),
     "burst": with_server(lambda system, request: _kit.burst(request, system.timer())),
+    "flood": with_server(lambda system, request: _kit.flood(request, system.timer())),
     "starts": with_server(lambda system, request: _kit.starts(
         request, lambda item: system.start("hour", item),
         "no batch start in Temporal: one start_workflow per workflow")),
