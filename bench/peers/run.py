@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from importlib.metadata import version
@@ -57,7 +57,6 @@ from common import (  # noqa: E402
     write_json,
 )
 
-WORKLOADS = ("starts", "timers", "burst", "flood", "events", "suspension", "million")
 NOT_COMPARED = {
     "fleet": "throughput with 1, 2 and 4 worker processes: on 2 shared cores a fleet of each "
              "peer's workers measures the machine more than the engine (bench/fleet.py "
@@ -70,10 +69,11 @@ NOT_COMPARED = {
 }
 """SPEC section 10's workloads this benchmark does not compare, and why."""
 TARRY_ONLY = {
-    "million": "a million waiting runs is tarry's own target (SPEC 10, zero-cost suspension); "
-               "the suspension workload compares how every system holds a waiting item. At "
-               "the peers' one-at-a-time submit rates measured here (14 to 341 a second) a "
-               "million submits alone would take 50 minutes to 20 hours",
+    "million": "a million waiting runs is tarry's own target (SPEC 10, zero-cost suspension), "
+               "set up with its batch start; the suspension workload compares how every system "
+               "holds a waiting item. At the peers' one-at-a-time submit rates (the starts "
+               "workload: tens to hundreds a second) a million submits alone would take from "
+               "half an hour to many hours",
 }
 """Workloads only tarry is measured in, and why (the other systems' reply: n/a)."""
 ONCE = ("million",)
@@ -168,7 +168,7 @@ class Sizes:
 FULL = Sizes()
 QUICK = Sizes(timer_items=100, timer_rate=50.0, burst_items="50,200", start_items=100,
               batch=100, batches=2, waiting=50, events=20, event_rate=20.0, small=50,
-              large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0, flood_items="100,500",
+              large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0, flood_items="100,1000",
               flood_cap_s=30.0, million=20_000, million_timeout_s=1800.0)
 FULL_ROUNDS = 5
 QUICK_ROUNDS = 3
@@ -252,32 +252,35 @@ def adapter_timeout(request: Mapping[str, Any]) -> float:
     return ADAPTER_TIMEOUT
 
 
+Requests = Callable[[Sizes, float], list[dict[str, Any]]]
+"""The requests of one workload from the sizes and the system's one-at-a-time submit rate."""
+REQUESTS: dict[str, Requests] = {
+    "starts": lambda s, _: [{"items": s.start_items, "batch": s.batch, "batches": s.batches}],
+    "timers": lambda s, _: [{"items": s.timer_items, "rate": s.timer_rate,
+                             "delay_s": s.delay_s, "timeout_s": s.timeout_s}],
+    "burst": lambda s, rate: [{"items": n, "timeout_s": s.timeout_s,
+                               "lead_s": round(s.delay_s + LEAD_SAFETY * n / rate, 2)}
+                              for n in sizes_of(s.burst_items)],
+    "flood": lambda s, _: [{"items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
+                            "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)],
+    "events": lambda s, _: [{"waiting": s.waiting, "events": s.events, "rate": s.event_rate,
+                             "timeout_s": s.timeout_s}],
+    "suspension": lambda s, _: [{"small": s.small, "large": s.large, "idle_s": s.idle_s,
+                                 "timeout_s": s.timeout_s}],
+    "million": lambda s, _: [{"items": s.million, "baseline": s.million_baseline,
+                              "batch": s.million_batch, "idle_s": s.idle_s,
+                              "timeout_s": s.million_timeout_s}],
+}
+
+
+WORKLOADS = tuple(REQUESTS)
+"""Every workload, in the order a round measures them."""
+
+
 def requests(workload: str, sizes: Sizes, start_rate: float | None) -> list[dict[str, Any]]:
     """The requests of one workload (the burst and the flood have one per size)."""
-    s = sizes
-    if workload == "timers":
-        return [{"workload": "timers", "items": s.timer_items, "rate": s.timer_rate,
-                 "delay_s": s.delay_s, "timeout_s": s.timeout_s}]
-    if workload == "burst":
-        rate = start_rate or DEFAULT_START_RATE
-        return [{"workload": "burst", "items": n, "timeout_s": s.timeout_s,
-                 "lead_s": round(s.delay_s + LEAD_SAFETY * n / rate, 2)}
-                for n in sizes_of(s.burst_items)]
-    if workload == "flood":
-        return [{"workload": "flood", "items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
-                 "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)]
-    if workload == "million":
-        return [{"workload": "million", "items": s.million, "baseline": s.million_baseline,
-                 "batch": s.million_batch, "idle_s": s.idle_s,
-                 "timeout_s": s.million_timeout_s}]
-    if workload == "starts":
-        return [{"workload": "starts", "items": s.start_items, "batch": s.batch,
-                 "batches": s.batches}]
-    if workload == "events":
-        return [{"workload": "events", "waiting": s.waiting, "events": s.events,
-                 "rate": s.event_rate, "timeout_s": s.timeout_s}]
-    return [{"workload": "suspension", "small": s.small, "large": s.large, "idle_s": s.idle_s,
-             "timeout_s": s.timeout_s}]
+    return [{"workload": workload, **each}
+            for each in REQUESTS[workload](sizes, start_rate or DEFAULT_START_RATE)]
 
 
 def sizes_of(listed: str) -> list[int]:
