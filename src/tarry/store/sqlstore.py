@@ -339,11 +339,11 @@ class SqlStore(ABC):
         journal: list[dict[str, Any]] = []
         with self._transaction(write=True) as tx:
             plans = eventstore.plan_wait_changes(tx, updates)
-            # The runs' rows are locked in id order, as a lease renewal locks them, so a
-            # renewal and a checkpoint of the same runs never deadlock.
-            for update in sorted(updates, key=lambda update: update.run_id):
-                row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
-                if row is None:
+            ordered = sorted(updates, key=lambda update: update.run_id)
+            written = self._write_runs(tx, worker, now, ordered)
+            for update in ordered:
+                cancel_requested = written.get(update.run_id)
+                if cancel_requested is None:
                     outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
                     continue
                 history += rows.history_params(update.run_id, update.history)
@@ -352,13 +352,26 @@ class SqlStore(ABC):
                                         plans.get(update.run_id, eventstore.WaitChanges()))
                 taskstore.settle_tasks(tx, update, now)
                 holdstore.settle_hold(tx, update)
-                outcome = rows.checkpoint_outcome(update, bool(row["cancel_requested"]))
+                outcome = rows.checkpoint_outcome(update, cancel_requested)
                 if outcome is CheckpointOutcome.CANCELLED:
                     history += self._cancel_suspended(tx, update.run_id, now)
                 outcomes[update.run_id] = outcome
             tx.many("insert_history", history)
             tx.many("insert_journal", journal)
         return outcomes
+
+    def _write_runs(self, tx: Tx, worker: str, now: datetime,
+                    updates: Sequence[RunUpdate]) -> dict[str, bool]:
+        """Write the run rows of ``updates`` (ordered by run id) that ``worker`` still holds;
+        for each written, whether a cancel was requested. The rows are locked in id order, as
+        a lease renewal locks them, so a renewal and a checkpoint never deadlock. A backend
+        that can write a batch in one statement overrides this."""
+        written: dict[str, bool] = {}
+        for update in updates:
+            row = tx.one("checkpoint_run", rows.update_params(worker, now, update))
+            if row is not None:
+                written[update.run_id] = bool(row["cancel_requested"])
+        return written
 
     def read_journal(self, run_id: str, *, scopes: Sequence[str], selective: str | None = None,
                      keys: Sequence[str] = ()) -> list[JournalEntry]:

@@ -1,6 +1,6 @@
--- Claims PostgreSQL writes in one statement (not part of the dialect-neutral set, whose
--- due_runs/due_run and lease_runs take two: SQLite's RETURNING cannot name the FROM rows).
--- The store's _claim override runs them.
+-- Claims and checkpoints PostgreSQL writes in one statement (not part of the dialect-neutral
+-- set, whose due_runs/due_run and lease_runs take two, and whose checkpoint_run writes one run:
+-- SQLite's RETURNING cannot name the FROM rows). The store's overrides run them.
 
 -- name: claim_due_runs
 -- due_runs and lease_runs in one statement (one round trip): the earliest due runs nobody
@@ -51,3 +51,31 @@ SELECT claimed.*,
                              'received_at', received_at) ORDER BY seq)
                  FROM inbox WHERE inbox.run_id = claimed.id), '[]') AS inbox_rows
 FROM claimed
+
+-- name: checkpoint_runs
+-- checkpoint_run for a batch of runs in one statement: the parameters are arrays, one item per
+-- run (the JSON columns as text). The rows are locked in id order, as renew_leases locks them;
+-- a run missing from the rows returned is one whose lease the worker lost (nothing written).
+WITH u AS (
+    SELECT *
+    FROM unnest(%(run_ids)s::text[], %(statuses)s::text[], %(states)s::text[],
+                %(exits)s::text[], %(errors)s::text[], %(reasons)s::text[],
+                %(results)s::text[], %(waiting_fors)s::text[], %(releases)s::boolean[],
+                %(due_ats)s::bigint[])
+         AS u (run_id, status, state, exit, error, reason, result, waiting_for, release,
+               due_at)
+), mine AS (
+    SELECT runs.id FROM runs JOIN u ON runs.id = u.run_id
+    WHERE runs.lease_owner = %(worker)s
+    ORDER BY runs.id
+    FOR UPDATE OF runs
+)
+UPDATE runs
+SET status = u.status, state = u.state::jsonb, exit = u.exit, error = u.error::jsonb,
+    reason = u.reason, result = u.result::jsonb, waiting_for = u.waiting_for::jsonb,
+    updated_at = %(now)s,
+    due_at = CASE WHEN u.release THEN u.due_at ELSE runs.due_at END,
+    lease_owner = CASE WHEN u.release THEN NULL ELSE runs.lease_owner END
+FROM mine JOIN u ON u.run_id = mine.id
+WHERE runs.id = mine.id
+RETURNING runs.id, runs.cancel_requested
