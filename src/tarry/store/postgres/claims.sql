@@ -29,10 +29,16 @@ SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
 FROM due WHERE runs.id = due.id
 RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 
+-- name: claim_without_waiting_for_fsync
+-- A claim's commit need not wait for the WAL to reach the disk: if the server crashes before
+-- it does, the claim is lost and the run is claimed again, as if the worker had died; and the
+-- checkpoint that follows it, which does wait, flushes the WAL up to itself, claim included.
+SET LOCAL synchronous_commit TO off
+
 -- name: claim_due_runs_with_inbox
 -- claim_due_runs, and each claimed run's inbox (inbox_rows: a JSON array of its rows, oldest
 -- first, each event's data as JSON text, as the inbox_of_runs rows have it), in one
--- statement: run on its own, it commits without BEGIN or COMMIT.
+-- statement.
 WITH due AS (
     SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
     ORDER BY due_at LIMIT %(limit)s
