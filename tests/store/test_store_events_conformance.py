@@ -185,3 +185,14 @@ def test_a_cancelled_run_no_longer_waits_for_events(store: Store) -> None:
 
     assert (record.state, record.runs) == (EventState.UNMATCHED, ())
     assert store.inbox(["r1"]) == {}
+
+
+@pytest.mark.parametrize("event", [
+    _event("e-delivered"),
+    _event("e-buffered", key='["nobody"]', buffer_until=at(600), data={"n": [1, 2.5, None]}),
+    _event("e-invalid", errors=("missing 'ticket'",), data={"text": "ünïcode"}),
+], ids=lambda event: event.id)
+def test_the_record_of_a_new_event_is_what_a_read_returns(store: Store, event: NewEvent) -> None:
+    _waiting(store, "r1")
+    recorded = store.record_event(event, at(5))
+    assert recorded == store.get_event(event.id)  # built from the insert, not read back
