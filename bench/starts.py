@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,30 +129,26 @@ def measure_store(base: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
     with scratch_store(base, "starts_limit") as url:
         say(f"{kind}: raw durable transactions")
         limit = measure_limit(url, seconds=sizes.limit_seconds)
-    with scratch_store(base, "starts_single") as url:
-        say(f"{kind}: {sizes.single} single starts")
-        engine = project(folder, url)
-        try:
-            single = single_rate(engine, sizes.single)
-        finally:
-            engine.close()
-    with scratch_store(base, "starts_concurrent") as url:
-        say(f"{kind}: {sizes.single} starts by {sizes.callers} concurrent callers")
-        engine = project(folder, url)
-        try:
-            concurrent = concurrent_rate(engine, sizes.single, sizes.callers)
-        finally:
-            engine.close()
-    with scratch_store(base, "starts_batched") as url:
-        say(f"{kind}: {sizes.batched} starts in batches of {sizes.batch}")
-        engine = project(folder, url)
-        try:
-            batched = batched_rate(engine, sizes.batched, sizes.batch)
-        finally:
-            engine.close()
-    return {"store": kind, "limit_per_second": limit.per_second, "single_per_second": single,
-            "callers": sizes.callers, "concurrent_per_second": concurrent,
-            "batched_per_second": batched}
+    phases: dict[str, tuple[str, Callable[[Engine], float | None]]] = {
+        "single": (f"{sizes.single} single starts",
+                   lambda engine: single_rate(engine, sizes.single)),
+        "concurrent": (f"{sizes.single} starts by {sizes.callers} concurrent callers",
+                       lambda engine: concurrent_rate(engine, sizes.single, sizes.callers)),
+        "batched": (f"{sizes.batched} starts in batches of {sizes.batch}",
+                    lambda engine: batched_rate(engine, sizes.batched, sizes.batch)),
+    }
+    rates = {}
+    for phase, (label, measure) in phases.items():
+        with scratch_store(base, f"starts_{phase}") as url:
+            say(f"{kind}: {label}")
+            engine = project(folder, url)
+            try:
+                rates[phase] = measure(engine)
+            finally:
+                engine.close()
+    return {"store": kind, "limit_per_second": limit.per_second,
+            "single_per_second": rates["single"], "callers": sizes.callers,
+            "concurrent_per_second": rates["concurrent"], "batched_per_second": rates["batched"]}
 
 
 def targets(results: Sequence[dict[str, Any]]) -> list[Target]:
