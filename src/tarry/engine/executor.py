@@ -187,8 +187,8 @@ class Executor:
         capture: asyncio.Task[None] | None = None  # the checkpoint not yet taken
 
         async def checkpoint() -> None:
-            """Persist the state; calls made at the same moment (concurrent branches whose
-            actions finished together) share one capture and one write."""
+            """Persist the state; calls made at the same moment (a Python flow's concurrent
+            branches whose steps finished together) share one capture and one write."""
             nonlocal capture
             if capture is None:
                 capture = asyncio.ensure_future(take_checkpoint())

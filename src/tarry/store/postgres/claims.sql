@@ -2,23 +2,10 @@
 -- set, whose due_runs/due_run and lease_runs take two, and whose checkpoint_run writes one run:
 -- SQLite's RETURNING cannot name the FROM rows). The store's overrides run them.
 
--- name: claim_due_runs
--- due_runs and lease_runs in one statement (one round trip): the earliest due runs nobody
--- else is claiming, leased; each row says the status it had (claimed_from) and when it was
--- due (was_due, to keep the earliest first).
-WITH due AS (
-    SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
-    ORDER BY due_at LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE runs
-SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
-    updated_at = %(now)s
-FROM due WHERE runs.id = due.id
-RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
-
 -- name: claim_due_run
--- due_run and lease_runs in one statement (as claim_due_runs, for one run).
+-- due_run and lease_runs in one statement (one round trip): the run, if it is due and nobody
+-- else is claiming it, leased; the row says the status it had (claimed_from) and when it was
+-- due (was_due).
 WITH due AS (
     SELECT id, status, due_at FROM runs WHERE id = %(id)s AND due_at <= %(now)s
     FOR UPDATE SKIP LOCKED
@@ -36,8 +23,9 @@ RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 SET LOCAL synchronous_commit TO off
 
 -- name: claim_due_runs_with_inbox
--- claim_due_runs, and each claimed run's inbox (inbox_rows: a JSON array of its rows, oldest
--- first, each event's data as JSON text, as the inbox_of_runs rows have it), in one
+-- due_runs and lease_runs: the earliest due runs nobody else is claiming, leased (as
+-- claim_due_run, for many), and each claimed run's inbox (inbox_rows: a JSON array of its
+-- rows, oldest first, each event's data as JSON text, as inbox_of_runs has it), in one
 -- statement.
 WITH due AS (
     SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
