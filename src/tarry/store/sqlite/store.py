@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,7 +53,7 @@ class SQLiteStore(SqlStore):
             self._connection = sqlite3.connect(self._path, isolation_level=None,
                                                check_same_thread=False, timeout=busy_timeout)
             self._connection.row_factory = _dict_row
-            self._connection.executescript(self._queries["configure"])
+            _configure(self._connection, self._queries["configure"], busy_timeout)
 
     @property
     def concurrency(self) -> int:
@@ -105,6 +106,24 @@ class SQLiteStore(SqlStore):
             unavailable = code is not None and code & 0xFF in _UNAVAILABLE
             kind = StoreUnavailable if unavailable else StoreError
             raise kind(f"SQLite store {self._path}: {error}") from error
+
+
+def _configure(connection: sqlite3.Connection, script: str, busy_timeout: float) -> None:
+    """Run the ``configure`` pragmas, retrying for up to ``busy_timeout`` seconds while the
+    file is busy. Two connections switching a new file to WAL at once can deadlock on its
+    lock; SQLite then fails one of them at once instead of calling its busy handler."""
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.005
+    while True:
+        try:
+            connection.executescript(script)
+            return
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY \
+                    or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
