@@ -3,16 +3,20 @@
     python bench/peers/plot.py bench/results/peers-<date>.json
 
 Writes, beside the JSON, ``<name>-lateness.png`` (the distribution of timer lateness and of
-send-to-resume latency, every round pooled, per system) and ``<name>-throughput.png`` (burst
+send-to-resume latency, every round pooled, per system), ``<name>-throughput.png`` (burst
 wakes per second against the number of items, and submits per second, per system: medians
-of the rounds). Prints the paths written.
+of the rounds) and, when the JSON has the flood workload, ``<name>-flood.png`` (per N, the
+distribution of each item's lateness, every round pooled, per system; and per system against
+N, the submits per second and the items woken per second from about the first due to the
+last wake: medians of the rounds). Prints the paths written.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +29,26 @@ FLOOR_MS = 0.1
 """Values below this are drawn at it (the axes are logarithmic)."""
 
 
-def pooled(document: Mapping[str, Any], workload: str, field: str) -> dict[str, list[float]]:
-    """Every value of ``field`` in the replies to ``workload``, per system, rounds pooled."""
-    found: dict[str, list[float]] = {}
+Reply = tuple[str, Mapping[str, Any], Mapping[str, Any]]
+"""A measurement's system, request and result."""
+
+
+def replies(document: Mapping[str, Any], workload: str,
+            items: int | None = None) -> Iterable[Reply]:
+    """Each successful reply to ``workload`` (of ``items`` items, if given)."""
     for each in document["measurements"]:
-        if each["request"]["workload"] == workload and each["reply"].get("ok"):
-            found.setdefault(each["system"], []).extend(each["reply"]["result"][field])
+        if each["request"]["workload"] == workload and each["reply"].get("ok") and \
+                (items is None or each["request"]["items"] == items):
+            yield each["system"], each["request"], each["reply"]["result"]
+
+
+def pooled(document: Mapping[str, Any], workload: str, field: str,
+           items: int | None = None) -> dict[str, list[float]]:
+    """Every value of ``field`` in the replies to ``workload`` (of ``items`` items, if
+    given), per system, rounds pooled."""
+    found: dict[str, list[float]] = {}
+    for system, _, result in replies(document, workload, items):
+        found.setdefault(system, []).extend(result[field])
     return found
 
 
@@ -48,8 +66,8 @@ def ecdf(axes: Any, values: Mapping[str, Iterable[float]], title: str) -> None:
     axes.legend(fontsize="small")
 
 
-def lateness(document: Mapping[str, Any], path: Path) -> None:
-    """Timer lateness and send-to-resume latency distributions."""
+def lateness(document: Mapping[str, Any], path: Path) -> bool:
+    """Timer lateness and send-to-resume latency distributions (always drawn: True)."""
     figure, (timers, events) = plt.subplots(1, 2, figsize=(14, 5.5))
     sizes = document["sizes"]
     ecdf(timers, pooled(document, "timers", "lateness_ms"),
@@ -61,10 +79,12 @@ def lateness(document: Mapping[str, Any], path: Path) -> None:
     figure.suptitle(_caption(document))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+    return True
 
 
-def throughput(document: Mapping[str, Any], path: Path) -> None:
-    """Burst wakes/s against N, and submits/s one at a time and batched."""
+def throughput(document: Mapping[str, Any], path: Path) -> bool:
+    """Burst wakes/s against N, and submits/s one at a time and batched (always drawn:
+    True)."""
     figure, (bursts, starts) = plt.subplots(1, 2, figsize=(14, 5.5))
     summary = document["summary"]
     per_system: dict[str, list[tuple[int, float]]] = {}
@@ -89,6 +109,7 @@ def throughput(document: Mapping[str, Any], path: Path) -> None:
     figure.suptitle(_caption(document))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+    return True
 
 
 def _starts(axes: Any, by_system: Mapping[str, Any]) -> None:
@@ -107,6 +128,67 @@ def _starts(axes: Any, by_system: Mapping[str, Any]) -> None:
     axes.legend(fontsize="small")
 
 
+FLOOD_RATES: dict[str, tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any]], float]]] = {
+    "submits": ("submits per second (median of rounds)",
+                lambda request, result: result["submitted"] / result["submit_s"]),
+    "woken": ("woken per second: submitted ÷ (wall − delay), from about the first due\n"
+              "to the last wake (median of rounds; the submit rate when it keeps up)",
+              lambda request, result: result["submitted"] / max(
+                  result["wall_s"] - request["delay_s"], 0.001)),
+}
+"""The flood's two rates per system and N, from one reply's request and result."""
+
+
+def flood(document: Mapping[str, Any], path: Path) -> bool:
+    """Per N, the flood's lateness distributions; per system against N, its submits per
+    second and woken per second (a hollow marker: N was not reached within the cap
+    in some round). False, and nothing drawn, without a flood in the JSON."""
+    sizes = sorted({each["request"]["items"] for each in document["measurements"]
+                    if each["request"]["workload"] == "flood"})
+    if not sizes:
+        return False
+    columns = max(len(sizes), len(FLOOD_RATES))
+    figure, grid = plt.subplots(2, columns, figsize=(7 * columns, 11), squeeze=False)
+    settings = document["sizes"]
+    for axes, items in zip(grid[0], sizes, strict=False):
+        ecdf(axes, pooled(document, "flood", "lateness_ms", items),
+             f"flood of {items:,}: lateness (wake − own due)\neach due "
+             f"{settings['delay_s']:g} s after its own submit, submits capped at "
+             f"{settings['flood_cap_s']:g} s")
+    for axes, (label, rate) in zip(grid[1], FLOOD_RATES.values(), strict=False):
+        _flood_rates(axes, document, sizes, rate)
+        axes.set_ylabel(label)
+    for axes in [*grid[0][len(sizes):], *grid[1][len(FLOOD_RATES):]]:
+        axes.set_visible(False)
+    figure.suptitle(_caption(document))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def _flood_rates(axes: Any, document: Mapping[str, Any], sizes: list[int],
+                 rate: Callable[[Mapping[str, Any], Mapping[str, Any]], float]) -> None:
+    systems = dict.fromkeys(system for system, _, _ in replies(document, "flood"))
+    for system in systems:
+        points = []
+        for items in sizes:
+            found = [(request, result) for each, request, result
+                     in replies(document, "flood", items) if each == system]
+            if found:
+                points.append((items, statistics.median(rate(*each) for each in found),
+                               all(result["submitted"] == items for _, result in found)))
+        line = axes.plot([n for n, _, _ in points], [value for _, value, _ in points],
+                         label=system)[0]
+        for items, value, reached in points:
+            axes.plot([items], [value], marker="o", color=line.get_color(),
+                      markerfacecolor=line.get_color() if reached else "none")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("items submitted back to back (N; hollow: not reached within the cap)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize="small")
+
+
 def _caption(document: Mapping[str, Any]) -> str:
     load = document["machine"]["load_average"]
     return (f"{document['finished_at'][:10]}, {document['preset']}, "
@@ -115,13 +197,15 @@ def _caption(document: Mapping[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """Draw both plots beside the JSON named on the command line."""
+    """Draw the plots beside the JSON named on the command line."""
     source = Path(argv[0])
     document = json.loads(source.read_text(encoding="utf-8"))
-    for name, draw in (("lateness", lateness), ("throughput", throughput)):
+    draws: tuple[tuple[str, Callable[[Mapping[str, Any], Path], bool]], ...] = (
+        ("lateness", lateness), ("throughput", throughput), ("flood", flood))
+    for name, draw in draws:
         target = source.with_name(f"{source.stem}-{name}.png")
-        draw(document, target)
-        print(target)
+        if draw(document, target):
+            print(target)
     return 0
 
 
