@@ -40,5 +40,6 @@ def test_the_checkpoints_benchmark_writes_every_figure(tmp_path: Path) -> None:
                   "--limit-seconds", "0.1")
     rows = result["results"]
     assert [(r["workload"], r["steps"]) for r in rows] == [  # type: ignore[attr-defined]
-        (name, n) for name in ("python", "yaml", "yaml-large", "for_each") for n in (2, 4)]
+        (name, n) for name in ("python", "python-map", "yaml", "yaml-large", "for_each")
+        for n in (2, 4)]
     assert all(r["written_bytes"] >= 0 and r["resume_ms"] > 0 for r in rows)  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ import pytest
 from tarry import App, Context
 from tarry.engine.journal import (
     BINDINGS,
+    BRANCHES,
     DONE,
     ITEMS,
     OPS,
@@ -126,11 +127,65 @@ def test_operations_are_sealed_in_call_order_and_restored_exactly() -> None:
                   "fan[0].": [["step", "x"]], "fan[1].": [["wait", "x"]]}}}
     before = json.loads(json.dumps(state))
     live, entries = OpsJournal().split(state)
-    assert [entry.key for entry in entries] == ["a", "fan[0].x"]  # 'b' waits behind 'fan'
+    assert [(entry.scope, entry.key) for entry in entries] == [
+        (BRANCHES, "fan[0]"), (OPS, "a"), (OPS, "fan[0].x")]  # 'b' waits behind 'fan'
     assert json.loads(live)["journal"]["order"] == {
         "": [["map", "fan"], ["random", "b"]], "fan[1].": [["wait", "x"]]}
+    assert json.loads(live)["journal"]["ops"]["fan"] == {"branches": 2, "done": {}}
     stored = [JournalEntry(e.scope, e.key, json.loads(e.value)) for e in entries]
     assert whole_state(json.loads(live), stored) == before
+
+
+def test_a_branch_result_is_journaled_once_and_put_back_in_its_place() -> None:
+    journal = OpsJournal()
+    fan: dict[str, Any] = {"branches": 3, "done": {"1": "b"}}
+    state: dict[str, Any] = {"journal": {"ops": {"fan": fan}, "order": {"": [["map", "fan"]]}}}
+    _, first = journal.split(state)
+    fan["done"]["0"] = "a"
+    _, second = journal.split(state)
+    assert [(e.key, json.loads(e.value)) for e in (*first, *second)] == [
+        ("fan[1]", "b"), ("fan[0]", "a")]
+    stored = [JournalEntry(e.scope, e.key, json.loads(e.value)) for e in (*first, *second)]
+    live, _ = journal.split(state)
+    assert whole_state(json.loads(live), stored)["journal"]["ops"]["fan"] == {
+        "branches": 3, "done": {"1": "b", "0": "a"}}
+
+
+def _fan_app() -> App:
+    """``fan`` maps over ``branches`` items, branch ``i`` waiting ``i + 1`` hours, then
+    waits an hour more (so the finished map is replayed from the journal) and returns."""
+    app = App()
+
+    @app.flow("fan")
+    async def fan(ctx: Context, branches: int) -> list[str]:
+        results = await ctx.map(_napping, range(branches), name="fan")
+        await ctx.wait("after", "1h")
+        return results
+
+    return app
+
+
+async def _napping(ctx: Context, index: int) -> str:
+    await ctx.wait("nap", timedelta(hours=index + 1))
+    return f"woke-{index}-" + "x" * 100
+
+
+async def test_a_map_journals_each_finished_branch_once(tmp_path: Path, store_url: str) -> None:
+    h = Harness(tmp_path, start=START, store_url=store_url, app=_fan_app())
+    try:
+        few, many = (h.start("fan", {"branches": n}) for n in (3, 30))
+        await h.run_due()
+        await h.advance(timedelta(hours=2))  # two branches of each finished
+        assert "woke-" not in json.dumps(h.record(many).state)
+        assert abs(_state_bytes(h, many) - _state_bytes(h, few)) < 27 * 200  # waits, not results
+        await h.advance(timedelta(hours=31))
+        record = h.record(many)
+        assert (record.status, record.result) == (
+            RunStatus.SUCCEEDED, [f"woke-{i}-" + "x" * 100 for i in range(30)])
+        branches = [e.key for e in h.engine.store.journals([many])[many] if e.scope == BRANCHES]
+        assert sorted(branches) == sorted(f"fan[{i}]" for i in range(30))
+    finally:
+        h.close()
 
 
 def each_flow(items: int, concurrency: int = 1) -> str:

@@ -17,8 +17,11 @@ Python flow's replay) walks; this module moves between the two forms:
 - **Python flows**: a finished operation is an entry (scope ``op``, key: its path; value:
   its scope, kind and record). Operations of one scope are sealed in call order, and only
   while every earlier one is sealed, so the order a replay checks is rebuilt exactly: the
-  journal's entries first, then the live ones kept in the row. A resume reads the whole
-  journal once, since a replay re-executes the flow from the top.
+  journal's entries first, then the live ones kept in the row. A ``parallel`` or ``map``
+  journals each finished branch's result once (scope ``branch``, key: the branch's path,
+  ``<op path>[<index>]``); its record keeps the count of branches, and what it has is put
+  back together when it is read. A resume reads the whole journal once, since a replay
+  re-executes the flow from the top.
 
 :meth:`RunJournal.split` serialises: the live state and each new entry are encoded to JSON
 text at the moment of the checkpoint, once, with nothing copied first.
@@ -38,14 +41,18 @@ from tarry.language.expressions import compile_template
 from tarry.language.model import Flow, Scope, Step, Template
 from tarry.model import EncodedJSON, JournalEntry
 
-__all__ = ["BINDINGS", "DONE", "ITEMS", "OPS", "JournalQuery", "RunJournal", "bindings_with",
-           "journal_for", "whole_state"]
+__all__ = ["BINDINGS", "BRANCHES", "DONE", "ITEMS", "OPS", "JournalQuery", "RunJournal",
+           "bindings_with", "journal_for", "whole_state"]
 
 BINDINGS = ""
 """The scope of the top-level bindings of a YAML flow's run."""
 
 OPS = "op"
 """The scope of a Python flow's finished operations."""
+
+BRANCHES = "branch"
+"""The scope of the finished branches of a Python flow's ``parallel`` and ``map`` operations
+(key: the branch's path, ``<op path>[<index>]``)."""
 
 ITEMS = "items"
 """The scope of the items of a YAML run's ``for_each`` steps (key: the for_each's ``each``)."""
@@ -230,21 +237,34 @@ operation of a kind not listed is never sealed: it stays in the run's row, corre
 rewritten at each checkpoint."""
 
 
+_BRANCHING = frozenset({"parallel", "map"})
+"""The operation kinds whose finished branches are journaled one by one."""
+
+
 class OpsJournal(RunJournal):
-    """A Python flow's operations, each one an entry once it finished."""
+    """A Python flow's operations, each one an entry once it finished, and the finished
+    branches of its ``parallel`` and ``map`` operations."""
 
     def __init__(self) -> None:
         self._sealed: dict[str, int] = {}
         """How many operations of each scope (by prefix) are in the journal."""
+        self._branches: dict[str, int] = {}
+        """op path → how many of a branching operation's results (the first ones of its
+        ``done``, in insertion order) are in the journal."""
 
     def query(self, state: Mapping[str, Any]) -> JournalQuery | None:
-        return None if "journal" not in state else JournalQuery((OPS,))
+        return None if "journal" not in state else JournalQuery((OPS, BRANCHES))
 
     def restore(self, state: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
         document = state["journal"]
         ops: dict[str, Any] = {}
         order: dict[str, list[list[str]]] = {}
+        results: dict[str, dict[str, Any]] = {}
         for entry in entries:
+            if entry.scope == BRANCHES:
+                path, _, index = entry.key.rpartition("[")
+                results.setdefault(path, {})[index.removesuffix("]")] = entry.value
+                continue
             prefix, kind = entry.value["in"], entry.value["kind"]
             ops[entry.key] = entry.value["entry"]
             order.setdefault(prefix, []).append([kind, entry.key[len(prefix):]])
@@ -252,29 +272,50 @@ class OpsJournal(RunJournal):
         for prefix, live in document["order"].items():
             order.setdefault(prefix, []).extend(live)
         ops.update(document["ops"])
+        for path, done in results.items():  # the journaled ones first, as split counts them
+            ops[path]["done"] = {**done, **ops[path]["done"]}
+            self._branches[path] = len(done)
         document.update(ops=ops, order=order)
 
     def split(self, state: dict[str, Any]) -> tuple[EncodedJSON, tuple[JournalEntry, ...]]:
         document = state.get("journal")
         if document is None:
             return _encoded(state), ()
+        ops = document["ops"]
         fresh: list[JournalEntry] = []
         live_ops: dict[str, Any] = {}
         live_order: dict[str, list[list[str]]] = {}
         for prefix, listed in document["order"].items():
             sealed = self._sealed.get(prefix, 0)
-            while sealed < len(listed) and _finished(document["ops"], prefix, listed[sealed]):
+            for kind, name in listed[sealed:]:
+                if kind in _BRANCHING and prefix + name in ops:
+                    fresh.extend(self._finished_branches(prefix + name, ops[prefix + name]))
+            while sealed < len(listed) and _finished(ops, prefix, listed[sealed]):
                 kind, name = listed[sealed]
                 fresh.append(JournalEntry(OPS, prefix + name, _encoded(
-                    {"in": prefix, "kind": kind, "entry": document["ops"][prefix + name]})))
+                    {"in": prefix, "kind": kind, "entry": _recorded(kind, ops[prefix + name])})))
                 sealed += 1
             self._sealed[prefix] = sealed
             if sealed < len(listed):
                 live_order[prefix] = listed[sealed:]
-                live_ops.update((prefix + name, document["ops"][prefix + name])
-                                for _, name in listed[sealed:] if prefix + name in document["ops"])
+                live_ops.update((prefix + name, _recorded(kind, ops[prefix + name]))
+                                for kind, name in listed[sealed:] if prefix + name in ops)
         live = {**state, "journal": {"ops": live_ops, "order": live_order}}
         return _encoded(live), tuple(fresh)
+
+    def _finished_branches(self, path: str, entry: Mapping[str, Any]) -> list[JournalEntry]:
+        """The results of the operation at ``path`` finished since the last split."""
+        done: dict[str, Any] = entry["done"]
+        added = list(islice(reversed(done.items()), len(done) - self._branches.get(path, 0)))
+        self._branches[path] = len(done)
+        return [JournalEntry(BRANCHES, f"{path}[{index}]", _encoded(result))
+                for index, result in reversed(added)]
+
+
+def _recorded(kind: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """What the row or an ``op`` entry keeps of an operation: a branching one's results are
+    each an entry of their own."""
+    return {**entry, "done": {}} if kind in _BRANCHING else entry
 
 
 def _finished(ops: Mapping[str, Any], prefix: str, listed: Sequence[str]) -> bool:
@@ -295,8 +336,9 @@ def whole_state(state: dict[str, Any], entries: Sequence[JournalEntry]) -> dict[
     """The whole state of a run — what a worker advancing it holds in memory once every
     entry is read back — from its live state and all its journal entries (changed in
     place)."""
-    if any(entry.scope == OPS for entry in entries) and "journal" in state:
-        OpsJournal().restore(state, [entry for entry in entries if entry.scope == OPS])
+    if "journal" in state:
+        OpsJournal().restore(state, [entry for entry in entries
+                                     if entry.scope in (OPS, BRANCHES)])
     if "root" in state:
         state["root"]["b"] = bindings_with(state, entries)
         _restore_for_each(state["root"], entries)

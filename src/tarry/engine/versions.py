@@ -21,7 +21,7 @@ from tarry.errors import StateVersionError
 
 __all__ = ["STATE_VERSION", "UPGRADES", "upgrade"]
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 """The shape this tarry writes."""
 
 
@@ -48,7 +48,16 @@ def _from_1(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _from_0, 1: _from_1}
+def _from_2(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 kept the results of a Python flow's ``parallel`` or ``map`` in its record,
+    in the row while it ran. Version 3 journals each finished branch's result (see
+    :mod:`tarry.engine.journal`) and keeps the record's ``done`` empty. Version 3 reads a
+    version-2 state as it is: its first checkpoint moves the results to the journal."""
+    return state
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: _from_0, 1: _from_1, 2: _from_2}
 """version n → the function that turns a version-n state into a version n+1 one."""
 
 
