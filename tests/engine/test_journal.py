@@ -216,6 +216,30 @@ async def test_a_for_each_journals_its_items_once_and_each_iteration_once(
     assert scopes[-1] == (BINDINGS, "all")
 
 
+def poll_flow(iterations: int) -> str:
+    """A repeat that polls every minute until its ``iterations``-th iteration."""
+    return (f"flow: poll{iterations}\nsteps:\n  - poll:\n"
+            f"      repeat: {{ every: 1m, max: 100, until: \"{{{{ loop.index == {iterations - 1} }}}}\" }}\n"
+            "      steps:\n"
+            f"        - probe: {{ set: {{ n: \"{{{{ loop.index }}}}\", pad: \"{'p' * 100}\" }} }}\n")
+
+
+async def test_a_repeat_journals_each_finished_iteration_once(harness: Harness) -> None:
+    few, many = (harness.start(harness.flow(poll_flow(n))) for n in (10, 30))
+    await harness.run_due()
+    await harness.advance(timedelta(minutes=2))  # three iterations of each finished
+    assert "ppp" not in json.dumps(harness.record(many).state)
+    assert _state_bytes(harness, many) == _state_bytes(harness, few)
+    await harness.advance(timedelta(minutes=30))
+    document = harness.document(many)
+    assert document["status"] == "succeeded"
+    assert [b["probe"]["n"] for b in document["bindings"]["poll"]] == list(range(30))
+    scopes = [(e.scope, e.key) for e in harness.engine.store.journals([many])[many]]
+    # each iteration once, but the last: it finished in the walk that ended the repeat
+    assert scopes[:-1] == [(DONE + "poll", str(i)) for i in range(29)]
+    assert scopes[-1] == (BINDINGS, "poll")
+
+
 async def test_a_resumed_for_each_reads_its_items_and_its_finished_iterations_at_the_end(
         harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     run_id = harness.start(harness.flow(each_flow(4, concurrency=2)))

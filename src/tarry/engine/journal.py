@@ -11,9 +11,11 @@ Python flow's replay) walks; this module moves between the two forms:
   and writes the same. A ``for_each`` in progress journals its items once (scope ``items``,
   key: its name, ``each`` in its state) and each finished iteration once (scope
   ``done:<name>``, key: the index); its state keeps the count of items and the live
-  iterations. The walk reads the items back when it resumes the for_each, and the finished
-  iterations when the last one finishes (``Env.read_journal``). Other nested scopes (a
-  group, a repeat iteration) are small and stay inline.
+  iterations. A ``repeat`` in progress journals each finished iteration the same way (its
+  name: ``repeat`` in its state). The walk reads the items back when it resumes the
+  for_each, and a loop's finished iterations when the last one finishes
+  (``Env.read_journal``). Other nested scopes (a group, a live iteration) are small and stay
+  inline.
 - **Python flows**: a finished operation is an entry (scope ``op``, key: its path; value:
   its scope, kind and record). Operations of one scope are sealed in call order, and only
   while every earlier one is sealed, so the order a replay checks is rebuilt exactly: the
@@ -58,8 +60,9 @@ ITEMS = "items"
 """The scope of the items of a YAML run's ``for_each`` steps (key: the for_each's ``each``)."""
 
 DONE = "done:"
-"""The prefix of the scope of one ``for_each``'s finished iterations (``done:<each>``, key:
-the iteration's index)."""
+"""The prefix of the scope of one loop's finished iterations (``done:<name>``, its name the
+``each`` of a for_each's state or the ``repeat`` of a repeat's; key: the iteration's
+index)."""
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
@@ -136,9 +139,12 @@ class BindingsJournal(RunJournal):
                  for key, value in added if key not in self._written]
         self._written.update(entry.key for entry in fresh)
         self._seen = len(bindings)
-        eaches = [cur for cur in live_steps(root) if "each" in cur]
+        loops = [(cur, name) for cur in live_steps(root) if (name := _loop_name(cur))]
+        eaches = [cur for cur, _ in loops if "each" in cur]
         for cur in eaches:
-            fresh.extend(_for_each_entries(cur))
+            fresh.extend(_items_entry(cur))
+        for cur, name in loops:
+            fresh.extend(_finished_entries(cur, name))
         items = [cur.pop("items", None) for cur in eaches]  # written once, kept in memory
         root["b"] = {}
         try:
@@ -151,17 +157,27 @@ class BindingsJournal(RunJournal):
         return live, tuple(fresh)
 
 
-def _for_each_entries(cur: dict[str, Any]) -> list[JournalEntry]:
-    """What a for_each in progress completed since its last checkpoint, as entries: its
-    items, the first time (``n`` records their count from then on), and every iteration
-    finished since (then dropped from its state: the journal holds them)."""
-    name = cur["each"]
-    fresh = []
-    if "n" not in cur:
-        fresh.append(JournalEntry(ITEMS, name, _encoded(cur["items"])))
-        cur["n"] = len(cur["items"])
-    fresh.extend(JournalEntry(DONE + name, index, _encoded(finished))
-                 for index, finished in cur["done"].items())
+def _items_entry(cur: dict[str, Any]) -> list[JournalEntry]:
+    """A for_each's items as an entry, the first time (``n`` records their count from then
+    on)."""
+    if "n" in cur:
+        return []
+    cur["n"] = len(cur["items"])
+    return [JournalEntry(ITEMS, cur["each"], _encoded(cur["items"]))]
+
+
+def _loop_name(cur: Mapping[str, Any]) -> str | None:
+    """The name a loop in progress journals under (the ``each`` of a for_each's state, the
+    ``repeat`` of a repeat's); None for any other step."""
+    name = cur.get("each", cur.get("repeat"))
+    return name if isinstance(name, str) else None
+
+
+def _finished_entries(cur: dict[str, Any], name: str) -> list[JournalEntry]:
+    """Every iteration the loop ``name`` finished since its last checkpoint, as entries
+    (then dropped from its state: the journal holds them)."""
+    fresh = [JournalEntry(DONE + name, index, _encoded(finished))
+             for index, finished in cur["done"].items()]
     cur["done"] = {}
     return fresh
 
@@ -341,16 +357,17 @@ def whole_state(state: dict[str, Any], entries: Sequence[JournalEntry]) -> dict[
                                      if entry.scope in (OPS, BRANCHES)])
     if "root" in state:
         state["root"]["b"] = bindings_with(state, entries)
-        _restore_for_each(state["root"], entries)
+        _restore_loops(state["root"], entries)
     return state
 
 
-def _restore_for_each(root: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
-    """Put every for_each's journaled items and finished iterations back in its state."""
+def _restore_loops(root: dict[str, Any], entries: Sequence[JournalEntry]) -> None:
+    """Put every loop's journaled items and finished iterations back in its state."""
     by_scope: dict[str, dict[str, Any]] = {}
     for entry in entries:
         by_scope.setdefault(entry.scope, {})[entry.key] = entry.value
     for cur in live_steps(root):
         if "each" in cur:
             cur.setdefault("items", by_scope.get(ITEMS, {}).get(cur["each"]))
-            cur["done"] = {**by_scope.get(DONE + cur["each"], {}), **cur["done"]}
+        if name := _loop_name(cur):
+            cur["done"] = {**by_scope.get(DONE + name, {}), **cur["done"]}

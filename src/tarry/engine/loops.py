@@ -2,9 +2,11 @@
 
 Both bind their id to the list of iteration scopes. A ``repeat`` keeps one live iteration
 frame; a ``for_each`` keeps one frame per live iteration (``concurrency`` of them), each a
-branch that suspends and wakes on its own. A for_each's items and finished iterations go to
-the run's journal at its checkpoints (:mod:`tarry.engine.journal`): the walk reads its items
-back when it resumes it, and the finished iterations once the last one finishes.
+branch that suspends and wakes on its own. Their finished iterations, and a for_each's
+items, go to the run's journal at its checkpoints (:mod:`tarry.engine.journal`), under the
+name their state carries (``repeat`` or ``each``: the step's path): the walk reads a
+for_each's items back when it resumes it, and the finished iterations of either once the
+last one finishes.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
     assert isinstance(repeat, Repeat)
     env = walker.env
     if not cur:
-        cur.update(i=0, done=[], frame=new_frame())
+        cur.update(repeat=path, i=0, done={}, frame=new_frame())
     while True:
         if "next_at" in cur:
             next_at = from_iso(cur["next_at"])
@@ -59,10 +61,10 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
         outcome = await walker.run_scope(frame, repeat.steps, iteration, f"{path}[{index}].")
         if not isinstance(outcome, Done):
             return outcome
-        cur["done"].append(frame["b"])
+        cur["done"][str(index)] = frame["b"]
         if repeat.until is None or _until_holds(walker, repeat.until,
                                                 iteration.new_child(frame["b"])):
-            return Done(cur["done"])
+            return _all_finished(cur, cur["repeat"], index + 1)
         if index + 1 >= repeat.max:
             return step_error("repeat-exhausted",
                               f"'until' was still false after {repeat.max} iterations", path)
@@ -110,10 +112,16 @@ async def run_for_each(walker: Interpreter, step: Step, cur: dict[str, Any], nam
             return outcome
         if cur["live"] or cur["next"] < len(cur["items"]):
             continue  # iterations finished: start the next ones
-        if len(cur["done"]) < len(cur["items"]):  # the others finished before a checkpoint
-            return Pending((ReadJournal(JournalQuery((DONE + cur["each"],)),
-                                        functools.partial(_finished_read, cur)),))
-        return Done([cur["done"][str(index)] for index in range(len(cur["items"]))])
+        return _all_finished(cur, cur["each"], len(cur["items"]))
+
+
+def _all_finished(cur: dict[str, Any], name: str, count: int) -> Outcome:
+    """The loop's binding, its ``count`` iterations' in order; first (when some finished
+    before a checkpoint moved them to the journal) the command to read them back."""
+    if len(cur["done"]) < count:
+        return Pending((ReadJournal(JournalQuery((DONE + name,)),
+                                    functools.partial(_finished_read, cur)),))
+    return Done([cur["done"][str(index)] for index in range(count)])
 
 
 def _items_read(cur: dict[str, Any], entries: Sequence[JournalEntry]) -> None:

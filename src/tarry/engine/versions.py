@@ -49,10 +49,19 @@ def _from_1(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_2(state: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 kept the results of a Python flow's ``parallel`` or ``map`` in its record,
-    in the row while it ran. Version 3 journals each finished branch's result (see
-    :mod:`tarry.engine.journal`) and keeps the record's ``done`` empty. Version 3 reads a
-    version-2 state as it is: its first checkpoint moves the results to the journal."""
+    """Version 2 kept a ``repeat``'s finished iterations inline, as a list, and the results
+    of a Python flow's ``parallel`` or ``map`` in its record. Version 3 journals both (see
+    :mod:`tarry.engine.journal`): a repeat's state carries the name it journals under
+    (``repeat``) and its finished iterations by index, and a branching operation's record
+    keeps its ``done`` empty. A version-2 repeat gets a name of its own (``#r1``, ``#r2``, …,
+    never a step's path) and its iterations by index; a version-2 branching record is read as
+    it is. The first checkpoint of either moves what finished to the journal."""
+    root = state.get("root")
+    if root is not None:
+        legacy = (cur for cur in live_steps(root) if isinstance(cur.get("done"), list))
+        for number, cur in enumerate(legacy, start=1):
+            cur.update(repeat=f"#r{number}",
+                       done={str(index): binding for index, binding in enumerate(cur["done"])})
     return state
 
 
