@@ -218,10 +218,11 @@ async def test_a_for_each_journals_its_items_once_and_each_iteration_once(
 
 def poll_flow(iterations: int) -> str:
     """A repeat that polls every minute until its ``iterations``-th iteration."""
+    last, pad = iterations - 1, "p" * 100
     return (f"flow: poll{iterations}\nsteps:\n  - poll:\n"
-            f"      repeat: {{ every: 1m, max: 100, until: \"{{{{ loop.index == {iterations - 1} }}}}\" }}\n"
+            f"      repeat: {{ every: 1m, max: 100, until: \"{{{{ loop.index == {last} }}}}\" }}\n"
             "      steps:\n"
-            f"        - probe: {{ set: {{ n: \"{{{{ loop.index }}}}\", pad: \"{'p' * 100}\" }} }}\n")
+            f"        - probe: {{ set: {{ n: \"{{{{ loop.index }}}}\", pad: \"{pad}\" }} }}\n")
 
 
 async def test_a_repeat_journals_each_finished_iteration_once(harness: Harness) -> None:

@@ -18,6 +18,7 @@ from tarry.model import CheckpointOutcome, EventWait, RunStatus, RunUpdate
 from tarry.store import open_store
 from tarry.store.base import Store
 from tarry.store.migrations import load_migrations
+from tarry.store.postgres.store import _QUERIES as POSTGRES_QUERIES
 
 pytestmark = pytest.mark.postgres
 
@@ -227,6 +228,29 @@ def test_a_claim_reads_the_partial_due_index(postgres_server: PostgresServer,
         "FOR UPDATE SKIP LOCKED", database)
 
     assert "runs_due" in " ".join(str(row[0]) for row in plan)
+
+
+def test_a_selective_journal_read_looks_each_key_up(postgres_server: PostgresServer,
+                                                   own_database: str) -> None:
+    # A young table's statistics once made the planner read every entry of the run (a wake
+    # after 10,000 steps read 10,000 rows to find one); each key is an index lookup.
+    database = own_database.rsplit("/", 1)[1]
+    postgres_server.execute(
+        "INSERT INTO runs (id, flow, flow_digest, status, inputs, state, created_at, "
+        "updated_at) VALUES ('r', 'f', 'd', 'waiting', '{}', '{}', 0, 0)", database)
+    postgres_server.execute(
+        "INSERT INTO run_journal (run_id, scope, key, value) "
+        "SELECT 'r', '', 's' || n, '{}' FROM generate_series(1, 3000) AS n", database)
+    query = POSTGRES_QUERIES["journal_entries"]
+    params = {"run_id": "r", "scopes": '[""]', "selective": "", "keys": '["s1", "s7"]'}
+    with psycopg.connect(own_database) as connection:
+        plan = "\n".join(row[0] for row in connection.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + query, params))
+        found = connection.execute(query, params).fetchall()
+
+    assert [row[2] for row in found] == ["s1", "s7"]
+    assert "AND (key = keys.key))" in plan  # an index condition, not a filter
+    assert "rows=3000" not in plan
 
 
 def test_a_checkpoint_and_a_delivery_on_one_correlation_do_not_deadlock(

@@ -127,6 +127,16 @@ def test_claiming_reads_the_partial_due_index(db_path: Path) -> None:
     assert "runs_due" in plan
 
 
+def test_a_selective_journal_read_looks_each_key_up(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    with store._transaction(write=False) as tx:
+        tx.cursor.execute("EXPLAIN QUERY PLAN " + store._queries["journal_entries"],
+                          {"run_id": "r", "scopes": '[""]', "selective": "", "keys": '["s1"]'})
+        plan = " ".join(row["detail"] for row in tx.cursor.fetchall())
+    store.close()
+    assert "run_journal_lookup (run_id=? AND scope=? AND key=?)" in plan
+
+
 def test_an_in_memory_store_works() -> None:
     store = open_store("sqlite:///:memory:")
     store.create_run(new_run("r1", due_at=at(5)), [])

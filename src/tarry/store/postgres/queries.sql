@@ -455,12 +455,22 @@ VALUES (%(run_id)s, %(scope)s, %(key)s, %(value)s)
 
 -- name: journal_entries
 -- One run's entries of the scopes in :scopes (a JSON array), oldest first; in the scope
--- :selective (NULL: none) only the keys in :keys (a JSON array).
-SELECT scope, key, value FROM run_journal
-WHERE run_id = %(run_id)s
-  AND scope IN (SELECT jsonb_array_elements_text(%(scopes)s::jsonb))
-  AND (scope IS DISTINCT FROM %(selective)s::text
-       OR key IN (SELECT jsonb_array_elements_text(%(keys)s::jsonb)))
+-- :selective (NULL: none) only the keys in :keys (a JSON array, no key twice). Each scope,
+-- and each key of :selective, is an index lookup of its own: LATERAL, fenced by OFFSET 0 so
+-- that the planner cannot flatten it into a scan of all the run's entries, whatever a young
+-- table's statistics say.
+SELECT found.seq, found.scope, found.key, found.value
+FROM jsonb_array_elements_text(%(scopes)s::jsonb) AS scopes (scope)
+CROSS JOIN LATERAL (SELECT seq, scope, key, value FROM run_journal
+                    WHERE run_id = %(run_id)s AND scope = scopes.scope OFFSET 0) AS found
+WHERE scopes.scope IS DISTINCT FROM %(selective)s::text
+UNION ALL
+SELECT found.seq, found.scope, found.key, found.value
+FROM jsonb_array_elements_text(%(keys)s::jsonb) AS keys (key)
+CROSS JOIN LATERAL (SELECT seq, scope, key, value FROM run_journal
+                    WHERE run_id = %(run_id)s AND scope = %(selective)s::text
+                      AND key = keys.key OFFSET 0) AS found
+WHERE %(selective)s::text IN (SELECT jsonb_array_elements_text(%(scopes)s::jsonb))
 ORDER BY seq
 
 -- name: journal_of_runs

@@ -430,10 +430,15 @@ INSERT INTO run_journal (run_id, scope, key, value) VALUES (:run_id, :scope, :ke
 
 -- name: journal_entries
 -- One run's entries of the scopes in :scopes (a JSON array), oldest first; in the scope
--- :selective (NULL: none) only the keys in :keys (a JSON array).
-SELECT scope, key, value FROM run_journal
-WHERE run_id = :run_id AND scope IN (SELECT value FROM json_each(:scopes))
-  AND (scope IS NOT :selective OR key IN (SELECT value FROM json_each(:keys)))
+-- :selective (NULL: none) only the keys in :keys (a JSON array), each looked up by key.
+SELECT seq, scope, key, value FROM run_journal
+WHERE run_id = :run_id
+  AND scope IN (SELECT value FROM json_each(:scopes) WHERE value IS NOT :selective)
+UNION ALL
+SELECT seq, scope, key, value FROM run_journal
+WHERE run_id = :run_id AND scope = :selective
+  AND :selective IN (SELECT value FROM json_each(:scopes))
+  AND key IN (SELECT value FROM json_each(:keys))
 ORDER BY seq
 
 -- name: journal_of_runs
