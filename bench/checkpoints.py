@@ -187,11 +187,11 @@ async def measure_all(base: str, folder: Path, sizes: Sizes) -> list[dict[str, A
 def targets(results: Sequence[dict[str, Any]]) -> list[Target]:
     """Linear first execution (Python: 10,000 steps within 10× 1,000) and a flat resume."""
     by = {(r["workload"], r["steps"]): r for r in results}
-    goals = [Target(f"{workload} first execution, 10,000 ÷ 1,000 steps",
-                    by[workload, 10000]["first_execution_seconds"]
-                    / by[workload, 1000]["first_execution_seconds"], high=10.0)
-             for workload in ("python", "python-map")
-             if (workload, 1000) in by and (workload, 10000) in by]
+    goals = []
+    if ("python", 1000) in by and ("python", 10000) in by:
+        goals.append(Target("python first execution, 10,000 ÷ 1,000 steps",
+                            by["python", 10000]["first_execution_seconds"]
+                            / by["python", 1000]["first_execution_seconds"], high=10.0))
     steps = sorted({r["steps"] for r in results})
     for workload in ("python", "yaml", "yaml-large"):
         if (workload, steps[0]) in by and (workload, steps[-1]) in by:
