@@ -243,15 +243,20 @@ class FlowCatalog(FlowFinder):
         return self.remember(self.find(name_or_path))
 
     def by_digest(self, digest: str) -> Flow:
-        """The flow a run started with, from the store."""
+        """The flow a run started with, from the store (read once per digest)."""
         flow = self._by_digest.get(digest)
         if flow is None:
             source = self.store.flow_source(digest)
             if source.startswith(PROGRAM_PREFIX):
-                return self._program_named(source.removeprefix(PROGRAM_PREFIX)).definition
-            flow = parse_flow(source, f"<stored flow {digest[:12]}>", actions=self.actions)
+                flow = self._program_named(source.removeprefix(PROGRAM_PREFIX)).definition
+            else:
+                flow = parse_flow(source, f"<stored flow {digest[:12]}>", actions=self.actions)
             self._by_digest[digest] = flow
         return flow
+
+    def has_digest(self, digest: str) -> bool:
+        """Whether :meth:`by_digest` answers for ``digest`` without reading the store."""
+        return digest in self._by_digest
 
     def remember(self, flow: Flow) -> Flow:
         """``flow``, its source saved in the store unless this catalog already saved it."""

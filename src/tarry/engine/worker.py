@@ -82,6 +82,9 @@ class Worker:
                                  read_journal=store.read_journal)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
+        self._loading = asyncio.Lock()
+        """Held while a flow is read from the store: runs of one flow claimed together read
+        it once."""
         self._in_flight: set[str] = set()
         self._nudged = asyncio.Event()
         self.triggers = triggers
@@ -191,8 +194,13 @@ class Worker:
     async def _load_flow(self, digest: str) -> None:
         """Read and parse a run's stored flow on the store's threads, not on the loop (once
         per digest: the catalog keeps it for the executor)."""
-        with contextlib.suppress(TarryError):  # the executor records a flow that fails to load
-            await self.store.call(self.executor.catalog.by_digest, digest)
+        catalog = self.executor.catalog
+        if catalog.has_digest(digest):
+            return
+        async with self._loading:
+            if not catalog.has_digest(digest):  # not read while this waited for the lock
+                with contextlib.suppress(TarryError):  # the executor records a flow that fails
+                    await self.store.call(catalog.by_digest, digest)
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Sleep until the earliest due instant, a change in the store, a :meth:`wake`, or
