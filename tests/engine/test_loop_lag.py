@@ -85,6 +85,8 @@ class Ticker:
 
     def __init__(self) -> None:
         self.lags: list[float] = []
+        self.seconds = 0.0
+        """How long it measured."""
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -98,10 +100,12 @@ class Ticker:
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()
+        first = loop.time()
         while not self._stop.is_set():
             began = loop.time()
             await asyncio.sleep(TICK)
             self.lags.append(loop.time() - began - TICK)
+        self.seconds = loop.time() - first
 
     def p99(self) -> float:
         return statistics.quantiles(self.lags, n=100, method="inclusive")[98]
@@ -119,7 +123,11 @@ async def _baseline() -> Ticker:
 
 
 def _assert_kept_ticking(ticker: Ticker, baseline: Ticker) -> None:
-    assert len(ticker.lags) > 300, "the ticker hardly ran: the loop was blocked"
+    # a free loop ticks about every TICK: half as many ticks means it was held (the burst's
+    # length depends on the machine's commit rate, so the count is judged against it)
+    expected = ticker.seconds / TICK
+    assert len(ticker.lags) > expected / 2, (
+        f"the ticker ran {len(ticker.lags)} times in {ticker.seconds:.2f} s: the loop was held")
     assert max(ticker.lags) < LAG_MAX, f"the loop stalled for {max(ticker.lags):.3f} s"
     added = ticker.p99() - baseline.p99()
     assert added < LAG_P99, (f"lag p99 {ticker.p99() * 1000:.1f} ms, "
