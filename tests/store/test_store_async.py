@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import threading
 from collections.abc import Callable, Iterator
@@ -18,10 +19,11 @@ from tarry.testing import Harness
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
-_NOT_AWAITED = {"migrate", "pending_migrations", "close", "concurrency", "subscribe"}
+_NOT_AWAITED = {"migrate", "pending_migrations", "close", "concurrency", "subscribe",
+                "change_hint"}
 """Store members the async boundary leaves out: schema upkeep and the store's lifetime
-belong to whoever opened it, off any event loop; a push subscription is the boundary's own
-(``wait_for_change``)."""
+belong to whoever opened it, off any event loop; a push subscription and a change hint are
+the boundary's own (``wait_for_change``)."""
 
 MANIFESTS = """
 events:
@@ -95,6 +97,19 @@ async def test_a_change_by_another_store_ends_the_wait_for_a_change(
         other = store_factory()
         other.create_run(_run("r3"), [])
         assert await astore.wait_for_change(token, 5.0) != token
+    finally:
+        astore.close()
+
+
+async def test_a_change_made_during_the_wait_ends_it(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    astore = AsyncStore(store)
+    try:
+        token = await astore.change_token()
+        waiting = asyncio.ensure_future(astore.wait_for_change(token, 5.0))
+        await asyncio.sleep(0.05)  # the waiter is between two looks at the store
+        await asyncio.to_thread(store_factory().create_run, _run("r4"), [])
+        assert await waiting != token
     finally:
         astore.close()
 

@@ -137,6 +137,27 @@ def test_a_selective_journal_read_looks_each_key_up(db_path: Path) -> None:
     assert "run_journal_lookup (run_id=? AND scope=? AND key=?)" in plan
 
 
+def test_the_change_hint_moves_when_another_connection_commits(db_path: Path) -> None:
+    store, other = SQLiteStore(db_path), SQLiteStore(db_path)
+    try:
+        hint = store.change_hint()
+        assert hint is not None
+        before = hint()
+        store.list_runs()
+        assert hint() == before  # a read writes nothing to the log
+        other.create_run(new_run("r1"), [])
+        assert hint() != before
+    finally:
+        store.close()
+        other.close()
+
+
+def test_an_in_memory_store_has_no_change_hint() -> None:
+    store = SQLiteStore(":memory:")
+    assert store.change_hint() is None
+    store.close()
+
+
 def test_an_in_memory_store_works() -> None:
     store = open_store("sqlite:///:memory:")
     store.create_run(new_run("r1", due_at=at(5)), [])

@@ -45,7 +45,8 @@ logger = logging.getLogger("tarry.worker")
 
 _IDLE_LOOK_SECONDS = 1.0
 """The longest an idle worker sleeps before it looks at the store again unwoken; a change by
-another process (pushed by PostgreSQL, polled every 20 ms on SQLite) wakes it sooner."""
+another process (pushed by PostgreSQL; on SQLite seen in its write-ahead log within about
+2 ms, asked every 20 ms) wakes it sooner."""
 _ERROR_BACKOFF_FIRST = timedelta(seconds=0.1)
 _ERROR_BACKOFF_MAX = timedelta(seconds=2)
 """A worker whose store is unavailable retries after 0.2 s, 0.4 s, … at most 2 s: it picks

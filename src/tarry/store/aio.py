@@ -47,6 +47,9 @@ R = TypeVar("R")
 _CHANGE_POLL_SECONDS = 0.02
 """How often a store without push notifications is asked whether something changed."""
 
+_HINT_POLL_SECONDS = 0.002
+"""How often a store's change hint (a look at a file, on the loop) is probed meanwhile."""
+
 
 class Offloading(Protocol):
     """An object whose coroutine methods run the same-named methods of ``sync`` elsewhere."""
@@ -112,7 +115,8 @@ class AsyncStore:
     async def wait_for_change(self, token: object, timeout: float) -> object:
         """Sleep until the store's change token differs from ``token`` or ``timeout``
         seconds pass; the token then. A store that pushes (PostgreSQL) wakes the sleeper
-        as its notification arrives; another is asked every 20 ms."""
+        as its notification arrives; another is asked every 20 ms, and as soon as its change
+        hint moves (SQLite: its write-ahead log, looked at every 2 ms)."""
         if self._pushes is None:
             self._pushes = self._store.subscribe(self._changed)
         if not self._pushes:
@@ -134,12 +138,13 @@ class AsyncStore:
     async def _poll_for_change(self, token: object, timeout: float) -> object:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        hint = self._store.change_hint()
         while True:
+            seen = hint() if hint else None  # before the token: a commit between moves it
             current = await self.change_token()
-            remaining = deadline - loop.time()
-            if current != token or remaining <= 0:
+            if current != token or loop.time() >= deadline:
                 return current
-            await asyncio.sleep(min(remaining, _CHANGE_POLL_SECONDS))
+            await _sleep_until_moved(hint, seen, min(deadline, loop.time() + _CHANGE_POLL_SECONDS))
 
     def _changed(self) -> None:
         """The store's push (on its listening thread): wake every sleeper on its loop."""
@@ -190,6 +195,19 @@ class AsyncStore:
     sync_schedules = offloaded(Store.sync_schedules)
     due_schedules = offloaded(Store.due_schedules)
     fire_schedule = offloaded(Store.fire_schedule)
+
+
+async def _sleep_until_moved(hint: Callable[[], object] | None, seen: object,
+                             until: float) -> None:
+    """Sleep until ``until`` (the loop's time) or, sooner, until ``hint`` moves from ``seen``."""
+    loop = asyncio.get_running_loop()
+    if hint is None:
+        await asyncio.sleep(max(until - loop.time(), 0))
+        return
+    while loop.time() < until:
+        await asyncio.sleep(min(_HINT_POLL_SECONDS, until - loop.time()))
+        if hint() != seen:
+            return
 
 
 def _settle(future: asyncio.Future[None]) -> None:

@@ -311,3 +311,9 @@ class Store(Protocol):
         store can push (PostgreSQL's LISTEN); whether it can (SQLite cannot: poll
         :meth:`change_token`)."""
         ...
+
+    def change_hint(self) -> Callable[[], object] | None:
+        """For a store that cannot push, a probe cheap enough to call on the event loop many
+        times a second, without a query: its value moves whenever the change token may have
+        (and sometimes when it has not); None when the store has none."""
+        ...

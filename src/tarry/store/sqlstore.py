@@ -185,6 +185,10 @@ class SqlStore(ABC):
         del callback
         return False
 
+    def change_hint(self) -> Callable[[], object] | None:
+        """None: no probe cheaper than :meth:`change_token`."""
+        return None
+
     @contextmanager
     def _schema_lock(self) -> Iterator[None]:
         """Held while :meth:`ensure_schema` reads the schema's version and migrates: no

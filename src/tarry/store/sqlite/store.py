@@ -10,10 +10,12 @@ process, each hold their own connection; SQLite's file locks serialise their wri
 
 from __future__ import annotations
 
+import functools
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -72,6 +74,13 @@ class SQLiteStore(SqlStore):
             version = self._connection.execute(self._queries["data_version"]).fetchone()
         return (version["data_version"], self._commits)
 
+    def change_hint(self) -> Callable[[], object] | None:
+        """The write-ahead log file's identity, size and modification time: every commit of
+        any connection appends to it (a checkpoint restarts it). None for ``":memory:"``."""
+        if self._path == ":memory:":
+            return None
+        return functools.partial(_file_signature, self._path + "-wal")
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock, self._translated():
@@ -124,6 +133,14 @@ def _configure(connection: sqlite3.Connection, script: str, busy_timeout: float)
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
+
+
+def _file_signature(path: str) -> tuple[int, int, int] | None:
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
