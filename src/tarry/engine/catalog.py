@@ -12,7 +12,6 @@ to the program instead of the interpreter.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
+from tarry.files import FileSignature, file_signature
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
@@ -85,19 +85,7 @@ def import_program_source(reference: str, *, root: Path | None = None) -> Progra
     return found  # type: ignore[return-value]
 
 
-_FileSignature = tuple[int, int, int]
-"""What tells a flow file changed without reading it: inode, size, modification time (ns)."""
-
-
-def _signature(path: Path) -> _FileSignature | None:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_ino, found.st_size, found.st_mtime_ns)
-
-
-_Listing = tuple[list[tuple[Path, _FileSignature | None]], list[Path]]
+_Listing = tuple[list[tuple[Path, FileSignature | None]], list[Path]]
 """The folders of a flows tree with their signatures, and the flow files found in them."""
 
 
@@ -105,7 +93,7 @@ def _list_flows(root: Path) -> _Listing:
     """Every folder under ``root`` (itself included, even when missing) with its signature,
     and every YAML file in them, sorted."""
     folders = [root] + ([p for p in root.rglob("*") if p.is_dir()] if root.is_dir() else [])
-    signed = [(folder, _signature(folder)) for folder in folders]
+    signed = [(folder, file_signature(folder)) for folder in folders]
     files = sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir()
                    if p.suffix in _SUFFIXES)
     return signed, files
@@ -130,7 +118,7 @@ class FlowFinder:
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
         """The Python flows, by name (empty without an app)."""
-        self._files: dict[Path, tuple[_FileSignature, Flow | LoadError]] = {}
+        self._files: dict[Path, tuple[FileSignature, Flow | LoadError]] = {}
         self._listing: _Listing | None = None
 
     def find(self, name_or_path: str) -> Flow:
@@ -177,7 +165,7 @@ class FlowFinder:
         """Every YAML file in the flows folder, sorted (listed again only when a folder in
         it changed: a file added, removed or renamed)."""
         listing = self._listing
-        if listing is None or any(_signature(folder) != signature
+        if listing is None or any(file_signature(folder) != signature
                                   for folder, signature in listing[0]):
             listing = self._listing = _list_flows(self.flows_dir)
         return listing[1]
@@ -205,7 +193,7 @@ class FlowFinder:
 
     def _load(self, path: Path) -> Flow:
         """The flow in the file at ``path``, parsed again only when the file changed."""
-        signature = _signature(path)
+        signature = file_signature(path)
         cached = self._files.get(path)
         if signature is None or cached is None or cached[0] != signature:
             cached = (signature or (0, 0, 0), self._parse(path))

@@ -11,7 +11,6 @@ process, each hold their own connection; SQLite's file locks serialise their wri
 from __future__ import annotations
 
 import functools
-import os
 import sqlite3
 import threading
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tarry.errors import StoreError, StoreUnavailable
+from tarry.files import file_signature
 from tarry.store.migrations import load_migrations
 from tarry.store.sqlfiles import load_queries
 from tarry.store.sqlstore import SqlStore, Tx
@@ -79,7 +79,7 @@ class SQLiteStore(SqlStore):
         any connection appends to it (a checkpoint restarts it). None for ``":memory:"``."""
         if self._path == ":memory:":
             return None
-        return functools.partial(_file_signature, self._path + "-wal")
+        return functools.partial(file_signature, self._path + "-wal")
 
     def close(self) -> None:
         """Close the connection."""
@@ -133,14 +133,6 @@ def _configure(connection: sqlite3.Connection, script: str, busy_timeout: float)
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
-
-
-def _file_signature(path: str) -> tuple[int, int, int] | None:
-    try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
