@@ -52,6 +52,12 @@ class PostgresServer:
             cursor = connection.execute(statement.encode())
             return cursor.fetchall() if cursor.description else []
 
+    def databases(self, prefix: str) -> set[str]:
+        """The names of the server's databases that begin with ``prefix``."""
+        pattern = prefix.replace("_", "\\_")
+        rows = self.execute(f"SELECT datname FROM pg_database WHERE datname LIKE '{pattern}%'")
+        return {str(row[0]) for row in rows}
+
     @contextmanager
     def database(self, template: str | None = None) -> Iterator[str]:
         """A new database (a copy of ``template``, if given), dropped afterwards; its URL."""

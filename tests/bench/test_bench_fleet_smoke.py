@@ -20,8 +20,7 @@ _TINY = ["--burst", "10", "--repeat", "1", "--limit-seconds", "0.05", "--limit-r
 @pytest.mark.postgres
 def test_fleet_benchmark_writes_every_figure_and_drops_its_databases(
         tmp_path: Path, postgres_server: PostgresServer) -> None:
-    query = "SELECT datname FROM pg_database WHERE datname LIKE 'tarry\\_bench\\_fleet%'"
-    before = set(postgres_server.execute(query))  # other runs on a shared server may own some
+    before = postgres_server.databases("tarry_bench_fleet")  # others' runs may own some
     result_file = tmp_path / "fleet.json"
     finished = subprocess.run([sys.executable, str(_SCRIPT), *_TINY, "--store",
                                postgres_server.url, "--json", str(result_file)],
@@ -44,7 +43,7 @@ def test_fleet_benchmark_writes_every_figure_and_drops_its_databases(
     assert all(entry["ours"] for entry in result["profile"]["tarry_by_cumulative"])
     assert [target["name"] for target in result["targets"]] == [
         "wakes/s, 2 workers ÷ 1 worker", "runs not executed exactly once"]
-    assert set(postgres_server.execute(query)) <= before
+    assert postgres_server.databases("tarry_bench_fleet") <= before
 
 
 def test_fleet_benchmark_refuses_a_fleet_without_its_one_worker_baseline() -> None:

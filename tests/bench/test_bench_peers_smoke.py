@@ -138,8 +138,7 @@ def test_tarry_on_sqlite_holds_a_waiting_run_as_a_row_with_its_worker_threads_fl
 @pytest.mark.postgres
 def test_tarry_on_postgresql_holds_a_waiting_run_as_a_row_with_its_worker_threads_flat(
         tmp_path: Path, postgres_server: PostgresServer) -> None:
-    query = "SELECT datname FROM pg_database WHERE datname LIKE 'tarry\\_bench\\_peers%'"
-    before = set(postgres_server.execute(query))  # other runs on a shared server may own some
+    before = postgres_server.databases("tarry_bench_peers")  # others' runs may own some
 
     _, result = _run(tmp_path, "--systems", "tarry-postgresql", "--workloads",
                      "suspension,million", "--postgres", postgres_server.url, *_TINY)
@@ -148,7 +147,7 @@ def test_tarry_on_postgresql_holds_a_waiting_run_as_a_row_with_its_worker_thread
                for key, by_system in result["summary"].items()}
     _assert_held_as_a_row(summary, _POSTGRES_THREADS)
     assert summary["suspension"]["server"].startswith("not measured: PostgreSQL's backends")
-    assert set(postgres_server.execute(query)) <= before
+    assert postgres_server.databases("tarry_bench_peers") <= before
 
 
 @pytest.mark.slow

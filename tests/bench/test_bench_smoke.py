@@ -52,10 +52,9 @@ def test_timers_benchmark_on_sqlite_writes_every_figure(tmp_path: Path) -> None:
 @pytest.mark.postgres
 def test_timers_benchmark_on_postgres_writes_every_figure_and_drops_its_databases(
         tmp_path: Path, postgres_server: PostgresServer) -> None:
-    query = "SELECT datname FROM pg_database WHERE datname LIKE 'tarry\\_bench\\_timers%'"
-    before = set(postgres_server.execute(query))  # other runs on a shared server may own some
+    before = postgres_server.databases("tarry_bench_timers")  # others' runs may own some
     result = _run_benchmark(tmp_path / "timers.json", "--store", postgres_server.url)
 
     _assert_every_figure(result)
     assert result["machine"]["store"] == "postgresql"
-    assert set(postgres_server.execute(query)) <= before
+    assert postgres_server.databases("tarry_bench_timers") <= before
