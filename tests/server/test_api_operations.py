@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from server_support import Served, serve, start, status_becomes, write_project
 
+from tarry.clock import VirtualClock
 from tarry.errors import ConfigError
 from tarry.server.logs import JsonFormatter
 from tarry.store.sqlite import SQLiteStore
@@ -38,6 +42,53 @@ def test_metrics_count_runs_events_and_the_resume_of_a_sent_event(served: Served
     assert "tarry_send_to_resume_seconds_count 1.0" in lines
     assert any(line.startswith("tarry_event_loop_lag_seconds_count") for line in lines)
     assert any(line.startswith("tarry_checkpoint_seconds_count") for line in lines)
+
+
+BLINK_FLOW = """\
+flow: blink
+steps:
+  - blink:
+      wait: { for: 200ms }
+"""
+
+MORNING_FLOW = """\
+flow: morning
+on:
+  - schedule: "0 9 * * *"
+    timezone: UTC
+steps:
+  - hello:
+      set: { text: good morning }
+"""
+
+
+def test_metrics_count_the_lateness_of_a_timer_the_served_worker_woke(tmp_path: Path) -> None:
+    root = write_project(tmp_path, f"sqlite:///{tmp_path / 'tarry.db'}",
+                         flows={"blink": BLINK_FLOW})
+    with serve(root) as server, server.client() as client:
+        run_id = start(client, "blink")["id"]
+        assert status_becomes(client, run_id, "succeeded")
+        text = client.get("/metrics").text
+    assert "tarry_wake_lateness_seconds_count 1.0" in text.splitlines()
+
+
+def test_the_served_worker_starts_the_runs_of_schedules(tmp_path: Path) -> None:
+    root = write_project(tmp_path, f"sqlite:///{tmp_path / 'tarry.db'}",
+                         flows={"morning": MORNING_FLOW})
+    clock = VirtualClock(datetime(2026, 3, 2, 8, 59, 58, tzinfo=UTC))  # the worker skips ahead
+    with serve(root, clock=clock) as server, server.client() as client:
+        assert _eventually(lambda: client.get("/v1/runs?flow=morning").json()["runs"])
+        first = client.get("/v1/runs?flow=morning").json()["runs"][-1]
+    assert first["created_at"] == "2026-03-02T09:00:00.000Z"
+
+
+def _eventually(condition: Callable[[], object], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_a_store_busy_past_its_timeout_is_a_503_with_retry_after(tmp_path: Path) -> None:

@@ -5,13 +5,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from store_samples import LEASE, T0, at, entry, eventually, new_run, suspend
 
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
-from tarry.model import CheckpointOutcome, EventWait, NewEvent, RunStatus, RunUpdate
+from tarry.model import (
+    CheckpointOutcome,
+    EventWait,
+    NewEvent,
+    RunStatus,
+    RunUpdate,
+    TaskRequest,
+)
 from tarry.store.base import IDEMPOTENCY_KEY_RETENTION, Store
 
 # -- flows ------------------------------------------------------------------------------------
@@ -129,7 +137,57 @@ def test_claimed_records_carry_the_status_before_the_claim(store: Store,
 
     [claimed] = store.claim_due(T0, "w1", at(30), 10)
 
-    assert (claimed.status, claimed.lease_owner, claimed.due_at) == (status, "w1", at(30))
+    assert (claimed.status, claimed.lease_owner, claimed.due_at) == (status, "w1", T0)
+    assert store.get_run("r1").due_at == at(30)  # stored: the lease's expiry
+
+
+# -- claims ahead ------------------------------------------------------------------------------
+
+
+def _waiting_until(store: Store, run_id: str, wake: datetime, **fields: Any) -> None:
+    """``run_id`` created, claimed and released to wait until ``wake``."""
+    store.create_run(new_run(run_id), [])
+    store.claim_run(run_id, T0, "w0", at(30))
+    store.checkpoint("w0", T0, [suspend(run_id, wake, **fields)])
+
+
+def test_a_claim_ahead_takes_timers_due_within_it_each_with_its_instant(store: Store) -> None:
+    _waiting_until(store, "soon", at(0.04))
+    _waiting_until(store, "later", at(0.06))
+    store.create_run(new_run("held", status=RunStatus.HELD, due_at=at(0.03)), [])
+
+    claimed = store.claim_due_with_inbox(T0, "w1", at(30), 10, ahead=at(0.05))
+
+    assert [(record.id, record.status, record.due_at) for record, _ in claimed] == [
+        ("held", RunStatus.HELD, at(0.03)), ("soon", RunStatus.WAITING, at(0.04))]
+    assert store.get_run("later").lease_owner is None
+
+
+def test_a_claim_ahead_leaves_a_run_an_event_can_reach_until_it_is_due(store: Store) -> None:
+    waits = (EventWait("approval", "slack.approval", '[["message","m"]]', at(0.04)),)
+    _waiting_until(store, "r1", at(0.04), waits=waits)
+
+    assert store.claim_due_with_inbox(T0, "w1", at(30), 10, ahead=at(0.05)) == []
+    [(claimed, _)] = store.claim_due_with_inbox(at(0.04), "w1", at(30), 10, ahead=at(0.09))
+    assert claimed.id == "r1"
+
+
+def test_a_claim_ahead_leaves_a_run_with_an_open_task_until_it_is_due(store: Store) -> None:
+    task = TaskRequest(id="t1", step="approve", title="Approve?", outcomes=("yes", "no"),
+                       created_at=T0, until=at(0.04))
+    _waiting_until(store, "r1", at(0.04), tasks=(task,))
+
+    assert store.claim_due_with_inbox(T0, "w1", at(30), 10, ahead=at(0.05)) == []
+    assert [r.id for r, _ in store.claim_due_with_inbox(at(0.04), "w1", at(30), 10)] == ["r1"]
+
+
+def test_a_claim_ahead_never_takes_over_a_lease_before_it_lapses(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.claim_due(T0, "w1", at(30), 10)
+
+    assert store.claim_due_with_inbox(at(29.99), "w2", at(60), 10, ahead=at(30.04)) == []
+    [(taken, _)] = store.claim_due_with_inbox(at(30), "w2", at(60), 10, ahead=at(30.05))
+    assert (taken.id, taken.status) == ("r1", RunStatus.RUNNING)
 
 
 def test_a_claim_with_limit_zero_claims_nothing(store: Store) -> None:
@@ -176,7 +234,8 @@ def test_claim_run_leases_that_run_when_it_is_due(store: Store) -> None:
 
     assert claimed is not None
     assert (claimed.id, claimed.status, claimed.lease_owner, claimed.due_at) == (
-        "r1", RunStatus.WAITING, "w1", at(35))
+        "r1", RunStatus.WAITING, "w1", at(5))
+    assert store.get_run("r1").due_at == at(35)
     assert store.get_run("r0").status is RunStatus.PENDING
 
 

@@ -117,14 +117,18 @@ def test_own_commits_move_the_change_token(db_path: Path) -> None:
     store.close()
 
 
-def test_claiming_reads_the_partial_due_index(db_path: Path) -> None:
+def test_claiming_reads_the_partial_due_index_and_looks_waits_and_tasks_up(
+        db_path: Path) -> None:
     store = SQLiteStore(db_path)
     with store._transaction(write=False) as tx:
         tx.cursor.execute("EXPLAIN QUERY PLAN " + store._queries["due_runs"],
-                          {"now": 0, "limit": 1})
+                          {"now": 0, "ahead": 50, "limit": 1})
         plan = " ".join(row["detail"] for row in tx.cursor.fetchall())
     store.close()
-    assert "runs_due" in plan
+    assert "SEARCH runs USING INDEX runs_due" in plan
+    assert "SEARCH event_waits USING COVERING INDEX sqlite_autoindex_event_waits_1 (run_id=?)" \
+        in plan
+    assert "SEARCH tasks USING INDEX tasks_open_run (run_id=?)" in plan
 
 
 def test_a_selective_journal_read_looks_each_key_up(db_path: Path) -> None:

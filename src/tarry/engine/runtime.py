@@ -34,7 +34,7 @@ from tarry.engine.catalog import FlowCatalog, FlowFinder, ProgramSource, import_
 from tarry.engine.documents import run_document
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.triggers import Triggers
-from tarry.engine.worker import Worker, worker_name
+from tarry.engine.worker import LOOK_AHEAD, Worker, worker_name
 from tarry.errors import InvalidRunRequest, StoreUnavailable, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
@@ -270,12 +270,17 @@ class Engine:
             await self._sleep_until(record.due_at)
 
     def worker(self, *, concurrency: int = 16, name: str | None = None,
-               lease: timedelta = timedelta(seconds=30)) -> Worker:
-        """A worker over this engine's store, flows, actions and holds."""
-        return Worker(self.async_store, self.catalog, self.actions, self.clock,
+               lease: timedelta = timedelta(seconds=30), store: AsyncStore | None = None,
+               on_wake: Callable[[RunRecord, datetime], None] | None = None) -> Worker:
+        """A worker over this engine's store (or ``store``, a wrapper of it), flows, actions,
+        holds, schedules, limits and secrets; on the real clock it claims
+        :data:`~tarry.engine.worker.LOOK_AHEAD` ahead. ``on_wake`` is called as each claimed run
+        begins to execute."""
+        look_ahead = LOOK_AHEAD if isinstance(self.clock, SystemClock) else timedelta(0)
+        return Worker(store or self.async_store, self.catalog, self.actions, self.clock,
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
-                      triggers=self.triggers)
+                      triggers=self.triggers, look_ahead=look_ahead, on_wake=on_wake)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""

@@ -20,7 +20,6 @@ from fastapi import FastAPI
 
 from tarry.config import Settings
 from tarry.engine.runtime import Engine
-from tarry.engine.worker import Worker
 from tarry.server import dashboard, health
 from tarry.server.api import ROUTERS
 from tarry.server.auth import Principals
@@ -95,9 +94,9 @@ async def _running_worker(app: FastAPI, concurrency: int,
     """The worker runs while the block does; on exit it stops claiming and lets the runs in
     flight finish or checkpoint."""
     engine: Engine = app.state.engine
-    observed = cast(AsyncStore, ObservedStore(engine.async_store, app.state.metrics))
-    worker = Worker(observed, engine.catalog, engine.actions, engine.clock,
-                    concurrency=concurrency, holds=engine.holds)
+    metrics: Metrics = app.state.metrics
+    observed = cast(AsyncStore, ObservedStore(engine.async_store, metrics))
+    worker = engine.worker(concurrency=concurrency, store=observed, on_wake=metrics.observe_wake)
     app.state.worker = worker
     app.state.worker_task = asyncio.create_task(worker.run(stop))
     logger.info("worker %s started", worker.name)

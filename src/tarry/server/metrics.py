@@ -1,8 +1,8 @@
 """``/metrics``: what the server and its worker do, in the Prometheus text format.
 
 - ``tarry_runs`` (``status``), gauge: runs per status, counted in the store at each scrape;
-- ``tarry_wake_lateness_seconds``, histogram: a timer's wake, claimed at minus the instant
-  the run waited until;
+- ``tarry_wake_lateness_seconds``, histogram: a timer's wake, the instant its run began to
+  execute minus the instant it waited until;
 - ``tarry_send_to_resume_seconds``, histogram: from an event's receipt to the checkpoint of
   the run that took it in;
 - ``tarry_events_total`` (``outcome``), counter: events sent or redelivered over HTTP, by
@@ -14,8 +14,8 @@
 - ``tarry_event_loop_lag_seconds``, histogram: how late the event loop runs a 50 ms timer.
 
 Each app has its own registry (two apps in one process do not mix their figures). The worker
-is observed through :class:`ObservedStore`, a store wrapper, so neither the worker nor the
-store knows about metrics.
+is observed through :class:`ObservedStore`, a store wrapper, and :meth:`Metrics.observe_wake`,
+its wake callback, so neither the worker nor the store knows about metrics.
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(_RunsByStatus(store))
         self.wake_lateness = Histogram(
-            "tarry_wake_lateness_seconds", "How late timers wake: claimed at, minus the "
-            "instant the run waited until.", buckets=_LATENCY_BUCKETS, registry=self.registry)
+            "tarry_wake_lateness_seconds", "How late timers wake: the run began to execute "
+            "at, minus the instant it waited until.", buckets=_LATENCY_BUCKETS,
+            registry=self.registry)
         self.send_to_resume = Histogram(
             "tarry_send_to_resume_seconds", "From an event's receipt to the checkpoint of the "
             "run that took it in.", buckets=_LATENCY_BUCKETS, registry=self.registry)
@@ -94,9 +95,18 @@ class Metrics:
         """The text exposition of every metric (reads the store for the run counts)."""
         return generate_latest(self.registry)
 
+    def observe_wake(self, record: RunRecord, now: datetime) -> None:
+        """The worker's wake callback: a run that waited for a timer begins to execute at
+        ``now``."""
+        waiting = record.waiting_for or {}
+        if record.status is RunStatus.WAITING and waiting.get("kind") == "timer":
+            until = from_iso(waiting["until"])
+            if until <= now:
+                self.wake_lateness.observe((now - until).total_seconds())
+
 
 class ObservedStore:
-    """An async store that times the worker's claims and checkpoints and sees its wakes.
+    """An async store that times the worker's claims and checkpoints and sees its events.
 
     Everything else passes straight through to the wrapped boundary.
     """
@@ -112,17 +122,18 @@ class ObservedStore:
         return getattr(self._store, name)
 
     async def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
-                                   limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """``claim_due_with_inbox``, timed; each timer woken counts its lateness, and each
-        delivered event's receipt is remembered for its send-to-resume."""
+                                   limit: int, *, ahead: datetime | None = None
+                                   ) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """``claim_due_with_inbox``, timed; each delivered event's receipt is remembered for
+        its send-to-resume."""
         started = self._monotonic()
-        claimed = await self._store.claim_due_with_inbox(now, worker, lease_until, limit)
+        claimed = await self._store.claim_due_with_inbox(now, worker, lease_until, limit,
+                                                         ahead=ahead)
         if claimed:
             self._metrics.claim.observe(self._monotonic() - started)
         if len(self._received) > _REMEMBERED_RECEIPTS:  # runs that never took theirs in
             self._received.clear()
-        for record, events in claimed:
-            self._observe_wake(record, now)
+        for _, events in claimed:
             self._received.update({event.inbox_id: event.received_at for event in events})
         return claimed
 
@@ -135,13 +146,6 @@ class ObservedStore:
         for update in updates:
             self._observe_update(update, now)
         return outcomes
-
-    def _observe_wake(self, record: RunRecord, now: datetime) -> None:
-        waiting = record.waiting_for or {}
-        if record.status is RunStatus.WAITING and waiting.get("kind") == "timer":
-            until = from_iso(waiting["until"])
-            if until <= now:
-                self._metrics.wake_lateness.observe((now - until).total_seconds())
 
     def _observe_update(self, update: RunUpdate, now: datetime) -> None:
         for inbox_id in update.consumed:

@@ -96,14 +96,21 @@ class Store(Protocol):
         to two workers whose leases are both live. The returned records carry the status the
         run had *before* the claim (``pending``, ``waiting``, ``held``, or ``running`` when a
         lapsed lease is taken over), so the caller knows whether it starts, resumes or
-        recovers the run.
+        recovers the run, and the instant it was due (``due_at``).
         """
         ...
 
     def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
-                             limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
+                             limit: int, *, ahead: datetime | None = None
+                             ) -> list[tuple[RunRecord, list[InboxEvent]]]:
         """:meth:`claim_due` and the inbox of each run it claimed (as :meth:`inbox`), in one
-        transaction: what a worker needs to execute them."""
+        transaction: what a worker needs to execute them.
+
+        With ``ahead`` (later than ``now``), it also claims the runs due by ``ahead`` that
+        nothing can reach before their instant (waiting or held, with no event wait and no
+        open task, so their inbox stays as claimed): the worker runs each at its ``due_at``,
+        with the claim's commit already behind it.
+        """
         ...
 
     def claim_run(self, run_id: str, now: datetime, worker: str,

@@ -145,10 +145,12 @@ def record_from_row(row: Row) -> RunRecord:
     )
 
 
-def claimed_record(row: Row, previous_status: str) -> RunRecord:
+def claimed_record(row: Row, previous_status: str, was_due: int) -> RunRecord:
     """A run just leased: as stored, but with the status it had before the claim (so the
-    worker knows whether it starts, resumes or recovers it)."""
-    return replace(record_from_row(row), status=RunStatus(previous_status))
+    worker knows whether it starts, resumes or recovers it) and the instant it was due (so
+    the worker runs one claimed ahead at its instant)."""
+    return replace(record_from_row(row), status=RunStatus(previous_status),
+                   due_at=from_millis(was_due))
 
 
 def entry_from_row(row: Row) -> HistoryEntry:

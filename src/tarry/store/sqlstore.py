@@ -287,16 +287,19 @@ class SqlStore(ABC):
         if limit <= 0:
             return []
         with self._transaction(write=True) as tx:
-            return self._claim(tx, "due_runs", {"limit": limit}, now=now, worker=worker,
-                               lease_until=lease_until)
+            return self._claim(tx, "due_runs", {"limit": limit, "ahead": to_millis(now)},
+                               now=now, worker=worker, lease_until=lease_until)
 
     def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
-                             limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """:meth:`claim_due` and the inbox of each run it claimed, in one transaction."""
+                             limit: int, *, ahead: datetime | None = None
+                             ) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """:meth:`claim_due` and the inbox of each run it claimed, in one transaction; with
+        ``ahead``, also the runs nothing can reach before their instant, due by then."""
         if limit <= 0:
             return []
+        params = {"limit": limit, "ahead": to_millis(max(ahead or now, now))}
         with self._transaction(write=True) as tx:
-            claimed = self._claim(tx, "due_runs", {"limit": limit}, now=now, worker=worker,
+            claimed = self._claim(tx, "due_runs", params, now=now, worker=worker,
                                   lease_until=lease_until)
             inboxes = eventstore.inbox_of(tx, [record.id for record in claimed]) if claimed \
                 else {}
@@ -321,7 +324,8 @@ class SqlStore(ABC):
         lease = {"ids": json.dumps([row["id"] for row in selected]), "worker": worker,
                  "lease_until": to_millis(lease_until), "now": to_millis(now)}
         leased = {row["id"]: row for row in tx.all("lease_runs", lease)}
-        return [rows.claimed_record(leased[row["id"]], row["status"]) for row in selected]
+        return [rows.claimed_record(leased[row["id"]], row["status"], row["due_at"])
+                for row in selected]
 
     def renew_leases(self, worker: str, run_ids: list[str], lease_until: datetime) -> set[str]:
         """Extend the leases ``worker`` still holds; return the ids it still holds."""

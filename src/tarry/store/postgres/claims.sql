@@ -23,12 +23,19 @@ RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 SET LOCAL synchronous_commit TO off
 
 -- name: claim_due_runs_with_inbox
--- due_runs and lease_runs: the earliest due runs nobody else is claiming, leased (as
+-- due_runs and lease_runs: the earliest due runs nobody else is claiming (and, as due_runs
+-- says, those due by the ahead instant that nothing can reach before their instant), leased (as
 -- claim_due_run, for many), and each claimed run's inbox (inbox_rows: a JSON array of its
 -- rows, oldest first, each event's data as JSON text, as inbox_of_runs has it), in one
 -- statement.
 WITH due AS (
-    SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
+    SELECT id, status, due_at FROM runs
+    WHERE due_at <= %(ahead)s
+      AND (due_at <= %(now)s
+           OR (status IN ('waiting', 'held')
+               AND NOT EXISTS (SELECT 1 FROM event_waits WHERE event_waits.run_id = runs.id)
+               AND NOT EXISTS (SELECT 1 FROM tasks
+                               WHERE tasks.run_id = runs.id AND tasks.state = 'open')))
     ORDER BY due_at LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ), claimed AS (

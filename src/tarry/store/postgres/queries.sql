@@ -33,8 +33,16 @@ INSERT INTO history (run_id, at, kind, step, data)
 VALUES (%(run_id)s, %(at)s, %(kind)s, %(step)s, %(data)s)
 
 -- name: due_runs
--- The earliest due runs nobody else is claiming (a claim, step 1: the rows stay locked).
-SELECT id, status, due_at FROM runs WHERE due_at <= %(now)s
+-- The earliest due runs nobody else is claiming (a claim, step 1: the rows stay locked), and
+-- those due by the ahead instant that nothing can reach before their instant (as claims.sql's
+-- claim_due_runs_with_inbox, which the store runs instead).
+SELECT id, status, due_at FROM runs
+WHERE due_at <= %(ahead)s
+  AND (due_at <= %(now)s
+       OR (status IN ('waiting', 'held')
+           AND NOT EXISTS (SELECT 1 FROM event_waits WHERE event_waits.run_id = runs.id)
+           AND NOT EXISTS (SELECT 1 FROM tasks
+                           WHERE tasks.run_id = runs.id AND tasks.state = 'open')))
 ORDER BY due_at LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
 

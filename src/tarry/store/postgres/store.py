@@ -107,17 +107,20 @@ class PostgresStore(SqlStore):
                                                                   limit)]
 
     def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
-                             limit: int) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """:meth:`claim_due` and the inbox of each run it claimed, in one statement, in a
+                             limit: int, *, ahead: datetime | None = None
+                             ) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """:meth:`claim_due` and the inbox of each run it claimed (with ``ahead``, also the
+        runs nothing can reach before their instant, due by then), in one statement, in a
         transaction whose commit does not wait for the disk (``claim_without_waiting_for_fsync``
         in ``claims.sql`` says why that is safe): two round trips, no fsync."""
         if limit <= 0:
             return []
+        params = {"limit": limit, "ahead": to_millis(max(ahead or now, now))}
         with self._transaction(write=True) as tx:
             tx.many("claim_without_waiting_for_fsync", [{}])  # goes out with the claim
-            leased = self._leased(tx, "claim_due_runs_with_inbox", {"limit": limit}, now=now,
+            leased = self._leased(tx, "claim_due_runs_with_inbox", params, now=now,
                                   worker=worker, lease_until=lease_until)
-        return [(rows.claimed_record(row, row["claimed_from"]),
+        return [(rows.claimed_record(row, row["claimed_from"], row["was_due"]),
                  [eventstore.inbox_event(item) for item in row["inbox_rows"]])
                 for row in leased]
 
@@ -126,7 +129,8 @@ class PostgresStore(SqlStore):
         """The selection and the lease in one statement (``claim_<due>``)."""
         leased = self._leased(tx, f"claim_{due}", params, now=now, worker=worker,
                               lease_until=lease_until)
-        return [rows.claimed_record(row, row["claimed_from"]) for row in leased]
+        return [rows.claimed_record(row, row["claimed_from"], row["was_due"])
+                for row in leased]
 
     def _write_runs(self, tx: Tx, worker: str, now: datetime,
                     updates: Sequence[RunUpdate]) -> dict[str, bool]:

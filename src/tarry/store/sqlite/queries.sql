@@ -29,8 +29,18 @@ VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :w
 INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
 
 -- name: due_runs
--- The earliest due runs (a claim, step 1; the write lock keeps them ours until step 2).
-SELECT id, status, due_at FROM runs WHERE due_at <= :now ORDER BY due_at LIMIT :limit
+-- The earliest due runs (a claim, step 1; the write lock keeps them ours until step 2): those
+-- due by :now, and those due by :ahead that nothing can reach before their instant (waiting or
+-- held, with no event wait and no open task), which a worker claims early and runs at their
+-- instant. :ahead = :now claims only the runs due.
+SELECT id, status, due_at FROM runs
+WHERE due_at <= :ahead
+  AND (due_at <= :now
+       OR (status IN ('waiting', 'held')
+           AND NOT EXISTS (SELECT 1 FROM event_waits WHERE event_waits.run_id = runs.id)
+           AND NOT EXISTS (SELECT 1 FROM tasks
+                           WHERE tasks.run_id = runs.id AND tasks.state = 'open')))
+ORDER BY due_at LIMIT :limit
 
 -- name: due_run
 -- One run, if it is due (a claim of that run, step 1).
