@@ -4,13 +4,18 @@ Runs in the repository's own environment. The runs are started in this process w
 ``Engine.start`` (``start_many`` for batches) on the real clock; a worker in its own process
 (``bench/common.py``'s ``WorkerProcess``, concurrency 64) executes them, so its memory is its
 own. The durable wait is ``wait: {until: "{{ due }}"}``; the wait for an event is
-``wait_for: bench.reply`` correlated on ``key``. A run's wake is the instant its ``done`` step
-(the trivial step after the wait) started, from the run's history.
+``wait_for: bench.reply`` correlated on ``key``. A run's wake is recorded as every peer's is:
+its ``done`` step (the trivial step after the wait) is the action ``bench.woke``, which
+appends ``time.time()`` to the wakes log (``_kit.record_wake``); the run's history, in whole
+milliseconds, would flatter tarry by up to a millisecond against the peers' microseconds.
+The instant a run waits until is its item's due rounded *up* to the millisecond (the input's
+resolution), so that a run never wakes before the instant the peers are given.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -31,12 +36,13 @@ FLOWS = {
     "timer": """\
 flow: timer
 inputs:
+  key: { type: string, required: true }
   due: { type: instant, required: true }
 steps:
   - pause:
       wait: { until: "{{ due }}" }
   - done:
-      set: { woke: true }
+      bench.woke: { key: "{{ key }}" }
 """,
     "hour": """\
 flow: hour
@@ -64,7 +70,7 @@ steps:
       match: { key: "{{ key }}" }
       timeout: 1d
   - done:
-      set: { woke: true }
+      bench.woke: { key: "{{ key }}" }
 """,
 }
 MANIFESTS = """\
@@ -72,8 +78,11 @@ events:
   bench.reply:
     correlate_on: [key]
 """
+PROJECT = """\
+[actions]
+"bench.woke" = "adapters.tarry:woke"
+"""
 CONCURRENCY = 64
-WAKE_STEP = "done"
 SETUP_CHUNK = 500
 COUNT_POLL = 0.1
 """Seconds between two counts of the runs that succeeded (or wait), while waiting for them."""
@@ -86,13 +95,22 @@ def project(url: str) -> Engine:
     for name, source in FLOWS.items():
         (folder / "flows" / f"{name}.yaml").write_text(source, encoding="utf-8")
     (folder / "events.yaml").write_text(MANIFESTS, encoding="utf-8")
+    (folder / "tarry.toml").write_text(PROJECT, encoding="utf-8")
     return Engine.from_settings(load_settings(folder, env={"TARRY_DATABASE": url}))
 
 
 def instant(epoch: float) -> str:
-    """An epoch instant as the ISO text an ``instant`` input takes (milliseconds)."""
-    moment = datetime.fromtimestamp(epoch, UTC)
+    """An epoch instant as the ISO text an ``instant`` input takes: whole milliseconds,
+    rounded up (never before ``epoch``)."""
+    moment = datetime.fromtimestamp(math.ceil(epoch * 1000) / 1000, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+async def woke(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """The action ``bench.woke``: record that the item ``args["key"]`` woke now (in the
+    worker)."""
+    _kit.record_wake(args["key"])
+    return {}
 
 
 class Bench:
@@ -101,32 +119,14 @@ class Bench:
     def __init__(self, request: _kit.Request) -> None:
         self.url: str = request["store"]
         self.engine = project(self.url)
-        self.runs: dict[str, str] = {}
-        """Run id of each item."""
 
     def worker(self) -> WorkerProcess:
         """A worker process over the store (a context manager)."""
         return WorkerProcess(self.url, Path.cwd(), concurrency=CONCURRENCY)
 
-    def start(self, item: str, flow: str, inputs: dict[str, Any]) -> None:
-        """Start one run for ``item``."""
-        self.runs[item] = self.engine.start(flow, inputs).id
-
-    def woke(self, items: Iterable[str], timeout: float) -> dict[str, float]:
-        """Each item's wake (epoch s), once as many runs succeeded as there are items (the
-        store holds this workload's runs only, and no other run of it succeeds)."""
-        wanted = list(items)
-        store = self.engine.store
-        _kit.await_count(len(wanted), lambda: store.count_runs(status=RunStatus.SUCCEEDED),
-                         timeout, "runs succeeded", poll=COUNT_POLL)
-        return {item: self._wake(self.runs[item]) for item in wanted}
-
-    def _wake(self, run_id: str) -> float:
-        found = [entry.at for entry in self.engine.store.history(run_id)
-                 if entry.kind == "step.started" and entry.step == WAKE_STEP]
-        if not found:
-            raise RuntimeError(f"run {run_id} has no step.started for {WAKE_STEP}")
-        return found[0].timestamp()
+    def start(self, flow: str, inputs: dict[str, Any]) -> None:
+        """Start one run."""
+        self.engine.start(flow, inputs)
 
     def await_waiting(self, count: int, timeout: float) -> None:
         """Return once ``count`` runs wait."""
@@ -136,7 +136,7 @@ class Bench:
     def timer(self) -> _kit.Timer:
         """The timer workloads' runs: ``wait: {until: due}``."""
         return _kit.Timer(self.worker, lambda item, due: self.start(
-            item, "timer", {"due": instant(due)}), self.woke)
+            "timer", {"key": item, "due": instant(due)}))
 
     def close(self) -> None:
         """Release the store."""
@@ -156,15 +156,15 @@ def with_bench(measure: Callable[[Bench, _kit.Request], _kit.Reply]) -> _kit.Han
 
 def starts(bench: Bench, request: _kit.Request) -> _kit.Reply:
     """Starts one at a time, then in ``start_many`` batches (no worker running)."""
-    return _kit.starts(request, lambda item: bench.start(item, "hour", {}),
+    return _kit.starts(request, lambda item: bench.start("hour", {}),
                        lambda items: bench.engine.start_many("hour", [{}] * len(items)))
 
 
 def events(bench: Bench, request: _kit.Request) -> _kit.Reply:
     """Runs waiting for ``bench.reply`` with their key; ``Engine.send`` of the event."""
     return _kit.events(request, _kit.Waiter(
-        bench.worker, lambda key: bench.start(key, "reply", {"key": key}), bench.await_waiting,
-        lambda key: bench.engine.send("bench.reply", {"key": key}), bench.woke))
+        bench.worker, lambda key: bench.start("reply", {"key": key}), bench.await_waiting,
+        lambda key: bench.engine.send("bench.reply", {"key": key})))
 
 
 def suspension(bench: Bench, request: _kit.Request) -> _kit.Reply:
