@@ -1,4 +1,5 @@
-"""for_each branches run at the same time: their actions overlap and share checkpoints."""
+"""for_each branches run at the same time: their actions overlap and share checkpoints; a walk
+that ends right after results came in takes them into the run's final write."""
 
 from __future__ import annotations
 
@@ -20,7 +21,33 @@ steps:
       concurrency: 8
       steps:
         - call: { rendezvous: { n: "{{ item }}" } }
+  - after: { noop: {} }
 """
+
+LAST = """
+flow: last
+steps:
+  - first: { noop: {} }
+  - second: { noop: {} }
+"""
+
+
+async def _noop(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    return {}
+
+
+def _count_intermediate(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of runs in each checkpoint that keeps its lease, as they are written."""
+    written: list[int] = []
+    checkpoint = harness.engine.store.checkpoint
+
+    def counting(worker: str, now: Any, updates: list[RunUpdate]
+                 ) -> dict[str, CheckpointOutcome]:
+        written.extend(1 for update in updates if not update.release)
+        return checkpoint(worker, now, updates)
+
+    monkeypatch.setattr(harness.engine.store, "checkpoint", counting)
+    return written
 
 
 async def test_concurrent_branches_overlap_their_actions_and_share_checkpoints(
@@ -36,19 +63,23 @@ async def test_concurrent_branches_overlap_their_actions_and_share_checkpoints(
         await asyncio.wait_for(everyone_in.wait(), timeout=5)  # only if all 8 run at once
         return {"n": args["n"]}
 
-    with Harness(tmp_path, actions={"rendezvous": rendezvous}, store_url=store_url) as harness:
-        written: list[int] = []
-        checkpoint = harness.engine.store.checkpoint
-
-        def counting(worker: str, now: Any, updates: list[RunUpdate]
-                     ) -> dict[str, CheckpointOutcome]:
-            written.extend(1 for update in updates if not update.release)
-            return checkpoint(worker, now, updates)
-
-        monkeypatch.setattr(harness.engine.store, "checkpoint", counting)
+    actions = {"rendezvous": rendezvous, "noop": _noop}
+    with Harness(tmp_path, actions=actions, store_url=store_url) as harness:
+        written = _count_intermediate(harness, monkeypatch)
         run_id = harness.start(harness.flow(FANOUT))
         await harness.run_until_idle()
         document = harness.document(run_id)
         assert document["status"] == RunStatus.SUCCEEDED
         assert [scope["call"]["n"] for scope in document["bindings"]["calls"]] == list(range(1, 9))
         assert len(written) == 1  # eight actions finished together: one intermediate checkpoint
+
+
+async def test_results_are_saved_before_the_next_action_and_the_last_with_the_end(
+        tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Harness(tmp_path, actions={"noop": _noop}, store_url=store_url) as harness:
+        written = _count_intermediate(harness, monkeypatch)
+        run_id = harness.start(harness.flow(LAST))
+        await harness.run_until_idle()
+        assert harness.document(run_id)["status"] == RunStatus.SUCCEEDED
+        assert harness.history_kinds(run_id).count("step.completed") == 2
+    assert len(written) == 1  # first's result, before second ran; second's in the final write

@@ -137,19 +137,25 @@ class Executor:
         """Walk the run's state, carry out what the walk asks (:mod:`tarry.engine.commands`)
         and walk again, until it is blocked or has ended. Actions with effects run
         concurrently; the results of those that finished are put in their steps' state and
-        checkpointed together before the walk goes on past them."""
+        checkpointed together before the executor does anything more than walk: before it
+        starts another action, reads or waits. A walk that then ends takes them into the
+        run's final write instead (a flow that ends in an action commits once, not twice):
+        the walk does no I/O, so nothing can happen between the results and that write."""
         interpreter = Interpreter(env)
         calls: dict[asyncio.Future[Any], RunAction] = {}
+        unsaved = False
         try:
             while True:
                 outcome = await interpreter.advance(state)
                 if not isinstance(outcome, Pending):
                     return outcome
+                if unsaved:
+                    await env.checkpoint()
+                    unsaved = False
                 read = await self._carry_out(env, outcome.commands, calls)
                 if calls:
                     finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
-                    if _record(env, [(calls.pop(call), call.result()) for call in finished]):
-                        await env.checkpoint()
+                    unsaved = _record(env, [(calls.pop(call), call.result()) for call in finished])
                 elif not read:
                     raise RuntimeError("the walk waits for an action nobody is running")
         finally:
