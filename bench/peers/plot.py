@@ -3,12 +3,13 @@
     python bench/peers/plot.py bench/results/peers-<date>.json
 
 Writes, beside the JSON, ``<name>-lateness.png`` (the distribution of timer lateness and of
-send-to-resume latency, every round pooled, per system), ``<name>-throughput.png`` (burst
-wakes per second against the number of items, and submits per second, per system: medians
-of the rounds) and, when the JSON has the flood workload, ``<name>-flood.png`` (per N, the
-distribution of each item's lateness, every round pooled, per system; and per system against
-N, the submits per second and the items woken per second from about the first due to the
-last wake: medians of the rounds). Prints the paths written.
+send-to-resume latency, idle and under load, every round pooled, per system),
+``<name>-throughput.png`` (burst wakes per second against the number of items, submits per
+second, and events delivered per second, per system: medians of the rounds) and, when the
+JSON has the flood workload, ``<name>-flood.png`` (per N, the distribution of each item's
+lateness, every round pooled, per system; and per system against N, the submits per second
+and the items woken per second from about the first due to the last wake: medians of the
+rounds). Prints the paths written.
 """
 
 from __future__ import annotations
@@ -67,15 +68,19 @@ def ecdf(axes: Any, values: Mapping[str, Iterable[float]], title: str) -> None:
 
 
 def lateness(document: Mapping[str, Any], path: Path) -> bool:
-    """Timer lateness and send-to-resume latency distributions (always drawn: True)."""
-    figure, (timers, events) = plt.subplots(1, 2, figsize=(14, 5.5))
+    """Timer lateness and send-to-resume latency distributions, idle and under load (always
+    drawn: True)."""
+    figure, (timers, events, loaded) = plt.subplots(1, 3, figsize=(21, 5.5))
     sizes = document["sizes"]
     ecdf(timers, pooled(document, "timers", "lateness_ms"),
          f"timer lateness (wake − due): {sizes['timer_items']} items at "
          f"{sizes['timer_rate']:g}/s, due {sizes['delay_s']:g} s after submit")
     ecdf(events, pooled(document, "events", "latency_ms"),
-         f"send-to-resume: {sizes['events']} events at {sizes['event_rate']:g}/s, "
-         f"{sizes['waiting']} waiting")
+         f"send-to-resume, idle: {sizes['events']:,} events at {sizes['event_rate']:g}/s, "
+         f"{sizes['waiting']:,} waiting")
+    ecdf(loaded, pooled(document, "events", "load_latency_ms"),
+         f"send-to-resume under load: the other {sizes['waiting'] - sizes['events']:,} "
+         f"sent back to back\n(for at most {sizes['event_cap_s']:g} s)")
     figure.suptitle(_caption(document))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -83,9 +88,9 @@ def lateness(document: Mapping[str, Any], path: Path) -> bool:
 
 
 def throughput(document: Mapping[str, Any], path: Path) -> bool:
-    """Burst wakes/s against N, and submits/s one at a time and batched (always drawn:
-    True)."""
-    figure, (bursts, starts) = plt.subplots(1, 2, figsize=(14, 5.5))
+    """Burst wakes/s against N, submits/s one at a time and batched, and events delivered/s
+    (always drawn: True)."""
+    figure, (bursts, starts, delivered) = plt.subplots(1, 3, figsize=(21, 5.5))
     summary = document["summary"]
     per_system: dict[str, list[tuple[int, float]]] = {}
     for key, by_system in summary.items():
@@ -106,6 +111,7 @@ def throughput(document: Mapping[str, Any], path: Path) -> bool:
     bursts.grid(True, which="both", alpha=0.3)
     bursts.legend(fontsize="small")
     _starts(starts, summary.get("starts", {}))
+    _delivered(delivered, summary.get("events", {}))
     figure.suptitle(_caption(document))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -126,6 +132,17 @@ def _starts(axes: Any, by_system: Mapping[str, Any]) -> None:
     axes.set_title("starts (no bar: no batch API)")
     axes.grid(True, axis="y", which="both", alpha=0.3)
     axes.legend(fontsize="small")
+
+
+def _delivered(axes: Any, by_system: Mapping[str, Any]) -> None:
+    systems = [s for s, found in by_system.items() if found["figures"].get("delivered_per_second")]
+    axes.bar(range(len(systems)),
+             [by_system[s]["figures"]["delivered_per_second"] for s in systems])
+    axes.set_xticks(range(len(systems)), systems, rotation=30, ha="right")
+    axes.set_yscale("log")
+    axes.set_ylabel("events delivered per second (median of rounds)")
+    axes.set_title("events sent back to back: sent ÷ (last resume − first send)")
+    axes.grid(True, axis="y", which="both", alpha=0.3)
 
 
 FLOOD_RATES: dict[str, tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any]], float]]] = {

@@ -83,10 +83,25 @@ def starts(result: Result, request: Result) -> Figures:
 
 
 def events(result: Result, request: Result) -> Figures:
-    """Send-to-resume latency percentiles and the duration of a send call."""
+    """Idle (the paced events): send-to-resume latency percentiles and the duration of a send
+    call. Under load (the events sent back to back): delivered/s (sent ÷ the first send's
+    start → the last resume), sends/s, send-to-resume percentiles meanwhile, how many were
+    sent within the cap (None but these where none was)."""
     latency = _spread(result["latency_ms"])
-    return {"resume_p50_ms": latency["p50"], "resume_p99_ms": latency["p99"],
-            "resume_max_ms": latency["max"], "send_p50_ms": percentile(result["send_ms"], 50)}
+    sent = result["load_sent"]
+    figures: Figures = {
+        "resume_p50_ms": latency["p50"], "resume_p99_ms": latency["p99"],
+        "resume_max_ms": latency["max"], "send_p50_ms": percentile(result["send_ms"], 50),
+        "load_sent": sent,
+        "reached": 1.0 if sent == request["waiting"] - request["events"] else 0.0,
+        "delivered_per_second": None, "sends_per_second": None,
+        "load_resume_p50_ms": None, "load_resume_p99_ms": None}
+    if sent:
+        loaded = _spread(result["load_latency_ms"])
+        figures |= {"delivered_per_second": sent / max(result["load_span_s"], 0.001),
+                    "sends_per_second": sent / max(result["load_send_s"], 0.001),
+                    "load_resume_p50_ms": loaded["p50"], "load_resume_p99_ms": loaded["p99"]}
+    return figures
 
 
 def suspension(result: Result, request: Result) -> Figures:
@@ -186,8 +201,8 @@ def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if workload == "suspension" and good:
         result = good[0]["reply"]["result"]
         summary |= {"held_as": held_as(figures, result["held"]), "server": result["server"]}
-    if workload == "flood" and good:
-        summary["reached"] = reached(good)
+    if workload in REACHED and good:
+        summary["reached"] = reached(good, *REACHED[workload])
     if na:
         summary["na"] = na[0]
     if errors:
@@ -195,17 +210,49 @@ def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def reached(measurements: Sequence[Mapping[str, Any]]) -> str:
-    """Whether every round of a flood submitted all its items within the cap, or how many
-    did not and how far they got."""
+REACHED: dict[str, tuple[Callable[[Result], int], str, str]] = {
+    "flood": (lambda request: int(request["items"]), "submitted", "submitted"),
+    "events": (lambda request: int(request["waiting"] - request["events"]), "load_sent",
+               "sent back to back"),
+}
+"""The workloads whose submits or sends stop at a cap: how many they should reach (from the
+request), the result's field that says how many they did, and what it counts."""
+
+
+def reached(measurements: Sequence[Mapping[str, Any]], wanted: Callable[[Result], int],
+            field: str, what: str) -> str:
+    """Whether every round reached ``wanted(request)`` (``field`` of its result) within the
+    cap, or how many did not and how far they got."""
     request = measurements[0]["request"]
-    short = [m["reply"]["result"]["submitted"] for m in measurements
-             if m["reply"]["result"]["submitted"] < request["items"]]
+    target = wanted(request)
+    short = [m["reply"]["result"][field] for m in measurements
+             if m["reply"]["result"][field] < target]
     if not short:
         return "yes"
-    return (f"did not reach {request['items']:,} within the cap of {request['cap_s']:g} s "
-            f"in {len(short)} of {len(measurements)} rounds (submitted "
+    return (f"did not reach {target:,} within the cap of {request['cap_s']:g} s "
+            f"in {len(short)} of {len(measurements)} rounds ({what} "
             f"{', '.join(f'{each:,}' for each in short)})")
+
+
+RATIOS = {"events": "delivered_per_second"}
+"""The figure of each workload tarry is compared by, as a ratio to each system's."""
+
+
+def add_tarry_ratios(summaries: Mapping[str, Mapping[str, dict[str, Any]]],
+                     tarry: Sequence[str]) -> None:
+    """Give each system's summary of a workload in :data:`RATIOS` its ``tarry_ratio``: for
+    each of ``tarry`` (tarry's systems) measured in the workload, that system's figure ÷ this
+    one's, both medians of the same run's rounds (None where either has none)."""
+    for key, by_system in summaries.items():
+        figure = RATIOS.get(key.split(":")[0])
+        if figure is None:
+            continue
+        ours = {name: by_system[name]["figures"].get(figure)
+                for name in tarry if name in by_system}
+        for summary in by_system.values():
+            theirs = summary["figures"].get(figure)
+            summary["tarry_ratio"] = {name: value / theirs if value and theirs else None
+                                      for name, value in ours.items()}
 
 
 # -- the printed tables ----------------------------------------------------------------------
@@ -214,6 +261,8 @@ PIPED_WIDTH = 200
 """The tables' width when the output is not a terminal (a log): wide enough not to wrap."""
 TEXT = "text"
 """A column's format when it shows a text of the summary (not a figure)."""
+RATIO = "ratio"
+"""A column's format when it shows a tarry system's ratio to the row's (``tarry_ratio``)."""
 COLUMNS: dict[str, list[tuple[str, str, str]]] = {
     "timers": [("lateness p50 ms", "lateness_p50_ms", ".1f"),
                ("p99 ms", "lateness_p99_ms", ".1f"), ("max ms", "lateness_max_ms", ".0f"),
@@ -234,7 +283,12 @@ COLUMNS: dict[str, list[tuple[str, str, str]]] = {
                ("first submit ms", "first_submit_ms", ",.1f")],
     "events": [("send→resume p50 ms", "resume_p50_ms", ".1f"),
                ("p99 ms", "resume_p99_ms", ".1f"), ("max ms", "resume_max_ms", ".0f"),
-               ("send p50 ms", "send_p50_ms", ".2f")],
+               ("send p50 ms", "send_p50_ms", ".2f"),
+               ("delivered/s", "delivered_per_second", ",.0f"),
+               ("sends/s", "sends_per_second", ",.0f"),
+               ("loaded p50 ms", "load_resume_p50_ms", ",.1f"),
+               ("loaded p99 ms", "load_resume_p99_ms", ",.0f"),
+               ("sent", "load_sent", ",.0f"), ("reached", "reached", TEXT)],
     "suspension": [("RSS few MiB", "rss_small_mib", ".1f"),
                    ("RSS many MiB", "rss_large_mib", ".1f"),
                    ("threads few", "threads_small", ".0f"),
@@ -259,6 +313,9 @@ def cell(summary: Mapping[str, Any], key: str, spec: str) -> str:
         return "n/a"
     if spec == TEXT:
         return str(summary.get(key, "error" if summary.get("errors") else "n/a"))
+    if spec == RATIO:
+        ratio = summary.get("tarry_ratio", {}).get(key)
+        return "n/a" if ratio is None else f"{ratio:.2f}"
     value = summary["figures"].get(key)
     if value is None:
         return "error" if summary.get("errors") else "n/a"
@@ -271,13 +328,23 @@ def tables(summaries: Mapping[str, Mapping[str, Mapping[str, Any]]],
     console = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
     for key, by_system in summaries.items():
         workload = key.split(":")[0]
+        columns = COLUMNS[workload] + ratio_columns(workload, by_system)
         table = Table(title=titles[key], title_justify="left")
         table.add_column("system")
-        for label, _, _ in COLUMNS[workload]:
+        for label, _, _ in columns:
             table.add_column(label, justify="right")
         table.add_column("rounds", justify="right")
         for system, summary in by_system.items():
-            table.add_row(system, *(cell(summary, figure, spec)
-                                    for _, figure, spec in COLUMNS[workload]),
+            table.add_row(system, *(cell(summary, figure, spec) for _, figure, spec in columns),
                           str(summary["rounds"]))
         console.print(table)
+
+
+def ratio_columns(workload: str, by_system: Mapping[str, Mapping[str, Any]],
+                  ) -> list[tuple[str, str, str]]:
+    """A column per tarry system compared in ``workload``: its figure ÷ the row's."""
+    if workload not in RATIOS:
+        return []
+    compared = dict.fromkeys(name for summary in by_system.values()
+                             for name in summary.get("tarry_ratio", {}))
+    return [(f"{name} ÷ this", name, RATIO) for name in compared]

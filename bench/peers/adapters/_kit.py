@@ -34,7 +34,7 @@ import time
 import traceback
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -305,27 +305,63 @@ class Waiter:
     woke: Callable[[Iterable[str], float], dict[str, float]] = await_wakes
 
 
+@dataclass
+class Sends:
+    """The events one phase sent: when each send call began (epoch s), how long each took
+    (ms), and when the last one returned."""
+
+    send: Callable[[str], object]
+    began_at: dict[str, float] = field(default_factory=dict)
+    took_ms: list[float] = field(default_factory=list)
+    ended_at: float = 0.0
+
+    def one(self, key: str) -> None:
+        """Send the event of ``key``, timed."""
+        self.began_at[key] = time.time()
+        started = time.perf_counter()
+        self.send(key)
+        self.took_ms.append((time.perf_counter() - started) * 1000)
+        self.ended_at = time.time()
+
+    def figures(self, woke: Mapping[str, float]) -> dict[str, Any]:
+        """As the back-to-back phase: how many were sent, the seconds from the first send
+        call's start to the last's end (``load_send_s``) and to the last resume
+        (``load_span_s``; both None if none was sent), each latency and send call."""
+        first = next(iter(self.began_at.values()), None)
+        return {"load_sent": len(self.began_at),
+                "load_send_s": None if first is None else self.ended_at - first,
+                "load_span_s": None if first is None else max(
+                    woke[key] for key in self.began_at) - first,
+                "load_latency_ms": [round(late, 2)
+                                    for late in lateness_ms(self.began_at, woke)],
+                "load_send_ms": [round(took, 3) for took in self.took_ms]}
+
+
 def events(request: Request, system: Waiter) -> Reply:
-    """``waiting`` items wait for an event each; ``events`` of them are sent theirs at
-    ``rate`` per second: send-to-resume latency, and how long each send call took."""
+    """``waiting`` items wait for an event each. First ``events`` of them are sent theirs at
+    ``rate`` per second and woken (the send-to-resume latency of an idle system); then the
+    others are sent theirs back to back, one send call at a time, until all are or ``cap_s``
+    seconds have passed, the worker running throughout (delivered/s: ``load_sent`` ÷
+    ``load_span_s``, the first send call's start → the last resume). Each phase: every
+    event's send-to-resume latency and every send call's duration."""
     keys = [f"k{index}" for index in range(request["waiting"])]
-    sent_keys = keys[:request["events"]]
+    paced_keys, loaded_keys = keys[:request["events"]], keys[request["events"]:]
     with system.worker():
         for key in keys:
             system.start(key)
         system.waiting(len(keys), request["timeout_s"])
-        began_at: dict[str, float] = {}
-        took: list[float] = []
-
-        def one(index: int) -> None:
-            began_at[sent_keys[index]] = time.time()
-            started = time.perf_counter()
-            system.send(sent_keys[index])
-            took.append((time.perf_counter() - started) * 1000)
-
-        paced(len(sent_keys), request["rate"], one)
-        woke = system.woke(sent_keys, request["timeout_s"])
-    return {"result": {"latency_ms": lateness_ms(began_at, woke), "send_ms": took}}
+        idle = Sends(system.send)
+        paced(len(paced_keys), request["rate"], lambda index: idle.one(paced_keys[index]))
+        system.woke(paced_keys, request["timeout_s"])
+        loaded = Sends(system.send)
+        cap = time.monotonic() + request["cap_s"]
+        for key in loaded_keys:
+            if time.monotonic() >= cap:
+                break
+            loaded.one(key)
+        woke = system.woke([*paced_keys, *loaded.began_at], request["timeout_s"])
+    return {"result": {"latency_ms": lateness_ms(idle.began_at, woke), "send_ms": idle.took_ms,
+                       **loaded.figures(woke)}}
 
 
 def await_count(count: int, counter: Callable[[], int], timeout: float, what: str, *,
