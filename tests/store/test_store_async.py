@@ -13,8 +13,10 @@ import pytest
 
 from tarry.errors import Conflict, NotFound, UnknownEventType
 from tarry.model import EventState, NewRun, RunStatus
+from tarry.store import aio
 from tarry.store.aio import AsyncStore
 from tarry.store.base import Store
+from tarry.store.sqlite import SQLiteStore
 from tarry.testing import Harness
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -112,6 +114,29 @@ async def test_a_change_made_during_the_wait_ends_it(
         assert await waiting != token
     finally:
         astore.close()
+
+
+async def test_a_commit_the_hint_saw_before_it_was_visible_ends_the_wait_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, other = (SQLiteStore(tmp_path / "tarry.db") for _ in range(2))
+    store.migrate()
+    monkeypatch.setattr(aio, "_CHANGE_POLL_SECONDS", 60.0)  # no fallback look in this test
+    monkeypatch.setattr(aio, "_SETTLE_SECONDS", 60.0)
+    moves = [0]
+    monkeypatch.setattr(store, "change_hint", lambda: lambda: moves[0])
+    astore = AsyncStore(store)
+    try:
+        token = await astore.change_token()
+        waiting = asyncio.ensure_future(astore.wait_for_change(token, 30.0))
+        await asyncio.sleep(0.05)
+        moves[0] += 1  # the file moved: a commit on its way, not yet visible
+        await asyncio.sleep(0.05)
+        await asyncio.to_thread(other.create_run, _run("r5"), [])  # visible; no move again
+        assert await asyncio.wait_for(waiting, 10.0) != token
+    finally:
+        astore.close()
+        store.close()
+        other.close()
 
 
 @pytest.fixture

@@ -50,6 +50,11 @@ _CHANGE_POLL_SECONDS = 0.02
 _HINT_POLL_SECONDS = 0.002
 """How often a store's change hint (a look at a file, on the loop) is probed meanwhile."""
 
+_SETTLE_SECONDS = 0.02
+"""How long the store is asked every 2 ms after its change hint moved: a commit reaches the
+file (SQLite: its write-ahead log) before it is visible, while it syncs, and a look in between
+sees nothing new although the file will not move again."""
+
 
 class Offloading(Protocol):
     """An object whose coroutine methods run the same-named methods of ``sync`` elsewhere."""
@@ -139,12 +144,17 @@ class AsyncStore:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         hint = self._store.change_hint()
+        settling_until = 0.0
         while True:
             seen = hint() if hint else None  # before the token: a commit between moves it
             current = await self.change_token()
-            if current != token or loop.time() >= deadline:
+            now = loop.time()
+            if current != token or now >= deadline:
                 return current
-            await _sleep_until_moved(hint, seen, min(deadline, loop.time() + _CHANGE_POLL_SECONDS))
+            if now < settling_until:  # the hint moved: the commit may not be visible yet
+                await asyncio.sleep(min(_HINT_POLL_SECONDS, deadline - now))
+            elif await _sleep_until_moved(hint, seen, min(deadline, now + _CHANGE_POLL_SECONDS)):
+                settling_until = loop.time() + _SETTLE_SECONDS
 
     def _changed(self) -> None:
         """The store's push (on its listening thread): wake every sleeper on its loop."""
@@ -198,16 +208,18 @@ class AsyncStore:
 
 
 async def _sleep_until_moved(hint: Callable[[], object] | None, seen: object,
-                             until: float) -> None:
-    """Sleep until ``until`` (the loop's time) or, sooner, until ``hint`` moves from ``seen``."""
+                             until: float) -> bool:
+    """Sleep until ``until`` (the loop's time) or, sooner, until ``hint`` moves from ``seen``;
+    whether it moved."""
     loop = asyncio.get_running_loop()
     if hint is None:
         await asyncio.sleep(max(until - loop.time(), 0))
-        return
+        return False
     while loop.time() < until:
         await asyncio.sleep(min(_HINT_POLL_SECONDS, until - loop.time()))
         if hint() != seen:
-            return
+            return True
+    return False
 
 
 def _settle(future: asyncio.Future[None]) -> None:
