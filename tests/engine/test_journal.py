@@ -79,11 +79,48 @@ async def test_a_resume_reads_only_the_bindings_the_steps_ahead_name(
     assert len(document["bindings"]) == 22
 
 
-def test_names_ahead_are_those_of_the_steps_not_yet_run() -> None:
+def test_names_ahead_are_those_the_steps_not_yet_run_read_and_earlier_steps_bound() -> None:
     parsed = parse_flow(long_flow(3), "long.yaml")
-    assert "s0" in names_ahead(parsed.body, 0, recovering=False)
+    assert names_ahead(parsed.body, 0, recovering=False) == frozenset()  # s0 not yet bound
+    assert names_ahead(parsed.body, 1, recovering=False) == frozenset({"s0"})
     assert names_ahead(parsed.body, 4, recovering=False) == frozenset({"s0"})
     assert names_ahead(parsed.body, 5, recovering=False) == frozenset()
+
+
+RECOVERING = """
+flow: recovering
+steps:
+  - fetch: { set: { url: x } }
+  - call: { fail: boom }
+recover:
+  - note: { set: { seen: "{{ fetch.url }}" } }
+  - tell: { log: { message: "{{ note.seen }}" } }
+"""
+
+
+def test_recovering_any_main_step_and_the_recover_steps_before_may_be_read() -> None:
+    parsed = parse_flow(RECOVERING, "recovering.yaml")
+    assert names_ahead(parsed.body, 0, recovering=True) == frozenset({"fetch"})
+    assert names_ahead(parsed.body, 1, recovering=True) == frozenset({"note"})
+
+
+async def test_a_run_waiting_at_its_first_step_resumes_without_reading_its_journal(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = harness.start(harness.flow(
+        "flow: nap\nsteps:\n  - nap: { wait: { for: 1h } }\n  - done: { set: { v: 1 } }\n"))
+    await harness.run_due()
+    reads: list[str] = []
+    store = harness.engine.store
+    original = store.read_journal
+
+    def counted(run: str, **query: Any) -> list[JournalEntry]:
+        reads.append(run)
+        return original(run, **query)
+
+    monkeypatch.setattr(store, "read_journal", counted)
+    await harness.advance(timedelta(hours=1))
+    assert harness.document(run_id)["status"] == "succeeded"
+    assert reads == []
 
 
 def _sdk_app(steps: int) -> App:
@@ -254,9 +291,9 @@ async def test_a_resumed_for_each_reads_its_items_and_its_finished_iterations_at
 
     monkeypatch.setattr(harness.engine.store, "read_journal", counted)
     await harness.advance(timedelta(hours=1))  # iterations 0 and 1 finish; 2 and 3 start
-    assert reads == [(BINDINGS,), (ITEMS,)]
+    assert reads == [(ITEMS,)]  # no binding before the for_each: none read
     await harness.advance(timedelta(hours=1))  # the last two finish: the for_each ends
-    assert reads[2:] == [(BINDINGS,), (ITEMS,), (DONE + "all",)]
+    assert reads[1:] == [(ITEMS,), (DONE + "all",)]
     assert [b["got"]["index"] for b in harness.document(run_id)["bindings"]["all"]] == [
         0, 1, 2, 3]
 

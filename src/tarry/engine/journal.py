@@ -183,23 +183,49 @@ def _finished_entries(cur: dict[str, Any], name: str) -> list[JournalEntry]:
 
 
 def names_ahead(body: Scope, at: int, recovering: bool) -> frozenset[str]:
-    """Every name an expression of the top-level scope may still read from position ``at``
-    on: the rest of its steps and its recover steps (or, recovering, the rest of those)."""
-    steps, recover = _ahead(body)
-    return recover[at] if recovering else steps[at] | recover[0]
+    """Every binding a resume at position ``at`` of the top-level scope may read: the names
+    the expressions of the rest of its steps and of its recover steps (or, recovering, of the
+    rest of those) read, among those a step before ``at`` can have bound (a binding is named
+    by its step; recovering, any main step may have)."""
+    ahead = _ahead(body)
+    if recovering:
+        return frozenset(name for name in ahead.recover[at]
+                         if name in ahead.steps_at or ahead.recover_at.get(name, at) < at)
+    return frozenset(name for name in ahead.steps[at] | ahead.recover[0]
+                     if ahead.steps_at.get(name, at) < at)
 
 
-_AHEAD: dict[int, tuple[Scope, list[frozenset[str]], list[frozenset[str]]]] = {}
-"""id(scope) → (the scope, kept alive; the names read from each step of it on, then of its
-recover steps): computed once per loaded flow."""
+@dataclass(frozen=True)
+class _Ahead:
+    """What :func:`names_ahead` needs of a scope, computed once per loaded flow."""
+
+    scope: Scope
+    """Kept alive, so that its ``id`` is not reused while this is cached."""
+    steps: list[frozenset[str]]
+    """The names read from each step on."""
+    recover: list[frozenset[str]]
+    """The names read from each recover step on."""
+    steps_at: dict[str, int]
+    """The position of each step (its binding's name)."""
+    recover_at: dict[str, int]
+    """The position of each recover step."""
 
 
-def _ahead(body: Scope) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+_AHEAD: dict[int, _Ahead] = {}
+"""id(scope) → what :func:`names_ahead` needs of it."""
+
+
+def _ahead(body: Scope) -> _Ahead:
     cached = _AHEAD.get(id(body))
-    if cached is None or cached[0] is not body:
-        cached = (body, _suffix_names(body.steps), _suffix_names(body.recover))
+    if cached is None or cached.scope is not body:
+        cached = _Ahead(body, _suffix_names(body.steps), _suffix_names(body.recover),
+                        _positions(body.steps), _positions(body.recover))
         _AHEAD[id(body)] = cached
-    return cached[1], cached[2]
+    return cached
+
+
+def _positions(steps: Sequence[Step]) -> dict[str, int]:
+    return {step.id: index for index, step in enumerate(steps)}
 
 
 def _suffix_names(steps: Sequence[Step]) -> list[frozenset[str]]:
