@@ -1,6 +1,7 @@
--- Claims and checkpoints PostgreSQL writes in one statement (not part of the dialect-neutral
--- set, whose due_runs/due_run and lease_runs take two, and whose checkpoint_run writes one run:
--- SQLite's RETURNING cannot name the FROM rows). The store's overrides run them.
+-- Claims and checkpoints PostgreSQL writes in one statement, in place of the dialect-neutral
+-- set's due_runs/due_run and lease_runs, which take two (SQLite's RETURNING cannot name the
+-- FROM rows), and beside its checkpoint_run, which writes one run. The store's overrides run
+-- them; the two-statement claims are SQLite's alone.
 
 -- name: claim_due_run
 -- due_run and lease_runs in one statement (one round trip): the run, if it is due and nobody

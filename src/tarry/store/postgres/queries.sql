@@ -32,33 +32,6 @@ VALUES (%(id)s, %(flow)s, %(flow_digest)s, %(status)s, %(inputs)s, %(target)s, %
 INSERT INTO history (run_id, at, kind, step, data)
 VALUES (%(run_id)s, %(at)s, %(kind)s, %(step)s, %(data)s)
 
--- name: due_runs
--- The earliest due runs nobody else is claiming (a claim, step 1: the rows stay locked), and
--- those due by the ahead instant that nothing can reach before their instant (as claims.sql's
--- claim_due_runs_with_inbox, which the store runs instead).
-SELECT id, status, due_at FROM runs
-WHERE due_at <= %(ahead)s
-  AND (due_at <= %(now)s
-       OR (status IN ('waiting', 'held')
-           AND NOT EXISTS (SELECT 1 FROM event_waits WHERE event_waits.run_id = runs.id)
-           AND NOT EXISTS (SELECT 1 FROM tasks
-                           WHERE tasks.run_id = runs.id AND tasks.state = 'open')))
-ORDER BY due_at LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED
-
--- name: due_run
--- One run, if it is due and nobody else is claiming it (a claim of that run, step 1).
-SELECT id, status, due_at FROM runs WHERE id = %(id)s AND due_at <= %(now)s
-FOR UPDATE SKIP LOCKED
-
--- name: lease_runs
--- Lease the runs of step 1 (ids, a JSON array); their due_at becomes the lease expiry.
-UPDATE runs
-SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
-    updated_at = %(now)s
-WHERE id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
-RETURNING *
-
 -- name: renew_leases
 -- ids is a JSON array of run ids. The rows are locked in id order, as a checkpoint of a batch
 -- locks them, so a renewal and a checkpoint of the same runs never deadlock.
