@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +93,15 @@ def status_becomes(client: httpx.Client, run_id: str, status: str,
                    timeout: float = 10.0) -> bool:
     """Whether the run reaches ``status`` within ``timeout`` seconds (the in-process worker
     runs on the wall clock)."""
+    return eventually(lambda: client.get(f"/v1/runs/{run_id}").json()["status"] == status,
+                      timeout)
+
+
+def eventually(condition: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Whether ``condition`` holds now or within ``timeout`` seconds (the server and its
+    worker run beside the test)."""
     deadline = time.monotonic() + timeout
-    while client.get(f"/v1/runs/{run_id}").json()["status"] != status:
+    while not condition():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from server_support import Served, serve, start, status_becomes, write_project
+from server_support import Served, eventually, serve, start, status_becomes, write_project
 
 from tarry.clock import VirtualClock
 from tarry.errors import ConfigError
@@ -77,18 +75,9 @@ def test_the_served_worker_starts_the_runs_of_schedules(tmp_path: Path) -> None:
                          flows={"morning": MORNING_FLOW})
     clock = VirtualClock(datetime(2026, 3, 2, 8, 59, 58, tzinfo=UTC))  # the worker skips ahead
     with serve(root, clock=clock) as server, server.client() as client:
-        assert _eventually(lambda: client.get("/v1/runs?flow=morning").json()["runs"])
+        assert eventually(lambda: client.get("/v1/runs?flow=morning").json()["runs"])
         first = client.get("/v1/runs?flow=morning").json()["runs"][-1]
     assert first["created_at"] == "2026-03-02T09:00:00.000Z"
-
-
-def _eventually(condition: Callable[[], object], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_a_store_busy_past_its_timeout_is_a_503_with_retry_after(tmp_path: Path) -> None:
