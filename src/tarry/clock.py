@@ -72,6 +72,10 @@ class Clock(Protocol):
         """Wait ``seconds`` of this clock's time (virtual clocks may return at once)."""
         ...
 
+    async def sleep_until(self, instant: datetime) -> None:
+        """Wait until ``now()`` is ``instant`` or later (at once if it is already)."""
+        ...
+
 
 class SystemClock:
     """The real clock."""
@@ -81,6 +85,12 @@ class SystemClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(seconds, 0.0))
+
+    async def sleep_until(self, instant: datetime) -> None:
+        # from the clock itself, not from the millisecond of now(): that would oversleep by
+        # up to a millisecond
+        while (early := instant.timestamp() - time.time()) > 0:
+            await asyncio.sleep(early)
 
 
 class VirtualClock:
@@ -113,4 +123,9 @@ class VirtualClock:
 
     async def sleep(self, seconds: float) -> None:
         self.advance(max(seconds, 0.0))
+        await asyncio.sleep(0)
+
+    async def sleep_until(self, instant: datetime) -> None:
+        if utc(instant) > self._now:
+            self.set(instant)
         await asyncio.sleep(0)

@@ -231,9 +231,8 @@ class Worker:
 
     async def _until_due(self, record: RunRecord) -> None:
         """Wait for the instant of a run claimed ahead of it (at once for one claimed due)."""
-        while record.due_at is not None and (
-                early := (record.due_at - self.clock.now()).total_seconds()) > 0:
-            await self.clock.sleep(early)
+        if record.due_at is not None:
+            await self.clock.sleep_until(record.due_at)
 
     async def _idle(self, stop: asyncio.Event, looked_ahead_for: datetime | None
                     ) -> datetime | None:
