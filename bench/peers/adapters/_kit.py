@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -171,6 +172,13 @@ def await_wakes(items: Iterable[str], timeout: float) -> dict[str, float]:
         time.sleep(POLL)
 
 
+def due_in(seconds: float) -> float:
+    """The epoch instant ``seconds`` from now, rounded up to the millisecond: every system is
+    given the same kind of instant, at the resolution the coarsest takes (tarry's ``instant``
+    inputs and store: milliseconds), so none wakes late by its rounding of the due."""
+    return math.ceil((time.time() + seconds) * 1000) / 1000
+
+
 def lateness_ms(due: Mapping[str, float], woke: Mapping[str, float]) -> list[float]:
     """Wake − due of every item, in milliseconds."""
     return [(woke[item] - instant) * 1000 for item, instant in due.items()]
@@ -221,7 +229,7 @@ def timers(request: Request, system: Timer) -> Reply:
 
     def one(index: int) -> None:
         item = f"t{index}"
-        due[item] = time.time() + request["delay_s"]
+        due[item] = due_in(request["delay_s"])
         system.submit(item, due[item])
 
     with system.worker() as worker, Sampler(worker.pid) as sampler:
@@ -245,7 +253,7 @@ def flood(request: Request, system: Timer) -> Reply:
             if time.monotonic() >= cap:
                 break
             item = f"f{index}"
-            due[item] = time.time() + request["delay_s"]
+            due[item] = due_in(request["delay_s"])
             system.submit(item, due[item])
         submit_s = time.time() - began
         woke = system.woke(due, request["timeout_s"] + request["delay_s"])
@@ -260,7 +268,7 @@ def burst(request: Request, system: Timer) -> Reply:
     """Items submitted back to back, all due ``lead_s`` after the worker is up."""
     items = [f"b{index}" for index in range(request["items"])]
     with system.worker() as worker, Sampler(worker.pid) as sampler:
-        due = time.time() + request["lead_s"]
+        due = due_in(request["lead_s"])
         submit_s = timed(len(items), lambda index: system.submit(items[index], due))
         slack = due - time.time()
         woke = system.woke(items, request["timeout_s"] + request["lead_s"])

@@ -8,8 +8,8 @@ own. The durable wait is ``wait: {until: "{{ due }}"}``; the wait for an event i
 its ``done`` step (the trivial step after the wait) is the action ``bench.woke``, which
 appends ``time.time()`` to the wakes log (``_kit.record_wake``); the run's history, in whole
 milliseconds, would flatter tarry by up to a millisecond against the peers' microseconds.
-The instant a run waits until is its item's due rounded *up* to the millisecond (the input's
-resolution), so that a run never wakes before the instant the peers are given.
+Every system is given due instants in whole milliseconds (``_kit.due_in``), the resolution of
+an ``instant`` input, so tarry waits until exactly the instant the peers are given.
 """
 
 from __future__ import annotations
@@ -101,8 +101,8 @@ def project(url: str) -> Engine:
 
 def instant(epoch: float) -> str:
     """An epoch instant as the ISO text an ``instant`` input takes: whole milliseconds,
-    rounded up (never before ``epoch``)."""
-    moment = datetime.fromtimestamp(math.ceil(epoch * 1000) / 1000, UTC)
+    rounded up (never before ``epoch``; ``_kit.due_in`` gives whole milliseconds already)."""
+    moment = datetime.fromtimestamp(math.ceil(round(epoch * 1000, 3)) / 1000, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
