@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from tarry.engine import catalog
 from tarry.engine.runtime import StartRequest
 from tarry.errors import FlowNotFound, InvalidRunRequest, LoadError, StoreError
+from tarry.files import FileSignature
 from tarry.model import RunRecord, RunStatus
 from tarry.testing import Harness
 
@@ -107,6 +109,56 @@ def test_a_flow_file_added_later_is_found(harness: Harness) -> None:
     (harness.directory / "flows" / "later.yaml").write_text(
         "flow: later\nsteps:\n  - hello: { log: { message: hi } }\n", encoding="utf-8")
     assert harness.engine.start("later").flow == "later"
+
+
+def test_a_renamed_flow_file_is_found_by_the_name_of_its_flow(harness: Harness) -> None:
+    flows = harness.directory / "flows"
+    first = harness.engine.start("greet", {"name": "ada"})
+    (flows / "greet.yaml").rename(flows / "welcome.yaml")
+    assert harness.engine.start("greet", {"name": "ada"}).flow_digest == first.flow_digest
+    with pytest.raises(FlowNotFound):
+        harness.engine.start("welcome", {"name": "ada"})
+
+
+@pytest.mark.parametrize("old_name_first", [True, False])
+def test_a_flow_renamed_inside_its_file_is_found_by_its_new_name_only(
+        harness: Harness, old_name_first: bool) -> None:
+    flows = harness.directory / "flows"
+    harness.engine.start("greet", {"name": "ada"})
+    _edit(flows / "greet.yaml", GREET.replace("flow: greet", "flow: welcome"))
+    if not old_name_first:
+        assert harness.engine.start("welcome", {"name": "ada"}).flow == "welcome"
+    with pytest.raises(FlowNotFound) as caught:
+        harness.engine.start("greet", {"name": "ada"})
+    assert str(caught.value) == f"no flow named 'greet' in {flows}"
+    assert harness.engine.start("welcome", {"name": "ada"}).flow == "welcome"
+
+
+def test_a_deleted_flow_file_is_no_longer_found(harness: Harness) -> None:
+    harness.engine.start("greet", {"name": "ada"})
+    (harness.directory / "flows" / "greet.yaml").unlink()
+    with pytest.raises(FlowNotFound):
+        harness.engine.start("greet", {"name": "ada"})
+
+
+def test_a_start_by_name_looks_at_the_folder_and_that_flow_file_only(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    flows = harness.directory / "flows"
+    for number in range(3):
+        (flows / f"other{number}.yaml").write_text(
+            f"flow: other{number}\nsteps:\n  - hello: {{ log: {{ message: hi }} }}\n",
+            encoding="utf-8")
+    harness.engine.start("greet", {"name": "ada"})
+    looked: list[Path] = []
+    signature = catalog.file_signature
+
+    def watched(path: str | os.PathLike[str]) -> FileSignature | None:
+        looked.append(Path(path))
+        return signature(path)
+
+    monkeypatch.setattr(catalog, "file_signature", watched)
+    harness.engine.start("greet", {"name": "bob"})
+    assert looked == [flows, flows / "greet.yaml"]
 
 
 def test_a_broken_flow_file_stays_refused_until_it_is_fixed(harness: Harness) -> None:

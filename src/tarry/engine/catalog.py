@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -85,18 +86,30 @@ def import_program_source(reference: str, *, root: Path | None = None) -> Progra
     return found  # type: ignore[return-value]
 
 
-_Listing = tuple[list[tuple[Path, FileSignature | None]], list[Path]]
-"""The folders of a flows tree with their signatures, and the flow files found in them."""
+@dataclass
+class _Listing:
+    """The flows tree as last listed: its folders with their signatures, the flow files
+    found in them (sorted), and the index of those files by flow name (built on the first
+    lookup by name)."""
 
+    folders: list[tuple[Path, FileSignature | None]]
+    files: list[Path]
+    names: dict[str, Path] | None = None
 
-def _list_flows(root: Path) -> _Listing:
-    """Every folder under ``root`` (itself included, even when missing) with its signature,
-    and every YAML file in them, sorted."""
-    folders = [root] + ([p for p in root.rglob("*") if p.is_dir()] if root.is_dir() else [])
-    signed = [(folder, file_signature(folder)) for folder in folders]
-    files = sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir()
-                   if p.suffix in _SUFFIXES)
-    return signed, files
+    @classmethod
+    def of(cls, root: Path) -> _Listing:
+        """Every folder under ``root`` (itself included, even when missing) with its
+        signature, and every YAML file in them."""
+        folders = [root] + ([p for p in root.rglob("*") if p.is_dir()] if root.is_dir()
+                            else [])
+        signed = [(folder, file_signature(folder)) for folder in folders]
+        files = sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir()
+                       if p.suffix in _SUFFIXES)
+        return cls(signed, files)
+
+    def current(self) -> bool:
+        """Whether no folder changed since (a file added, removed or renamed in it)."""
+        return all(file_signature(folder) == signature for folder, signature in self.folders)
 
 
 class FlowFinder:
@@ -105,9 +118,14 @@ class FlowFinder:
 
     Flows are loaded checked against ``manifests`` when given (their event types and
     ``match`` keys). A flow file is parsed once and kept with its signature (inode, size,
-    modification time): a lookup costs a ``stat`` of each file in the flows folder, not a
-    parse, and a file that changed (or a broken file that was fixed) is read again on the next
-    lookup.
+    modification time); the folder's files are indexed by the name of the flow each holds.
+    A lookup by name costs a ``stat`` of each folder of the flows tree (to notice a file
+    added, removed or renamed) and one of the file the index names, not one of every file:
+    a file that changed (or a broken file that was fixed) is read again on the next lookup,
+    and when it no longer holds the flow looked up, or when no file is indexed under that
+    name (a flow renamed inside its file), every file is looked at again and the index
+    rebuilt. Of two files holding flows of the same name, the index keeps the last in
+    sorted order.
     """
 
     def __init__(self, flows_dir: Path, actions: Collection[str],
@@ -125,25 +143,24 @@ class FlowFinder:
         """The flow named ``name_or_path`` in the flows folder or on the app, or the YAML file
         at that path. A name both folder and app define is refused; a flow found nowhere is
         ``FlowNotFound``, with the names that come close."""
-        path = Path(name_or_path)
-        if path.suffix in _SUFFIXES and path.is_file():
-            return self._load(path)
-        candidates = self._named_files()
+        named_file = _names_a_file(name_or_path)
+        if named_file and Path(name_or_path).is_file():
+            return self._load(Path(name_or_path))
         program = self.programs.get(name_or_path)
-        if program is not None and name_or_path in candidates:
-            raise ConfigError(f"flow '{name_or_path}' is defined twice: by "
-                              f"{candidates[name_or_path]} and by a Python flow of the app; "
-                              "rename one")
+        found = self._file_named(name_or_path, confirm_absence=program is None)
+        if program is not None and found is not None:
+            raise ConfigError(f"flow '{name_or_path}' is defined twice: by {found[0]} and "
+                              "by a Python flow of the app; rename one")
         if program is not None:
             return program.definition
-        if name_or_path in candidates:
-            return self._load(candidates[name_or_path])
-        if path.suffix in _SUFFIXES:
+        if found is not None:
+            return _flow_or_raise(found[1])
+        if named_file:
             raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
         where = " or on the app" if self.programs else ""
+        known = [*self._names(), *self.programs]
         raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}{where}"
-                           f"{did_you_mean(name_or_path, [*candidates, *self.programs])}",
-                           key=name_or_path)
+                           f"{did_you_mean(name_or_path, known)}", key=name_or_path)
 
     def program(self, flow: Flow) -> Program | None:
         """The program that runs ``flow``, or None for a YAML flow."""
@@ -164,11 +181,7 @@ class FlowFinder:
     def all_files(self) -> list[Path]:
         """Every YAML file in the flows folder, sorted (listed again only when a folder in
         it changed: a file added, removed or renamed)."""
-        listing = self._listing
-        if listing is None or any(file_signature(folder) != signature
-                                  for folder, signature in listing[0]):
-            listing = self._listing = _list_flows(self.flows_dir)
-        return listing[1]
+        return self._current_listing().files
 
     def available(self) -> tuple[list[Flow], list[LoadError]]:
         """Every flow this catalog can start (the folder's files, then the app's Python
@@ -182,25 +195,57 @@ class FlowFinder:
                 refused.append(exc)
         return flows + [program.definition for program in self.programs.values()], refused
 
-    def _named_files(self) -> dict[str, Path]:
-        named: dict[str, Path] = {}
-        for path in self.all_files():
-            try:
-                named[self._load(path).name] = path
-            except LoadError:
-                named.setdefault(path.stem, path)
-        return named
+    def _current_listing(self) -> _Listing:
+        listing = self._listing
+        if listing is None or not listing.current():
+            listing = self._listing = _Listing.of(self.flows_dir)
+        return listing
+
+    def _names(self, *, rebuild: bool = False) -> dict[str, Path]:
+        """The folder's files by the name of the flow each holds (a file that does not load
+        by its file name, unless a flow that loads has that name); built again when the
+        listing changed or with ``rebuild``, which looks at every file."""
+        listing = self._current_listing()
+        if listing.names is None or rebuild:
+            named: dict[str, Path] = {}
+            for path in listing.files:
+                loaded = self._entry(path)
+                if isinstance(loaded, LoadError):
+                    named.setdefault(path.stem, path)
+                else:
+                    named[loaded.name] = path
+            listing.names = named
+        return listing.names
+
+    def _file_named(self, name: str, *, confirm_absence: bool
+                    ) -> tuple[Path, Flow | LoadError] | None:
+        """The file the flow ``name`` is in and what it holds (the flow, or why it does not
+        load), or None. The file the index names is looked at (and read again if it
+        changed); when it no longer holds that flow — or, with ``confirm_absence``, when
+        the index names no file — every file is looked at and the index rebuilt."""
+        path = self._names().get(name)
+        if path is not None:
+            loaded = self._entry(path)
+            if _holds(path, loaded, name):
+                return path, loaded
+        elif not confirm_absence:
+            return None
+        path = self._names(rebuild=True).get(name)
+        return None if path is None else (path, self._entry(path))
 
     def _load(self, path: Path) -> Flow:
         """The flow in the file at ``path``, parsed again only when the file changed."""
+        return _flow_or_raise(self._entry(path))
+
+    def _entry(self, path: Path) -> Flow | LoadError:
+        """The flow in the file at ``path`` or why it does not load, parsed again only when
+        the file changed."""
         signature = file_signature(path)
         cached = self._files.get(path)
         if signature is None or cached is None or cached[0] != signature:
             cached = (signature or (0, 0, 0), self._parse(path))
             if signature is not None:
                 self._files[path] = cached
-        if isinstance(cached[1], LoadError):
-            raise cached[1].with_traceback(None)
         return cached[1]
 
     def _parse(self, path: Path) -> Flow | LoadError:
@@ -208,6 +253,24 @@ class FlowFinder:
             return load_flow(path, actions=self.actions, manifests=self.manifests)
         except LoadError as exc:
             return exc
+
+
+def _names_a_file(name_or_path: str) -> bool:
+    """Whether ``name_or_path`` ends in a flow file's suffix (the string is looked at first:
+    most lookups are by name)."""
+    return name_or_path.endswith(_SUFFIXES) and Path(name_or_path).suffix in _SUFFIXES
+
+
+def _holds(path: Path, loaded: Flow | LoadError, name: str) -> bool:
+    """Whether the file at ``path``, holding ``loaded``, is still the one the index keeps
+    under ``name``: its flow has that name, or it does not load and has that file name."""
+    return path.stem == name if isinstance(loaded, LoadError) else loaded.name == name
+
+
+def _flow_or_raise(loaded: Flow | LoadError) -> Flow:
+    if isinstance(loaded, LoadError):
+        raise loaded.with_traceback(None)
+    return loaded
 
 
 class FlowCatalog(FlowFinder):
