@@ -141,14 +141,8 @@ def test_a_deleted_flow_file_is_no_longer_found(harness: Harness) -> None:
         harness.engine.start("greet", {"name": "ada"})
 
 
-def test_a_start_by_name_looks_at_the_folder_and_that_flow_file_only(
-        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    flows = harness.directory / "flows"
-    for number in range(3):
-        (flows / f"other{number}.yaml").write_text(
-            f"flow: other{number}\nsteps:\n  - hello: {{ log: {{ message: hi }} }}\n",
-            encoding="utf-8")
-    harness.engine.start("greet", {"name": "ada"})
+def _watching_files(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The paths the catalog looks at (``file_signature``) from now on."""
     looked: list[Path] = []
     signature = catalog.file_signature
 
@@ -157,8 +151,55 @@ def test_a_start_by_name_looks_at_the_folder_and_that_flow_file_only(
         return signature(path)
 
     monkeypatch.setattr(catalog, "file_signature", watched)
+    return looked
+
+
+def _other_flows(flows: Path, count: int) -> None:
+    for number in range(count):
+        (flows / f"other{number}.yaml").write_text(
+            f"flow: other{number}\nsteps:\n  - hello: {{ log: {{ message: hi }} }}\n",
+            encoding="utf-8")
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_start_looks_at_the_folder_and_the_file_named_after_the_flow_only(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch, first: bool) -> None:
+    flows = harness.directory / "flows"
+    _other_flows(flows, 3)
+    if not first:
+        harness.engine.start("greet", {"name": "ada"})
+    looked = _watching_files(monkeypatch)
     harness.engine.start("greet", {"name": "bob"})
     assert looked == [flows, flows / "greet.yaml"]
+
+
+def test_a_flow_in_a_file_named_otherwise_is_found_and_then_looked_at_alone(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    flows = harness.directory / "flows"
+    _other_flows(flows, 3)
+    (flows / "welcome.yaml").write_text(GREET.replace("flow: greet", "flow: hello"),
+                                        encoding="utf-8")
+    assert harness.engine.start("hello", {"name": "ada"}).flow == "hello"
+    looked = _watching_files(monkeypatch)
+    harness.engine.start("hello", {"name": "bob"})
+    assert looked == [flows, flows / "welcome.yaml"]
+
+
+@pytest.mark.parametrize("started_before", [True, False])
+def test_of_two_files_holding_one_flow_the_one_named_after_it_wins_else_the_last(
+        harness: Harness, started_before: bool) -> None:
+    flows = harness.directory / "flows"
+    if started_before:
+        harness.engine.start("greet", {"name": "ada"})
+    (flows / "greet.yaml").rename(flows / "a-greet.yaml")
+    (flows / "z-greet.yaml").write_text(GREET.replace("hello {{ name }}", "hi {{ name }}"),
+                                        encoding="utf-8")
+    last = harness.engine.start("greet", {"name": "ada"})
+    assert harness.engine.store.flow_source(last.flow_digest) == (
+        flows / "z-greet.yaml").read_text(encoding="utf-8")
+    (flows / "a-greet.yaml").rename(flows / "greet.yaml")
+    named_after = harness.engine.start("greet", {"name": "ada"})
+    assert harness.engine.store.flow_source(named_after.flow_digest) == GREET
 
 
 def test_a_broken_flow_file_stays_refused_until_it_is_fixed(harness: Harness) -> None:

@@ -89,11 +89,12 @@ def import_program_source(reference: str, *, root: Path | None = None) -> Progra
 @dataclass
 class _Listing:
     """The flows tree as last listed: its folders with their signatures, the flow files
-    found in them (sorted), and the index of those files by flow name (built on the first
-    lookup by name)."""
+    found in them (sorted, and by file name without the suffix), and the index of those
+    files by flow name (built when a lookup needs it)."""
 
     folders: list[tuple[Path, FileSignature | None]]
     files: list[Path]
+    stems: dict[str, list[Path]]
     names: dict[str, Path] | None = None
 
     @classmethod
@@ -105,7 +106,10 @@ class _Listing:
         signed = [(folder, file_signature(folder)) for folder in folders]
         files = sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir()
                        if p.suffix in _SUFFIXES)
-        return cls(signed, files)
+        stems: dict[str, list[Path]] = {}
+        for path in files:
+            stems.setdefault(path.stem, []).append(path)
+        return cls(signed, files, stems)
 
     def current(self) -> bool:
         """Whether no folder changed since (a file added, removed or renamed in it)."""
@@ -118,14 +122,18 @@ class FlowFinder:
 
     Flows are loaded checked against ``manifests`` when given (their event types and
     ``match`` keys). A flow file is parsed once and kept with its signature (inode, size,
-    modification time); the folder's files are indexed by the name of the flow each holds.
-    A lookup by name costs a ``stat`` of each folder of the flows tree (to notice a file
-    added, removed or renamed) and one of the file the index names, not one of every file:
-    a file that changed (or a broken file that was fixed) is read again on the next lookup,
-    and when it no longer holds the flow looked up, or when no file is indexed under that
-    name (a flow renamed inside its file), every file is looked at again and the index
-    rebuilt. Of two files holding flows of the same name, the index keeps the last in
-    sorted order.
+    modification time).
+
+    A name is looked up first in the file named after it (``<name>.yaml`` or ``.yml``),
+    then in an index of the folder's files by the name of the flow each holds, built from
+    every file the first time a lookup needs it. A lookup costs a ``stat`` of each folder of
+    the flows tree (to notice a file added, removed or renamed) and one of the file it
+    resolves to, not one of every file: a file that changed (or a broken file that was
+    fixed) is read again on the next lookup, and when the indexed file no longer holds the
+    flow looked up, or when no file is indexed under that name (a flow renamed inside its
+    file), every file is looked at again and the index rebuilt. Of two files holding flows
+    of the same name, a file named after its flow wins, then the last in sorted order; a
+    file that does not load is known by its file name, unless a flow that loads has it.
     """
 
     def __init__(self, flows_dir: Path, actions: Collection[str],
@@ -158,7 +166,7 @@ class FlowFinder:
         if named_file:
             raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
         where = " or on the app" if self.programs else ""
-        known = [*self._names(), *self.programs]
+        known = [*self._names(self._current_listing()), *self.programs]
         raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}{where}"
                            f"{did_you_mean(name_or_path, known)}", key=name_or_path)
 
@@ -201,37 +209,49 @@ class FlowFinder:
             listing = self._listing = _Listing.of(self.flows_dir)
         return listing
 
-    def _names(self, *, rebuild: bool = False) -> dict[str, Path]:
-        """The folder's files by the name of the flow each holds (a file that does not load
-        by its file name, unless a flow that loads has that name); built again when the
-        listing changed or with ``rebuild``, which looks at every file."""
-        listing = self._current_listing()
+    def _names(self, listing: _Listing, *, rebuild: bool = False) -> dict[str, Path]:
+        """The index of ``listing``'s files by flow name (see the class); built on first
+        use, or again with ``rebuild``: it looks at every file."""
         if listing.names is None or rebuild:
+            entries = [(path, self._entry(path)) for path in listing.files]
             named: dict[str, Path] = {}
-            for path in listing.files:
-                loaded = self._entry(path)
+            for path, loaded in entries:
                 if isinstance(loaded, LoadError):
                     named.setdefault(path.stem, path)
-                else:
-                    named[loaded.name] = path
+            named.update({loaded.name: path for path, loaded in entries
+                          if isinstance(loaded, Flow)})
             listing.names = named
         return listing.names
 
     def _file_named(self, name: str, *, confirm_absence: bool
                     ) -> tuple[Path, Flow | LoadError] | None:
         """The file the flow ``name`` is in and what it holds (the flow, or why it does not
-        load), or None. The file the index names is looked at (and read again if it
-        changed); when it no longer holds that flow — or, with ``confirm_absence``, when
-        the index names no file — every file is looked at and the index rebuilt."""
-        path = self._names().get(name)
+        load), or None: the file named after it if it holds that flow, else the one the
+        index names (each read again if it changed). When the indexed file no longer holds
+        that flow — or, with ``confirm_absence``, when the index names no file — every
+        file is looked at and the index rebuilt."""
+        listing = self._current_listing()
+        named_after = self._named_after(listing, name)
+        if named_after is not None:
+            return named_after
+        path = self._names(listing).get(name)
         if path is not None:
             loaded = self._entry(path)
             if _holds(path, loaded, name):
                 return path, loaded
         elif not confirm_absence:
             return None
-        path = self._names(rebuild=True).get(name)
+        path = self._names(listing, rebuild=True).get(name)
         return None if path is None else (path, self._entry(path))
+
+    def _named_after(self, listing: _Listing, name: str) -> tuple[Path, Flow] | None:
+        """The last file of ``listing`` named ``name`` (``<name>.yaml`` or ``.yml``) that
+        holds the flow ``name``, if any."""
+        for path in reversed(listing.stems.get(name, [])):
+            loaded = self._entry(path)
+            if isinstance(loaded, Flow) and loaded.name == name:
+                return path, loaded
+        return None
 
     def _load(self, path: Path) -> Flow:
         """The flow in the file at ``path``, parsed again only when the file changed."""
