@@ -1,6 +1,7 @@
 """From template source to nodes: find the ``{{ … }}`` spans, parse each, build the node tree.
 
-Parsing uses the LALR grammar in ``grammar.lark``, built once. Names of filters, functions and
+Parsing uses the LALR grammar in ``grammar.lark``, loaded once from the tables generated from
+it (``tables.py``). Names of filters, functions and
 tests are resolved here, so a misspelt one is refused at compile time with a suggestion.
 """
 
@@ -10,7 +11,6 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, TypeAlias
 
 from lark import Lark, Token, Tree
@@ -39,6 +39,7 @@ from tarry.language.expressions.nodes import (
     Or,
 )
 from tarry.language.expressions.operators import COMPARISONS
+from tarry.language.expressions.tables import expression_parser
 
 __all__ = ["Segment", "parse_expression", "split_template"]
 
@@ -93,9 +94,8 @@ def _closing(source: str, start: int) -> int:
 
 @functools.cache
 def _parser() -> Lark:
-    """The expression parser, built on first use."""
-    grammar = resources.files("tarry.language.expressions").joinpath("grammar.lark")
-    return Lark(grammar.read_text(encoding="utf-8"), parser="lalr", propagate_positions=True)
+    """The expression parser, loaded on first use (``tables.py``)."""
+    return expression_parser()
 
 
 def parse_expression(segment: Segment, names: set[str]) -> Node:
