@@ -105,21 +105,39 @@ def plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
 
 
 def test_waiting_branches_is_one_lookup_of_the_correlation_index(waiting: SqlStore) -> None:
-    target = 12_345
-    params = {"type": event_type(target), "match_key": key(target),
-              "received_at": to_millis(NOW) - 1}
+    targets = (12_345, 3)  # one read for every correlation of a batch of sends
+    params = {"keys": json.dumps([{"type": event_type(target), "match_key": key(target),
+                                   "received_at": to_millis(NOW) - 1} for target in targets])}
     shown = plan(waiting, "waiting_branches", params)
     assert "event_waits_lookup" in shown, shown
     assert "SCAN event_waits" not in shown, shown          # SQLite: a full scan
     assert "Seq Scan on event_waits" not in shown, shown   # PostgreSQL: a full scan
     assert any(access in shown for access in (
         "SEARCH event_waits USING INDEX event_waits_lookup (type=? AND match_key=?)",
+        "SEARCH w USING INDEX event_waits_lookup (type=? AND match_key=?)",
+        "SEARCH w USING COVERING INDEX event_waits_lookup",
         "SEARCH event_waits USING COVERING INDEX event_waits_lookup",
         "Index Scan using event_waits_lookup", "Index Only Scan using event_waits_lookup",
         "Bitmap Index Scan on event_waits_lookup")), shown
     with waiting._transaction(write=False) as tx:
-        assert tx.all("waiting_branches", params) == [{"run_id": "run-01234",
-                                                       "wait_id": "step[12345]"}]
+        found = tx.all("waiting_branches", params)
+    assert [(row["type"], row["match_key"], row["run_id"], row["wait_id"]) for row in found] == [
+        (event_type(3), key(3), "run-00000", "step[3]"),
+        (event_type(12_345), key(12_345), "run-01234", "step[12345]")]
+
+
+def test_a_send_finds_its_stored_ids_by_index(recorded: SqlStore) -> None:
+    wanted = [{"type": event_type(n), "id": f"event-{n}"} for n in (7, 19_999)]
+    params = {"keys": json.dumps([*wanted, {"type": "type.1", "id": "never-sent"}])}
+    shown = plan(recorded, "find_events", params)
+    assert "SCAN e\n" not in shown + "\n", shown       # SQLite: a full scan
+    assert "Seq Scan on events" not in shown, shown     # PostgreSQL: a full scan
+    assert any(access in shown for access in (
+        "SEARCH e USING INDEX sqlite_autoindex_events_1 (type=? AND id=?)",
+        "Index Scan using events_pkey", "Index Scan using events_id ")), shown
+    with recorded._transaction(write=False) as tx:
+        found = tx.all("find_events", params)
+    assert sorted(row["id"] for row in found) == ["event-19999", "event-7"]
 
 
 def test_a_registering_wait_finds_a_buffered_event_by_the_buffered_index(

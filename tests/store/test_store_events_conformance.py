@@ -8,8 +8,16 @@ from datetime import datetime
 import pytest
 from store_samples import T0, at, eventually, new_run
 
-from tarry.errors import EventError
-from tarry.model import CheckpointOutcome, EventState, EventWait, NewEvent, RunStatus, RunUpdate
+from tarry.errors import EventError, StoreError
+from tarry.model import (
+    CheckpointOutcome,
+    EventState,
+    EventWait,
+    NewEvent,
+    RunStatus,
+    RunUpdate,
+    TriggerStarts,
+)
 from tarry.store.base import Store
 
 KEY = '["1700.1"]'
@@ -196,3 +204,29 @@ def test_the_record_of_a_new_event_is_what_a_read_returns(store: Store, event: N
     _waiting(store, "r1")
     recorded = store.record_event(event, at(5))
     assert recorded == store.get_event(event.id)  # built from the insert, not read back
+
+
+def test_record_events_delivers_each_in_order_in_one_transaction(store: Store) -> None:
+    _waiting(store, "r1")
+    store.record_event(_event("old"), at(2))
+    records = store.record_events([(_event("e1"), None), (_event("e1"), None),
+                                   (_event("old"), None), (_event("e2", key='["other"]'), None),
+                                   (_event("bad", errors=("no",)), None)], at(5))
+    assert [(r.id, r.state, r.runs) for r in records] == [
+        ("e1", EventState.DELIVERED, ("r1",)), ("e1", EventState.DUPLICATE, ("r1",)),
+        ("old", EventState.DUPLICATE, ("r1",)), ("e2", EventState.UNMATCHED, ()),
+        ("bad", EventState.INVALID, ())]
+    assert [e.event_id for e in store.inbox(["r1"])["r1"]] == ["old", "e1"]
+
+
+def test_record_events_that_fail_part_way_write_none_of_them(store: Store) -> None:
+    _waiting(store, "r1")
+    due_before = store.get_run("r1").due_at
+    clash = TriggerStarts(runs=((new_run("started"), ()),), supersede_since=T0)
+    with pytest.raises(StoreError):  # the second event's start has the first one's run id
+        store.record_events([(_event("e1"), clash),
+                             (_event("e2", key='["other"]'), clash)], at(5))
+    assert store.list_events(now=at(5)) == []
+    assert [r.id for r in store.list_runs()] == ["r1"]
+    assert store.inbox(["r1"]) == {}
+    assert store.get_run("r1").due_at == due_before

@@ -35,7 +35,7 @@ from tarry.engine.documents import run_document
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.triggers import Triggers
 from tarry.engine.worker import LOOK_AHEAD, Worker, worker_name
-from tarry.errors import InvalidRunRequest, StoreUnavailable, UnknownEventType
+from tarry.errors import InvalidRequest, InvalidRunRequest, StoreUnavailable, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.checks import CheckRunner
@@ -52,6 +52,7 @@ from tarry.model import (
     RunStatus,
     TaskRecord,
     TaskState,
+    TriggerStarts,
 )
 from tarry.secrets import Redactor, environment_tokens, secret_values
 from tarry.store import open_store
@@ -59,11 +60,12 @@ from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
 from tarry.values import ValueLimits, check_key, check_value
 
-__all__ = ["Engine", "StartRequest", "new_run_id"]
+__all__ = ["Engine", "SendRequest", "StartRequest", "new_run_id"]
 
 _INLINE_LEASE = timedelta(seconds=30)
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,29 @@ class StartRequest:
     target: str | None = None
     hold_after: datetime | None = None
     run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """One event to send: the arguments of :meth:`Engine.send`."""
+
+    type: str
+    data: Any
+    id: str | None = None
+
+
+def _together_or_alone(write: Callable[[Sequence[T]], Sequence[R]],
+                       items: Sequence[T]) -> list[R | Exception]:
+    """``write(items)`` (one transaction), or, if that fails, ``write`` of each item alone:
+    for each item, in order, its result or the error that kept it out. A failed transaction
+    wrote nothing, so nothing is written twice; when the store is unavailable, every item
+    is refused with that error (no one is retried)."""
+    try:
+        return list(write(items))
+    except Exception as exc:
+        if len(items) < 2 or isinstance(exc, StoreUnavailable):
+            return [exc] * len(items)
+        return [_together_or_alone(write, [one])[0] for one in items]
 
 
 def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
@@ -217,13 +242,11 @@ class Engine:
                      ) -> list[Exception | None]:
         """Insert ``runs`` in one transaction, or each alone if that fails; for each, in
         order, the error that kept it out (None: inserted)."""
-        try:
-            self.store.create_runs([(run, [created]) for run, created in runs])
-        except Exception as exc:
-            if len(runs) < 2 or isinstance(exc, StoreUnavailable):
-                return [exc] * len(runs)
-            return [self._insert_each([one])[0] for one in runs]
-        return [None] * len(runs)
+        def insert(batch: Sequence[tuple[NewRun, HistoryEntry]]) -> list[None]:
+            self.store.create_runs([(run, [created]) for run, created in batch])
+            return [None] * len(batch)
+
+        return _together_or_alone(insert, runs)
 
     def start_many(self, flow: str | Flow, inputs: Iterable[Mapping[str, Any] | None], *,
                    targets: Iterable[str | None] | None = None) -> list[RunRecord]:
@@ -304,11 +327,53 @@ class Engine:
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised.
         The runs its event triggers start (SPEC 3.8) are created in the same transaction."""
-        manifest = self.manifest(type)
+        sent = self.send_each([SendRequest(type, data, id)])[0]
+        if isinstance(sent, Exception):
+            raise sent
+        return sent
+
+    def send_each(self, requests: Sequence[SendRequest]) -> list[EventRecord | Exception]:
+        """Send every request on its own terms, in one transaction where it can: for each,
+        in order, its event's record (delivered, buffered, unmatched, quarantined or
+        duplicate, as :meth:`send` decides, an id sent twice here being a duplicate the
+        second time) or why it was refused (what :meth:`send` would raise). The events are
+        recorded together, with the runs their triggers start, or, if that transaction
+        fails, each alone, so one bad request never fails another; none is acknowledged
+        before its transaction commits. ``engine.aio.send`` sends concurrent sends here
+        together (group commit)."""
         now = self.clock.now()
-        event = _new_event(manifest, uuid.uuid4().hex if id is None else id, data, now,
-                           self.limits.values)
-        return self.store.record_event(event, now, self.triggers.for_event(event))
+        prepared: list[tuple[NewEvent, TriggerStarts | None] | Exception] = []
+        for request in requests:
+            try:
+                prepared.append(self._event(request.type, request.data, request.id, now))
+            except Exception as exc:  # this request's own refusal
+                prepared.append(exc)
+        recorded = iter(_together_or_alone(
+            lambda batch: self.store.record_events(batch, now),
+            [each for each in prepared if not isinstance(each, Exception)]))
+        return [each if isinstance(each, Exception) else next(recorded) for each in prepared]
+
+    def send_many(self, type: str, datas: Iterable[Any], *,
+                  ids: Iterable[str | None] | None = None) -> list[EventRecord]:
+        """Send one event of ``type`` per item of ``datas`` (with the matching item of
+        ``ids``, if given), for bulk delivery: every event is checked first, then all are
+        recorded in one transaction — all of them or, on any error, none. Each event's
+        record is what :meth:`send` would return (an invalid one is quarantined)."""
+        given = list(datas)
+        labels = list(ids) if ids is not None else [None] * len(given)
+        if len(labels) != len(given):
+            raise InvalidRequest(f"send_many got {len(given)} events but {len(labels)} ids")
+        now = self.clock.now()  # the batch is received at one instant
+        return self.store.record_events(
+            [self._event(type, data, label, now)
+             for data, label in zip(given, labels, strict=True)], now)
+
+    def _event(self, type: str, data: Any, id: str | None,
+               now: datetime) -> tuple[NewEvent, TriggerStarts | None]:
+        """The event to record for a send received at ``now``, and the runs it starts."""
+        event = _new_event(self.manifest(type), uuid.uuid4().hex if id is None else id, data,
+                           now, self.limits.values)
+        return event, self.triggers.for_event(event)
 
     def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
         """Deliver a quarantined, unmatched or buffered event again, optionally corrected."""
@@ -370,6 +435,7 @@ class AsyncEngine:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._starts: Batcher[StartRequest, RunRecord] = Batcher(self._start_batch)
+        self._sends: Batcher[SendRequest, EventRecord] = Batcher(self._send_batch)
 
     @property
     def sync(self) -> Engine:
@@ -392,13 +458,24 @@ class AsyncEngine:
                      ) -> Awaitable[list[RunRecord | Exception]]:
         return self.offload(functools.partial(self._engine.start_each, batch))
 
+    async def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
+        """:meth:`Engine.send`, awaited. Sends made in the same moment share one store
+        transaction (:meth:`Engine.send_each`), so concurrent senders (a server's requests,
+        the ``emit`` actions of a worker's runs) are not bounded by one durable commit
+        each."""
+        return await self._sends.submit(SendRequest(type, data, id))
+
+    def _send_batch(self, batch: list[SendRequest]
+                    ) -> Awaitable[list[EventRecord | Exception]]:
+        return self.offload(functools.partial(self._engine.send_each, batch))
+
     start_many = offloaded(Engine.start_many)
     get = offloaded(Engine.get)
     runs = offloaded(Engine.runs)
     held = offloaded(Engine.held)
     document = offloaded(Engine.document)
     cancel = offloaded(Engine.cancel)
-    send = offloaded(Engine.send)
+    send_many = offloaded(Engine.send_many)
     events = offloaded(Engine.events)
     redeliver = offloaded(Engine.redeliver)
     discard = offloaded(Engine.discard)

@@ -190,6 +190,7 @@ class AsyncStore:
     acquire_check_slot = offloaded(Store.acquire_check_slot)
     release_check_slot = offloaded(Store.release_check_slot)
     record_event = offloaded(Store.record_event)
+    record_events = offloaded(Store.record_events)
     inbox = offloaded(Store.inbox)
     list_events = offloaded(Store.list_events)
     count_inbox_events = offloaded(Store.count_inbox_events)

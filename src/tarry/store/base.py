@@ -229,6 +229,13 @@ class Store(Protocol):
         """
         ...
 
+    def record_events(self, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
+                      now: datetime) -> list[EventRecord]:
+        """:meth:`record_event` for each ``(event, starts)`` in order, all in one
+        transaction (all of them or, on an error, none); their records, in order. An id
+        sent twice in ``events`` is a duplicate the second time, as if sent one by one."""
+        ...
+
     def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
         """The undelivered inbox of each run, oldest first (runs with none are absent)."""
         ...

@@ -9,8 +9,8 @@ arrive at the same moment always meet: one of them sees the other.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -38,18 +38,37 @@ __all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_event",
 _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
 
 
-def deliver_new(tx: Tx, event: NewEvent, now: datetime,
-                starts: TriggerStarts | None = None) -> EventRecord:
-    """Record a new event (or recognise a duplicate) and deliver it; a valid new one also
-    starts the runs of ``starts``."""
-    tx.one("lock_event_id", {"type": event.type, "id": event.id})  # a concurrent resend waits
-    existing = tx.one("find_event", {"type": event.type, "id": event.id})
-    if existing is not None:
-        return record_from_row(existing, state=EventState.DUPLICATE)
-    state, runs = _deliver(tx, event, now)
-    params = _event_params(event, state, runs, now)
-    tx.many("insert_event", [params])
-    return _inserted(event, params, _start(tx, event, starts, now))
+def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
+                now: datetime) -> list[EventRecord]:
+    """Record each new event in order (or recognise a duplicate: of an event stored before,
+    or of one earlier in ``events``) and deliver it; a valid new one also starts the runs of
+    its ``starts``. The records, in order.
+
+    Every lock comes first, in one global order (the event ids, then the correlations, each
+    sorted), before anything is written, and goes out with the one read of the stored ids;
+    one more read finds the waiting branches of every correlation: three flights to the
+    server with the commit, however many events (a held trigger start adds its own).
+    """
+    news = [event for event, _ in events]
+    tx.take("lock_event_id", [{"type": key[0], "id": key[1]}  # a concurrent resend waits
+                              for key in sorted({(event.type, event.id) for event in news})])
+    _lock_matches(tx, news)
+    known = {(row["type"], row["id"]): record_from_row(row, state=EventState.DUPLICATE)
+             for row in tx.all("find_events", {"keys": json.dumps(
+                 [{"type": event.type, "id": event.id} for event in news])})}
+    waiting = _waiting_branches(tx, [event for event in news
+                                     if (event.type, event.id) not in known])
+    records = []
+    for event, starts in events:
+        record = known.get((event.type, event.id))
+        if record is None:
+            state, runs = _deliver(tx, event, now, waiting.get(_correlation(event), []))
+            params = _event_params(event, state, runs, now)
+            tx.many("insert_event", [params])
+            record = _inserted(event, params, _start(tx, event, starts, now))
+            known[(event.type, event.id)] = replace(record, state=EventState.DUPLICATE)
+        records.append(record)
+    return records
 
 
 def _inserted(event: NewEvent, params: Mapping[str, Any], started: tuple[str, ...]) -> EventRecord:
@@ -74,7 +93,9 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
         raise EventStateError(event.id, stored.state.value,
                               f"event '{event.id}' is {stored.state}; only invalid, unmatched "
                               "or buffered events can be redelivered")
-    state, runs = _deliver(tx, event, now)
+    _lock_matches(tx, [event])
+    branches = _waiting_branches(tx, [event]).get(_correlation(event), [])
+    state, runs = _deliver(tx, event, now, branches)
     row = tx.one("replace_event", _event_params(event, state, runs, now))
     if stored.state is EventState.INVALID and _start(tx, event, starts, now):
         row = tx.one("find_event", {"type": event.type, "id": event.id})
@@ -253,16 +274,42 @@ def _take_buffered(tx: Tx, run_id: str, wait: EventWait, now: datetime) -> None:
                                "runs": json.dumps([run_id]), "now": to_millis(now)})
 
 
-def _deliver(tx: Tx, event: NewEvent, now: datetime) -> tuple[EventState, list[str]]:
+_Correlation = tuple[str, str, int]
+"""What a valid event is delivered by: (type, match_key, received_at in milliseconds)."""
+
+
+def _correlation(event: NewEvent) -> _Correlation:
+    return event.type, event.match_key or "", to_millis(event.received_at)
+
+
+def _lock_matches(tx: Tx, events: Sequence[NewEvent]) -> None:
+    """Lock the correlations of the valid ``events``, sorted (queued: they go out with the
+    next read)."""
+    tx.take("lock_correlation", [{"type": key[0], "match_key": key[1]} for key in sorted(
+        {(event.type, event.match_key) for event in events if not event.errors})])
+
+
+def _waiting_branches(tx: Tx, events: Sequence[NewEvent]) -> dict[_Correlation, list[Row]]:
+    """The branches waiting on each valid event's correlation, in one read (none: absent)."""
+    keys = sorted({_correlation(event) for event in events if not event.errors})
+    found: dict[_Correlation, list[Row]] = {}
+    if keys:
+        for row in tx.all("waiting_branches", {"keys": json.dumps(
+                [{"type": key[0], "match_key": key[1], "received_at": key[2]}
+                 for key in keys])}):
+            found.setdefault((row["type"], row["match_key"], int(row["received_at"])),
+                             []).append(row)
+    return found
+
+
+def _deliver(tx: Tx, event: NewEvent, now: datetime,
+             branches: Sequence[Row]) -> tuple[EventState, list[str]]:
+    """Put a valid ``event`` in the inbox of each of its waiting ``branches`` (its
+    correlation locked) and wake their runs; its state and the runs it reached."""
     if event.errors:
         return EventState.INVALID, []
-    assert event.match_key is not None
-    tx.one("lock_correlation", {"type": event.type, "match_key": event.match_key})
-    received_at = to_millis(event.received_at)
-    branches = tx.all("waiting_branches", {"type": event.type, "match_key": event.match_key,
-                                           "received_at": received_at})
     row = {"type": event.type, "id": event.id, "data": json.dumps(event.data),
-           "received_at": received_at}
+           "received_at": to_millis(event.received_at)}
     for branch in branches:
         _put_in_inbox(tx, branch["run_id"], branch["wait_id"], row)
         tx.many("wake_waiting_run", [{"run_id": branch["run_id"], "now": to_millis(now)}])

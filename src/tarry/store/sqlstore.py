@@ -114,6 +114,16 @@ class Tx:
         else:
             self.cursor.executemany(self._queries[name], param_sets)
 
+    def take(self, name: str, param_sets: Sequence[Mapping[str, Any]]) -> None:
+        """Run a statement whose rows nobody reads (a lock) once per parameter set, in
+        order: given ``together``, queued like :meth:`many`, so the server takes the locks
+        just before the statement that goes out with them, in the same flight."""
+        if self._together is not None:
+            self.many(name, param_sets)
+            return
+        for params in param_sets:
+            self.cursor.execute(self._queries[name], params)
+
     def flush(self) -> None:
         """Send the queued statements."""
         queued, self._queued = self._queued, []
@@ -536,8 +546,15 @@ class SqlStore(ABC):
                      starts: TriggerStarts | None = None) -> EventRecord:
         """Record an event, deliver it and start its triggers' runs, in one transaction
         (see ``Store``)."""
+        return self.record_events([(event, starts)], now)[0]
+
+    def record_events(self, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
+                      now: datetime) -> list[EventRecord]:
+        """:meth:`record_event` for each event in order, all in one transaction."""
+        if not events:
+            return []
         with self._transaction(write=True) as tx:
-            return eventstore.deliver_new(tx, event, now, starts)
+            return eventstore.deliver_new(tx, events, now)
 
     def inbox(self, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
         """The undelivered inbox of each run, oldest first."""

@@ -53,8 +53,8 @@ def insert_starts(tx: Tx, starts: Sequence[Start], now: datetime,
 def note_started(tx: Tx, event_type: str, event_id: str, run_ids: Sequence[str]) -> None:
     """Record on the event which runs it started."""
     if run_ids:
-        tx.run("set_event_started", {"type": event_type, "id": event_id,
-                                     "started": json.dumps(list(run_ids))})
+        tx.many("set_event_started", [{"type": event_type, "id": event_id,
+                                       "started": json.dumps(list(run_ids))}])
 
 
 def sync(tx: Tx, schedules: Sequence[tuple[str, str, datetime]], now: datetime) -> None:
@@ -117,5 +117,5 @@ def _superseded(run: NewRun, history: Sequence[HistoryEntry], sibling: str,
 
 
 def _insert(tx: Tx, run: NewRun, history: Sequence[HistoryEntry]) -> None:
-    tx.run("insert_run", rows.new_run_params(run))
+    tx.many("insert_run", [rows.new_run_params(run)])
     tx.many("insert_history", rows.history_params(run.id, history))

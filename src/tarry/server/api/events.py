@@ -68,7 +68,7 @@ async def send_event(event_type: EventType, request: Request,
         if answer is not None:
             return JSONResponse(answer)
         event_id = delivery_id(request.headers)
-    record = await off_loop(engine, engine.send, event_type, data, id=event_id)
+    record = await engine.aio.send(event_type, data, id=event_id)  # concurrent sends: one commit
     return _answer(request, record)
 
 

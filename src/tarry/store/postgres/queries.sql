@@ -155,6 +155,11 @@ SELECT pg_advisory_xact_lock(hashtextextended(%(type)s || ' ' || %(id)s, 0)) IS 
 -- name: find_event
 SELECT * FROM events WHERE type = %(type)s AND id = %(id)s
 
+-- name: find_events
+-- The stored events among keys (a JSON array of {type, id}): a primary key lookup each.
+SELECT e.* FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, id text)
+JOIN events e ON e.type = k.type AND e.id = k.id
+
 -- name: events_with_id
 SELECT * FROM events WHERE id = %(id)s
 
@@ -177,12 +182,15 @@ WHERE type = %(type)s AND id = %(id)s
 RETURNING *
 
 -- name: waiting_branches
--- The branches waiting on one correlation: an index lookup, never a scan of waiting runs.
--- A wait whose deadline is not after the event's arrival has lost the race (SPEC 3.5.7).
-SELECT DISTINCT run_id, wait_id FROM event_waits
-WHERE type = %(type)s AND match_key = %(match_key)s
-  AND until > %(received_at)s
-ORDER BY run_id, wait_id
+-- The branches waiting on each correlation in keys (a JSON array of {type, match_key,
+-- received_at}): an index lookup each (LATERAL, fenced by OFFSET 0), never a scan of waiting
+-- runs. A wait whose deadline is not after the event's arrival has lost the race (SPEC 3.5.7).
+SELECT DISTINCT k.type, k.match_key, k.received_at, w.run_id, w.wait_id
+FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, match_key text, received_at bigint)
+CROSS JOIN LATERAL (SELECT run_id, wait_id FROM event_waits
+                    WHERE type = k.type AND match_key = k.match_key AND until > k.received_at
+                    OFFSET 0) AS w
+ORDER BY k.type, k.match_key, k.received_at, w.run_id, w.wait_id
 
 -- name: delete_run_waits
 DELETE FROM event_waits WHERE run_id = %(run_id)s

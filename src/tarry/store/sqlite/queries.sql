@@ -164,6 +164,12 @@ SELECT 1 AS locked
 -- name: find_event
 SELECT * FROM events WHERE type = :type AND id = :id
 
+-- name: find_events
+-- The stored events among :keys (a JSON array of {type, id}): a primary key lookup each.
+SELECT e.* FROM json_each(:keys) AS k
+JOIN events e ON e.type = json_extract(k.value, '$.type')
+             AND e.id = json_extract(k.value, '$.id')
+
 -- name: events_with_id
 SELECT * FROM events WHERE id = :id
 
@@ -186,12 +192,17 @@ WHERE type = :type AND id = :id
 RETURNING *
 
 -- name: waiting_branches
--- The branches waiting on one correlation: an index lookup, never a scan of waiting runs.
--- A wait whose deadline is not after the event's arrival has lost the race (SPEC 3.5.7).
-SELECT DISTINCT run_id, wait_id FROM event_waits
-WHERE type = :type AND match_key = :match_key
-  AND until > :received_at
-ORDER BY run_id, wait_id
+-- The branches waiting on each correlation in :keys (a JSON array of {type, match_key,
+-- received_at}): an index lookup each, never a scan of waiting runs. A wait whose deadline is
+-- not after the event's arrival has lost the race (SPEC 3.5.7).
+SELECT DISTINCT json_extract(k.value, '$.type') AS type,
+                json_extract(k.value, '$.match_key') AS match_key,
+                json_extract(k.value, '$.received_at') AS received_at, w.run_id, w.wait_id
+FROM json_each(:keys) AS k
+JOIN event_waits w ON w.type = json_extract(k.value, '$.type')
+                  AND w.match_key = json_extract(k.value, '$.match_key')
+                  AND w.until > json_extract(k.value, '$.received_at')
+ORDER BY 1, 2, 3, w.run_id, w.wait_id
 
 -- name: delete_run_waits
 DELETE FROM event_waits WHERE run_id = :run_id
