@@ -119,30 +119,34 @@ def throughput(document: Mapping[str, Any], path: Path) -> bool:
 
 
 def _starts(axes: Any, by_system: Mapping[str, Any]) -> None:
+    _one_and_batched(axes, by_system, ("single_per_second", "batched_per_second"),
+                     "submits per second (median of rounds)", "starts (no bar: no batch API)")
+
+
+def _delivered(axes: Any, by_system: Mapping[str, Any]) -> None:
+    _one_and_batched(axes, by_system, ("delivered_per_second", "batched_delivered_per_second"),
+                     "events delivered per second (median of rounds)",
+                     "events under load: sent ÷ (last resume − first send), one send call "
+                     "at a time and batched (no bar: no batch API)")
+
+
+def _one_and_batched(axes: Any, by_system: Mapping[str, Any], fields: tuple[str, str],
+                     ylabel: str, title: str) -> None:
+    """A pair of bars per system: its figure ``fields[0]`` (one at a time) and
+    ``fields[1]`` (batched)."""
     systems = list(by_system)
     width = 0.4
-    for offset, (field, label) in enumerate((("single_per_second", "one at a time"),
-                                             ("batched_per_second", "batched"))):
+    for offset, (field, label) in enumerate(zip(fields, ("one at a time", "batched"),
+                                                strict=True)):
         values = [by_system[s]["figures"].get(field) or 0 for s in systems]
         axes.bar([i + offset * width for i in range(len(systems))], values, width, label=label)
     axes.set_xticks([i + width / 2 for i in range(len(systems))], systems, rotation=30,
                     ha="right")
     axes.set_yscale("log")
-    axes.set_ylabel("submits per second (median of rounds)")
-    axes.set_title("starts (no bar: no batch API)")
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
     axes.grid(True, axis="y", which="both", alpha=0.3)
     axes.legend(fontsize="small")
-
-
-def _delivered(axes: Any, by_system: Mapping[str, Any]) -> None:
-    systems = [s for s, found in by_system.items() if found["figures"].get("delivered_per_second")]
-    axes.bar(range(len(systems)),
-             [by_system[s]["figures"]["delivered_per_second"] for s in systems])
-    axes.set_xticks(range(len(systems)), systems, rotation=30, ha="right")
-    axes.set_yscale("log")
-    axes.set_ylabel("events delivered per second (median of rounds)")
-    axes.set_title("events sent back to back: sent ÷ (last resume − first send)")
-    axes.grid(True, axis="y", which="both", alpha=0.3)
 
 
 FLOOD_RATES: dict[str, tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any]], float]]] = {

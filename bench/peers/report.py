@@ -86,20 +86,29 @@ def events(result: Result, request: Result) -> Figures:
     """Idle (the paced events): send-to-resume latency percentiles and the duration of a send
     call. Under load (the events sent back to back): delivered/s (sent ÷ the first send's
     start → the last resume), sends/s, send-to-resume percentiles meanwhile, how many were
-    sent within the cap (None but these where none was)."""
+    sent within the cap (None but these where none was). Batched (where the system has a
+    batch send): the same figures, prefixed ``batched_`` (None where it has none)."""
     latency = _spread(result["latency_ms"])
-    sent = result["load_sent"]
     figures: Figures = {
         "resume_p50_ms": latency["p50"], "resume_p99_ms": latency["p99"],
         "resume_max_ms": latency["max"], "send_p50_ms": percentile(result["send_ms"], 50),
-        "load_sent": sent,
-        "reached": 1.0 if sent == request["waiting"] - request["events"] else 0.0,
-        "delivered_per_second": None, "sends_per_second": None,
-        "load_resume_p50_ms": None, "load_resume_p99_ms": None}
+        **_sent(result, "load_", request["waiting"] - request["events"])}
+    return figures | {f"batched_{name}": value
+                      for name, value in _sent(result, "batched_", request["waiting"]
+                                               - request["events"]).items()}
+
+
+def _sent(result: Result, prefix: str, wanted: int) -> Figures:
+    """The figures of one phase of the events sent under load (the result's fields
+    ``prefix``...): none but how many were sent if none was (or the phase did not run)."""
+    sent = result.get(f"{prefix}sent", 0)
+    figures: Figures = {"load_sent": sent, "reached": 1.0 if sent == wanted else 0.0,
+                        "delivered_per_second": None, "sends_per_second": None,
+                        "load_resume_p50_ms": None, "load_resume_p99_ms": None}
     if sent:
-        loaded = _spread(result["load_latency_ms"])
-        figures |= {"delivered_per_second": sent / max(result["load_span_s"], 0.001),
-                    "sends_per_second": sent / max(result["load_send_s"], 0.001),
+        loaded = _spread(result[f"{prefix}latency_ms"])
+        figures |= {"delivered_per_second": sent / max(result[f"{prefix}span_s"], 0.001),
+                    "sends_per_second": sent / max(result[f"{prefix}send_s"], 0.001),
                     "load_resume_p50_ms": loaded["p50"], "load_resume_p99_ms": loaded["p99"]}
     return figures
 
@@ -203,6 +212,9 @@ def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         summary |= {"held_as": held_as(figures, result["held"]), "server": result["server"]}
     if workload in REACHED and good:
         summary["reached"] = reached(good, *REACHED[workload])
+    if workload == "events" and good:
+        summary["batched"] = good[0]["reply"]["result"].get("batched_na") or reached(
+            good, REACHED["events"][0], "batched_sent", "sent in batches")
     if na:
         summary["na"] = na[0]
     if errors:
@@ -234,30 +246,35 @@ def reached(measurements: Sequence[Mapping[str, Any]], wanted: Callable[[Result]
             f"{', '.join(f'{each:,}' for each in short)})")
 
 
-RATIOS = {"events": "delivered_per_second"}
-"""The figure of each workload tarry is compared by, as a ratio to each system's."""
+RATIOS: dict[str, tuple[tuple[str, str, str, str], ...]] = {"events": (
+    ("tarry_ratio", "delivered_per_second", "delivered_per_second", "÷ this"),
+    ("tarry_batched_ratio", "batched_delivered_per_second", "delivered_per_second",
+     "batched ÷ this"))}
+"""How tarry is compared in each workload: for each ratio, the summary's key for it, tarry's
+figure, the figure of the system it is divided by, and the column's label after tarry's
+system name. Batched, tarry's batch send is compared with every system's one-at-a-time
+sends (the peers have no batch send)."""
 
 
 def add_tarry_ratios(summaries: Mapping[str, Mapping[str, dict[str, Any]]],
                      tarry: Sequence[str]) -> None:
-    """Give each system's summary of a workload in :data:`RATIOS` its ``tarry_ratio``: for
-    each of ``tarry`` (tarry's systems) measured in the workload, that system's figure ÷ this
-    one's, both medians of the same run's rounds (None where either has none)."""
+    """Give each system's summary of a workload in :data:`RATIOS` its ratios (such as
+    ``tarry_ratio``): for each of ``tarry`` (tarry's systems) measured in the workload, that
+    system's figure ÷ this one's, both medians of the same run's rounds (None where either
+    has none)."""
     for key, by_system in summaries.items():
-        figure = RATIOS.get(key.split(":")[0])
-        if figure is None:
-            continue
-        ours = {name: by_system[name]["figures"].get(figure)
-                for name in tarry if name in by_system}
-        for summary in by_system.values():
-            theirs = summary["figures"].get(figure)
-            summary["tarry_ratio"] = {name: value / theirs if value and theirs else None
-                                      for name, value in ours.items()}
+        for ratio, figure, divisor, _ in RATIOS.get(key.split(":")[0], ()):
+            ours = {name: by_system[name]["figures"].get(figure)
+                    for name in tarry if name in by_system}
+            for summary in by_system.values():
+                theirs = summary["figures"].get(divisor)
+                summary[ratio] = {name: value / theirs if value and theirs else None
+                                  for name, value in ours.items()}
 
 
 # -- the printed tables ----------------------------------------------------------------------
 
-PIPED_WIDTH = 200
+PIPED_WIDTH = 240
 """The tables' width when the output is not a terminal (a log): wide enough not to wrap."""
 TEXT = "text"
 """A column's format when it shows a text of the summary (not a figure)."""
@@ -288,7 +305,9 @@ COLUMNS: dict[str, list[tuple[str, str, str]]] = {
                ("sends/s", "sends_per_second", ",.0f"),
                ("loaded p50 ms", "load_resume_p50_ms", ",.1f"),
                ("loaded p99 ms", "load_resume_p99_ms", ",.0f"),
-               ("sent", "load_sent", ",.0f"), ("reached", "reached", TEXT)],
+               ("sent", "load_sent", ",.0f"), ("reached", "reached", TEXT),
+               ("batched delivered/s", "batched_delivered_per_second", ",.0f"),
+               ("batched", "batched", TEXT)],
     "suspension": [("RSS few MiB", "rss_small_mib", ".1f"),
                    ("RSS many MiB", "rss_large_mib", ".1f"),
                    ("threads few", "threads_small", ".0f"),
@@ -314,7 +333,8 @@ def cell(summary: Mapping[str, Any], key: str, spec: str) -> str:
     if spec == TEXT:
         return str(summary.get(key, "error" if summary.get("errors") else "n/a"))
     if spec == RATIO:
-        ratio = summary.get("tarry_ratio", {}).get(key)
+        ratios, name = key.split("/", 1)
+        ratio = summary.get(ratios, {}).get(name)
         return "n/a" if ratio is None else f"{ratio:.2f}"
     value = summary["figures"].get(key)
     if value is None:
@@ -342,9 +362,9 @@ def tables(summaries: Mapping[str, Mapping[str, Mapping[str, Any]]],
 
 def ratio_columns(workload: str, by_system: Mapping[str, Mapping[str, Any]],
                   ) -> list[tuple[str, str, str]]:
-    """A column per tarry system compared in ``workload``: its figure ÷ the row's."""
-    if workload not in RATIOS:
-        return []
-    compared = dict.fromkeys(name for summary in by_system.values()
-                             for name in summary.get("tarry_ratio", {}))
-    return [(f"{name} ÷ this", name, RATIO) for name in compared]
+    """A column per tarry system and ratio compared in ``workload``: its figure ÷ the
+    row's."""
+    return [(f"{name} {label}", f"{ratio}/{name}", RATIO)
+            for ratio, _, _, label in RATIOS.get(workload, ())
+            for name in dict.fromkeys(name for summary in by_system.values()
+                                      for name in summary.get(ratio, {}))]

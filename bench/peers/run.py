@@ -145,7 +145,11 @@ class Sizes:
     latency of an idle system); the other waiting items are then sent theirs back to back."""
     event_rate: float = 50.0
     event_cap_s: float = 300.0
-    """How long the back-to-back sends may go on (a slower system sends fewer: reported)."""
+    """How long the back-to-back sends may go on (a slower system sends fewer: reported);
+    the batched sends too."""
+    event_batch: int = 100
+    """Events per batch send call, where a system has one (after the back-to-back sends, as
+    many new waiting items as they had are sent theirs in batches)."""
     small: int = 200
     """Items waiting in the suspension workload: few …"""
     large: int = 2000
@@ -271,7 +275,8 @@ REQUESTS: dict[str, Requests] = {
     "flood": lambda s, _: [{"items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
                             "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)],
     "events": lambda s, _: [{"waiting": s.waiting, "events": s.events, "rate": s.event_rate,
-                             "cap_s": s.event_cap_s, "timeout_s": s.timeout_s}],
+                             "cap_s": s.event_cap_s, "batch": s.event_batch,
+                             "timeout_s": s.timeout_s}],
     "suspension": lambda s, _: [{"small": s.small, "large": s.large, "idle_s": s.idle_s,
                                  "timeout_s": s.timeout_s}],
     "million": lambda s, _: [{"items": s.million, "baseline": s.million_baseline,
@@ -414,7 +419,9 @@ def titles(sizes: Sizes) -> dict[str, str]:
         "events": f"events: {s.waiting:,} waiting; {s.events:,} sent at {s.event_rate:g}/s "
                   f"(send-to-resume, idle), then the other {s.waiting - s.events:,} back to back "
                   f"for at most {s.event_cap_s:g} s (delivered/s = sent ÷ first send → last "
-                  "resume; under load: send-to-resume meanwhile)",
+                  "resume; under load: send-to-resume meanwhile); then as many new ones sent "
+                  f"theirs in batch sends of {s.event_batch} where a system has one (batched "
+                  "÷ this: tarry's batched delivered/s ÷ this system's one at a time)",
         "suspension": f"suspension: the worker's memory and threads (and the server's) with "
                       f"{s.small} and {s.large} items waiting an hour; storage per waiting "
                       "item; how a waiting item is held, from what grows",

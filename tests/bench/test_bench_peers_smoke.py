@@ -18,7 +18,8 @@ _PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 _TINY = ["--rounds", "1", "--timer-items", "6", "--timer-rate", "50", "--delay-s", "0.3",
          "--burst-items", "8", "--flood-items", "10", "--flood-cap-s", "10",
          "--start-items", "5", "--batch", "4", "--batches", "2", "--waiting", "8",
-         "--events", "3", "--event-rate", "30", "--event-cap-s", "10", "--small", "5",
+         "--events", "3", "--event-rate", "30", "--event-cap-s", "10", "--event-batch", "2",
+         "--small", "5",
          "--large", "105",
          "--idle-s", "0.2", "--limit-s", "0.05", "--timeout-s", "20", "--million", "400",
          "--million-baseline", "100", "--million-batch", "150"]
@@ -33,7 +34,9 @@ _FIGURES = {
                  "worker_threads_max"},
     "events": {"resume_p50_ms", "resume_p99_ms", "resume_max_ms", "send_p50_ms", "load_sent",
                "reached", "delivered_per_second", "sends_per_second", "load_resume_p50_ms",
-               "load_resume_p99_ms"},
+               "load_resume_p99_ms", "batched_load_sent", "batched_reached",
+               "batched_delivered_per_second", "batched_sends_per_second",
+               "batched_load_resume_p50_ms", "batched_load_resume_p99_ms"},
     "suspension": {"rss_small_mib", "rss_large_mib", "rss_ratio", "threads_small",
                    "threads_large", "processes_small", "processes_large",
                    "bytes_per_waiting_item", "rss_bytes_per_item", "threads_per_item",
@@ -148,6 +151,27 @@ def test_the_events_workload_sends_the_other_waiting_items_theirs_back_to_back_a
 
 
 @pytest.mark.slow
+def test_the_events_workload_then_sends_as_many_new_waiting_items_theirs_in_batches(
+        sqlite_run: tuple[subprocess.CompletedProcess[str], dict[str, Any]]) -> None:
+    finished, result = sqlite_run
+
+    events = result["summary"]["events"]["tarry-sqlite"]
+    assert events["batched"] == "yes"
+    assert (events["figures"]["batched_load_sent"], events["figures"]["batched_reached"]) == (
+        5, 1.0)
+    assert events["figures"]["batched_delivered_per_second"] > 0
+    assert events["tarry_batched_ratio"] == {"tarry-sqlite": pytest.approx(
+        events["figures"]["batched_delivered_per_second"]
+        / events["figures"]["delivered_per_second"])}
+    reply = next(m["reply"]["result"] for m in result["measurements"]
+                 if m["request"]["workload"] == "events")
+    assert len(reply["batched_latency_ms"]) == 5
+    assert len(reply["batched_send_ms"]) == 3  # 5 events in calls of 2
+    assert "batched delivered/s" in finished.stdout
+    assert "tarry-sqlite batched ÷ this" in finished.stdout
+
+
+@pytest.mark.slow
 def test_the_back_to_back_events_stop_at_their_cap_and_the_summary_says_so(
         tmp_path: Path) -> None:
     _, result = _run(tmp_path, "--systems", "tarry-sqlite", "--workloads", "events", *_TINY,
@@ -161,6 +185,8 @@ def test_the_back_to_back_events_stop_at_their_cap_and_the_summary_says_so(
     assert figures["delivered_per_second"] is None
     assert figures["resume_p50_ms"] > 0  # the paced events were sent and resumed all the same
     assert events["tarry_ratio"] == {"tarry-sqlite": None}
+    assert events["batched"] == ("did not reach 5 within the cap of 0 s in 1 of 1 rounds "
+                                 "(sent in batches 0)")
 
 
 @pytest.mark.slow
@@ -189,6 +215,8 @@ def test_tarry_on_postgresql_holds_a_waiting_run_as_a_row_and_delivers_events_ba
     assert summary["events"]["reached"] == "yes"
     assert summary["events"]["figures"]["load_sent"] == 5
     assert summary["events"]["figures"]["delivered_per_second"] > 0
+    assert summary["events"]["figures"]["batched_load_sent"] == 5
+    assert summary["events"]["figures"]["batched_delivered_per_second"] > 0
     assert summary["suspension"]["server"].startswith("not measured: PostgreSQL's backends")
     assert postgres_server.databases("tarry_bench_peers") <= before
 

@@ -310,6 +310,9 @@ class Waiter:
     """Return once ``count`` items wait (the second argument: a timeout)."""
     send: Callable[[str], object]
     """Send the event of ``key``."""
+    send_batch: Callable[[list[str]], object] | str
+    """Send the events of ``keys`` in one call of the system's batch API, or why it has
+    none."""
     woke: Callable[[Iterable[str], float], dict[str, float]] = await_wakes
 
 
@@ -325,9 +328,14 @@ class Sends:
 
     def one(self, key: str) -> None:
         """Send the event of ``key``, timed."""
-        self.began_at[key] = time.time()
+        self.some([key], lambda keys: self.send(keys[0]))
+
+    def some(self, keys: list[str], send: Callable[[list[str]], object]) -> None:
+        """Send the events of ``keys`` in one ``send`` call, timed (one duration)."""
+        began = time.time()
+        self.began_at.update(dict.fromkeys(keys, began))
         started = time.perf_counter()
-        self.send(key)
+        send(keys)
         self.took_ms.append((time.perf_counter() - started) * 1000)
         self.ended_at = time.time()
 
@@ -351,7 +359,12 @@ def events(request: Request, system: Waiter) -> Reply:
     others are sent theirs back to back, one send call at a time, until all are or ``cap_s``
     seconds have passed, the worker running throughout (delivered/s: ``load_sent`` ÷
     ``load_span_s``, the first send call's start → the last resume). Each phase: every
-    event's send-to-resume latency and every send call's duration."""
+    event's send-to-resume latency and every send call's duration.
+
+    Then, where the system has a batch send, as many new items as the back-to-back phase
+    had are started and, once they wait, sent theirs in calls of ``batch`` events, under
+    the same cap (the ``batched_`` figures, as the back-to-back ones; else ``batched_na``,
+    why not)."""
     keys = [f"k{index}" for index in range(request["waiting"])]
     paced_keys, loaded_keys = keys[:request["events"]], keys[request["events"]:]
     with system.worker():
@@ -368,8 +381,30 @@ def events(request: Request, system: Waiter) -> Reply:
                 break
             loaded.one(key)
         woke = system.woke([*paced_keys, *loaded.began_at], request["timeout_s"])
+        batched = _batched(request, system, len(loaded_keys))
     return {"result": {"latency_ms": lateness_ms(idle.began_at, woke), "send_ms": idle.took_ms,
-                       **loaded.figures(woke)}}
+                       **loaded.figures(woke), **batched}}
+
+
+def _batched(request: Request, system: Waiter, count: int) -> dict[str, Any]:
+    """The batched phase of :func:`events` over ``count`` new items: its figures, prefixed
+    ``batched_``."""
+    if isinstance(system.send_batch, str):
+        return {"batched_na": system.send_batch}
+    keys = [f"b{index}" for index in range(count)]
+    for key in keys:
+        system.start(key)
+    system.waiting(len(keys), request["timeout_s"])
+    sends = Sends(system.send)
+    cap = time.monotonic() + request["cap_s"]
+    size = request["batch"]
+    for first in range(0, len(keys), size):
+        if time.monotonic() >= cap:
+            break
+        sends.some(keys[first:first + size], system.send_batch)
+    woke = system.woke(sends.began_at, request["timeout_s"])
+    return {key.replace("load_", "batched_"): value
+            for key, value in sends.figures(woke).items()}
 
 
 def await_count(count: int, counter: Callable[[], int], timeout: float, what: str, *,

@@ -101,7 +101,8 @@ def events(loop: _kit.LoopThread, request: _kit.Request) -> _kit.Reply:
 
     return _kit.events(request, _kit.Waiter(
         _kit.this_process, start, _kit.await_armed,
-        lambda key: loop.run(DBOS.send_async(f"reply-{key}", "go", topic=TOPIC))))
+        lambda key: loop.run(DBOS.send_async(f"reply-{key}", "go", topic=TOPIC)),
+        "no batch send in DBOS"))
 
 
 def suspension(url: str, loop: _kit.LoopThread, request: _kit.Request) -> _kit.Reply:

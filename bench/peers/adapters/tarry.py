@@ -161,10 +161,12 @@ def starts(bench: Bench, request: _kit.Request) -> _kit.Reply:
 
 
 def events(bench: Bench, request: _kit.Request) -> _kit.Reply:
-    """Runs waiting for ``bench.reply`` with their key; ``Engine.send`` of the event."""
+    """Runs waiting for ``bench.reply`` with their key; ``Engine.send`` of the event, and
+    ``Engine.send_many`` of a batch."""
     return _kit.events(request, _kit.Waiter(
         bench.worker, lambda key: bench.start("reply", {"key": key}), bench.await_waiting,
-        lambda key: bench.engine.send("bench.reply", {"key": key})))
+        lambda key: bench.engine.send("bench.reply", {"key": key}),
+        lambda keys: bench.engine.send_many("bench.reply", [{"key": key} for key in keys])))
 
 
 def suspension(bench: Bench, request: _kit.Request) -> _kit.Reply:

@@ -213,7 +213,7 @@ HANDLERS: dict[str, _kit.Handler] = {
         "no batch start in Temporal: one start_workflow per workflow")),
     "events": with_server(lambda system, request: _kit.events(request, _kit.Waiter(
         system.worker, lambda key: system.start("reply", key), _kit.await_armed,
-        system.signal))),
+        system.signal, "no batch signal in Temporal"))),
     "suspension": with_server(suspension),
 }
 
