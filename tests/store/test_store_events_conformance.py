@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
 
@@ -230,3 +231,32 @@ def test_record_events_that_fail_part_way_write_none_of_them(store: Store) -> No
     assert [r.id for r in store.list_runs()] == ["r1"]
     assert store.inbox(["r1"]) == {}
     assert store.get_run("r1").due_at == due_before
+
+
+def test_batches_of_the_same_correlations_in_opposite_orders_do_not_deadlock(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    first, second = '["a"]', '["b"]'
+    _waiting(store, "ra", key=first)
+    _waiting(store, "rb", key=second)
+    senders = [(store_factory(), (first, second)), (store_factory(), (second, first))]
+    refused: list[StoreError] = []
+    barrier = threading.Barrier(len(senders))
+
+    def send(sender: Store, keys: tuple[str, str], tag: int) -> None:
+        barrier.wait()
+        for number in range(200):  # each batch wakes a run, then wants the other correlation
+            try:
+                sender.record_events([(_event(f"{tag}-{number}-{key}", key=key), None)
+                                      for key in keys], at(5))
+            except StoreError as error:
+                refused.append(error)
+
+    threads = [threading.Thread(target=send, args=(sender, keys, tag))
+               for tag, (sender, keys) in enumerate(senders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert refused == []
+    inbox = store.inbox(["ra", "rb"])
+    assert (len(inbox["ra"]), len(inbox["rb"])) == (400, 400)
