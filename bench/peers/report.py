@@ -87,22 +87,23 @@ def events(result: Result, request: Result) -> Figures:
     call. Under load (the events sent back to back): delivered/s (sent ÷ the first send's
     start → the last resume), sends/s, send-to-resume percentiles meanwhile, how many were
     sent within the cap (None but these where none was). Batched (where the system has a
-    batch send): the same figures, prefixed ``batched_`` (None where it has none)."""
+    batch send): the same figures, prefixed ``batched_`` (all None where it has none)."""
     latency = _spread(result["latency_ms"])
     figures: Figures = {
         "resume_p50_ms": latency["p50"], "resume_p99_ms": latency["p99"],
         "resume_max_ms": latency["max"], "send_p50_ms": percentile(result["send_ms"], 50),
         **_sent(result, "load_", request["waiting"] - request["events"])}
-    return figures | {f"batched_{name}": value
-                      for name, value in _sent(result, "batched_", request["waiting"]
-                                               - request["events"]).items()}
+    batched = _sent(result, "batched_", request["waiting"] - request["events"])
+    return figures | {f"batched_{name}": value for name, value in batched.items()}
 
 
 def _sent(result: Result, prefix: str, wanted: int) -> Figures:
     """The figures of one phase of the events sent under load (the result's fields
-    ``prefix``...): none but how many were sent if none was (or the phase did not run)."""
-    sent = result.get(f"{prefix}sent", 0)
-    figures: Figures = {"load_sent": sent, "reached": 1.0 if sent == wanted else 0.0,
+    ``prefix``...): none but how many were sent if none was, none at all if the phase did
+    not run (a system without a batch send)."""
+    sent = result.get(f"{prefix}sent")
+    figures: Figures = {"load_sent": sent,
+                        "reached": None if sent is None else float(sent == wanted),
                         "delivered_per_second": None, "sends_per_second": None,
                         "load_resume_p50_ms": None, "load_resume_p99_ms": None}
     if sent:
