@@ -388,9 +388,11 @@ _WORKER_SCRIPT = """\
 import asyncio, signal, sys
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
+from tarry.engine.worker import freeze_heap
 
 async def main(concurrency):
     engine = Engine.from_settings(load_settings())
+    freeze_heap()  # as tarry worker does
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     print("ready", flush=True)

@@ -220,3 +220,23 @@ def recovered(root: Path, run_ids: list[str]) -> list[str]:
 
 def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+
+
+def test_a_worker_freezes_its_start_up_heap_before_it_works(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    write_project(root, flows={"nap": NAP_FLOW})
+    log = root / "worker.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen([str(TARRY), "--debug", "worker"], cwd=root,
+                                   env=environment(root), stderr=sink, text=True)
+        try:
+            wait_for(lambda: "objects of the start-up heap frozen" in log.read_text() or None,
+                     seconds=30, what="the frozen heap")
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=10) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    frozen = next(line for line in log.read_text().splitlines() if "heap frozen" in line)
+    assert int(frozen.split("tarry.worker: ")[1].split()[0]) > 10_000

@@ -9,6 +9,7 @@ import typer
 
 from tarry.cli.session import open_engine
 from tarry.config import load_settings
+from tarry.engine.worker import freeze_heap
 from tarry.server.logs import LogFormat, configure_logging
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "serve"]
@@ -44,5 +45,6 @@ def serve(
     check_bind(host, Principals.from_settings(settings))
     configure_logging(log_format, logging.DEBUG if debug else logging.INFO)
     with open_engine(settings) as engine:
-        run_until_stopped(create_app(engine, settings, worker_concurrency=concurrency),
-                          host, port)
+        app = create_app(engine, settings, worker_concurrency=concurrency)
+        freeze_heap()
+        run_until_stopped(app, host, port)

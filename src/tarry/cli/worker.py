@@ -15,7 +15,7 @@ import typer
 
 from tarry.cli.session import open_engine
 from tarry.config import load_settings
-from tarry.engine.worker import Worker
+from tarry.engine.worker import Worker, freeze_heap
 from tarry.secrets import RedactingFilter, Redactor, redact_database_url
 
 __all__ = ["worker"]
@@ -55,6 +55,7 @@ async def _run_until_signalled(executor: Worker, store_url: str) -> None:
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     logger.info("worker %s started on %s", executor.name, redact_database_url(store_url))
+    logger.debug("%d objects of the start-up heap frozen", freeze_heap())
     try:
         await executor.run(stop)
     finally:

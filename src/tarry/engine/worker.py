@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -45,7 +46,7 @@ from tarry.secrets import Redactor
 from tarry.store.aio import AsyncStore
 from tarry.values import ValueLimits
 
-__all__ = ["Worker", "worker_name"]
+__all__ = ["LOOK_AHEAD", "Worker", "freeze_heap", "worker_name"]
 
 logger = logging.getLogger("tarry.worker")
 
@@ -62,6 +63,21 @@ _SCHEDULE_SYNC = timedelta(minutes=1)
 LOOK_AHEAD = timedelta(milliseconds=50)
 """How far ahead a worker on the real clock claims runs that nothing can reach before their
 instant (a claim takes about a millisecond, more while another process writes)."""
+
+
+def freeze_heap() -> int:
+    """Build the expression parser, collect once, and move every object then alive into the
+    garbage collector's permanent generation (:func:`gc.freeze`); how many it moved.
+
+    A full collection then no longer walks the modules, the parser and the settings loaded at
+    start-up: in a busy worker it paused the loop 14-21 ms each time (one wake in a hundred
+    late by that much). For a process whose main job is the worker, once its engine is open
+    (``tarry worker`` and ``tarry serve`` call it); what it froze is never freed.
+    """
+    compile_template("{{ 0 }}")
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
 
 
 def worker_name() -> str:
