@@ -28,6 +28,7 @@ from tarry.model import (
 __all__ = [
     "Row",
     "checkpoint_outcome",
+    "claim_params",
     "claimed_record",
     "entry_from_row",
     "history_params",
@@ -143,6 +144,12 @@ def record_from_row(row: Row) -> RunRecord:
         cancel_requested=bool(row["cancel_requested"]),
         cancelled_by=row["cancelled_by"],
     )
+
+
+def claim_params(limit: int, now: datetime, ahead: datetime | None) -> dict[str, int]:
+    """The parameters of a claim of up to ``limit`` runs due by ``now`` and, with ``ahead``,
+    of those nothing can reach due by then (never before ``now``)."""
+    return {"limit": limit, "ahead": to_millis(max(ahead or now, now))}
 
 
 def claimed_record(row: Row, previous_status: str, was_due: int) -> RunRecord:

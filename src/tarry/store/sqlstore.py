@@ -297,8 +297,8 @@ class SqlStore(ABC):
         if limit <= 0:
             return []
         with self._transaction(write=True) as tx:
-            return self._claim(tx, "due_runs", {"limit": limit, "ahead": to_millis(now)},
-                               now=now, worker=worker, lease_until=lease_until)
+            return self._claim(tx, "due_runs", rows.claim_params(limit, now, None), now=now,
+                               worker=worker, lease_until=lease_until)
 
     def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
                              limit: int, *, ahead: datetime | None = None
@@ -307,9 +307,9 @@ class SqlStore(ABC):
         ``ahead``, also the runs nothing can reach before their instant, due by then."""
         if limit <= 0:
             return []
-        params = {"limit": limit, "ahead": to_millis(max(ahead or now, now))}
         with self._transaction(write=True) as tx:
-            claimed = self._claim(tx, "due_runs", params, now=now, worker=worker,
+            claimed = self._claim(tx, "due_runs", rows.claim_params(limit, now, ahead),
+                                  now=now, worker=worker,
                                   lease_until=lease_until)
             inboxes = eventstore.inbox_of(tx, [record.id for record in claimed]) if claimed \
                 else {}

@@ -115,10 +115,10 @@ class PostgresStore(SqlStore):
         in ``claims.sql`` says why that is safe): two round trips, no fsync."""
         if limit <= 0:
             return []
-        params = {"limit": limit, "ahead": to_millis(max(ahead or now, now))}
         with self._transaction(write=True) as tx:
             tx.many("claim_without_waiting_for_fsync", [{}])  # goes out with the claim
-            leased = self._leased(tx, "claim_due_runs_with_inbox", params, now=now,
+            leased = self._leased(tx, "claim_due_runs_with_inbox",
+                                  rows.claim_params(limit, now, ahead), now=now,
                                   worker=worker, lease_until=lease_until)
         return [(rows.claimed_record(row, row["claimed_from"], row["was_due"]),
                  [eventstore.inbox_event(item) for item in row["inbox_rows"]])
