@@ -65,8 +65,8 @@ from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
 from tarry.language.model import Flow
-from tarry.model import EventState, HistoryEntry, NewRun, RunStatus
-from tarry.store import rows
+from tarry.model import CREATED, EventState, HistoryEntry, NewRun, RunStatus
+from tarry.store import runstore
 from tarry.store.sqlstore import SqlStore
 
 EVENT_TYPE = "bench.reply"
@@ -164,9 +164,7 @@ class EventBench:
                        status=RunStatus.PENDING, inputs={"key": key}, target=None,
                        created_at=now, due_at=now) for key in keys]
         with store._transaction(write=True) as tx:  # bulk setup: one transaction per chunk
-            tx.many("insert_run", [rows.new_run_params(run) for run in runs])
-            tx.many("insert_history", [params for run in runs for params in
-                                       rows.history_params(run.id, [HistoryEntry(now, "created")])])
+            runstore.insert_runs(tx, [(run, [HistoryEntry(now, CREATED)]) for run in runs])
         self.run_of.update((key, f"run-{key}") for key in keys)
 
     async def _run_due(self) -> None:

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CREATED",
     "HOLD_CLEARED",
     "TASK_INBOX_TYPE",
     "WAIT_KINDS",
@@ -62,6 +63,10 @@ class RunStatus(StrEnum):
 
 _TERMINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED,
                        RunStatus.REFUSED})
+
+CREATED = "created"
+"""A run's first history entry: its creation, with its target and what started it. The
+stores keep it in the run's own row (``tarry.store.rows.creation_params``)."""
 
 HOLD_CLEARED = "hold.cleared"
 """The history entry of a run whose hold cleared. The update that writes it also stamps the

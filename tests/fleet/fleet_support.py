@@ -37,7 +37,7 @@ from tarry.clock import SystemClock
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine, new_run_id
 from tarry.language.inputs import bind_inputs
-from tarry.model import HistoryEntry, NewRun, RunStatus
+from tarry.model import CREATED, HistoryEntry, NewRun, RunStatus
 from tarry.store import rows
 from tarry.store.sqlfiles import load_queries
 
@@ -141,11 +141,11 @@ def create_runs(project: FleetProject, inputs: Sequence[Mapping[str, Any]]) -> l
     runs = [NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
                    status=RunStatus.PENDING, inputs=bind_inputs(flow, each), target=None,
                    created_at=now, due_at=now) for each in inputs]
-    history = [params for run in runs
-               for params in rows.history_params(run.id, [HistoryEntry(now, "created")])]
+    run_params, history = rows.creation_params(
+        [(run, [HistoryEntry(now, CREATED)]) for run in runs])
     queries = load_queries("tarry.store.postgres", "queries.sql")
     with psycopg.connect(project.url) as connection, connection.cursor() as cursor:
-        cursor.executemany(queries["insert_run"], [rows.new_run_params(run) for run in runs])
+        cursor.executemany(queries["insert_run"], run_params)
         cursor.executemany(queries["insert_history"], history)
     return [run.id for run in runs]
 
@@ -256,10 +256,14 @@ def run_errors(url: str) -> Counter[str]:
 
 
 def transition_counts(url: str) -> Counter[Transition]:
-    """How often each (run, kind, step) appears in the history."""
+    """How often each (run, kind, step) appears in the history (a run's ``created`` entry is
+    kept in its row)."""
     with psycopg.connect(url) as connection:
         found = connection.execute(
-            "SELECT run_id, kind, step, count(*) FROM history GROUP BY run_id, kind, step")
+            "SELECT run_id, kind, step, count(*) FROM ("
+            " SELECT run_id, kind, step FROM history"
+            " UNION ALL SELECT id, 'created', NULL FROM runs WHERE created_data IS NOT NULL"
+            ") AS entries GROUP BY run_id, kind, step")
         return Counter({(run_id, kind, step): count for run_id, kind, step, count in found})
 
 

@@ -20,7 +20,7 @@ from tarry.config import Limits
 from tarry.engine.runtime import new_run_id
 from tarry.holds.admission import held_run, hold_of
 from tarry.language.model import Flow
-from tarry.model import HistoryEntry, NewRun, RunStatus
+from tarry.model import CREATED, HistoryEntry, NewRun, RunStatus
 from tarry.store import rows
 from tarry.store.sqlfiles import load_queries
 from tarry.testing import Harness
@@ -58,9 +58,8 @@ def insert_held_runs(store_url: str, flow: Flow, count: int) -> None:
                             status=RunStatus.PENDING, inputs={}, target=f"acme/web#{n}",
                             created_at=T0, due_at=T0), hold, Limits())
             for n in range(count)]
-    history = [params for run in runs
-               for params in rows.history_params(run.id, [HistoryEntry(T0, "created")])]
-    run_params = [rows.new_run_params(run) for run in runs]
+    run_params, history = rows.creation_params(
+        [(run, [HistoryEntry(T0, CREATED)]) for run in runs])
     if store_url.startswith("sqlite:///"):
         queries = load_queries("tarry.store.sqlite", "queries.sql")
         with sqlite3.connect(store_url.removeprefix("sqlite:///")) as connection:

@@ -15,6 +15,7 @@ from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import (
     CheckpointOutcome,
     EventWait,
+    HistoryEntry,
     NewEvent,
     RunStatus,
     RunUpdate,
@@ -81,6 +82,26 @@ def test_history_is_returned_oldest_first_in_insertion_order(store: Store) -> No
 
     assert kinds == [("created", {}), ("note", {"n": 1}), ("step started", {}),
                      ("step completed", {"n": 2})]
+
+
+def test_a_created_entry_at_the_creation_comes_back_first_with_its_data(
+        store: Store) -> None:
+    # Kept in the run's own row, not in history (rows.creation_params): read back first.
+    store.create_run(new_run("r1", target="acme/web"),
+                     [entry("created", 0, target="acme/web", trigger="deploy"),
+                      entry("held", 0, until="soon")])
+    assert [(item.at, item.kind, item.step, item.data) for item in store.history("r1")] == [
+        (T0, "created", None, {"target": "acme/web", "trigger": "deploy"}),
+        (T0, "held", None, {"until": "soon"})]
+
+
+@pytest.mark.parametrize("first", [entry("created", 5, n=1), entry("note", 0),
+                                   replace(entry("created"), step="ask")],
+                         ids=["created-later", "another-kind", "with-a-step"])
+def test_a_first_entry_that_is_not_the_creation_keeps_its_place_and_fields(
+        store: Store, first: HistoryEntry) -> None:
+    store.create_run(new_run("r1"), [first, entry("created", 7)])
+    assert store.history("r1") == [first, entry("created", 7)]
 
 
 def test_history_keeps_step_and_instant(store: Store) -> None:

@@ -47,7 +47,8 @@ def run_params(number: int) -> dict[str, Any]:
     """``insert_run`` parameters of waiting run ``number``."""
     run = NewRun(id=f"run-{number:05}", flow="f", flow_digest="d", status=RunStatus.WAITING,
                  inputs={}, target=None, created_at=NOW, due_at=NOW)
-    return rows.new_run_params(run)
+    [params], _ = rows.creation_params([(run, [])])
+    return params
 
 
 def wait_params(number: int) -> dict[str, Any]:

@@ -196,12 +196,14 @@ def test_the_upgrade_to_forms_as_json_text_keeps_the_tasks_and_the_order_of_new_
         old = open_store(url, check_schema=False)
         old._migrations = old._migrations[:7]  # type: ignore[attr-defined]  # release 7
         old.migrate()
-        old.create_run(new_run("r1"), [])
-        postgres_server.execute(_TASK.format(id="before"), database)
         old.close()
+        postgres_server.execute(  # as release 7 wrote a run
+            "INSERT INTO runs (id, flow, flow_digest, status, inputs, state, created_at, "
+            "updated_at) VALUES ('r1', 'f', 'd', 'waiting', '{}', '{}', 0, 0)", database)
+        postgres_server.execute(_TASK.format(id="before"), database)
 
         upgrade = open_store(url, check_schema=False)
-        assert upgrade.migrate() == ["0008_task_form_order"]
+        assert upgrade.migrate() == ["0008_task_form_order", "0009_created_in_run_row"]
         upgrade.close()
         postgres_server.execute(_TASK.format(id="after"), database)
 

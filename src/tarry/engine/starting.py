@@ -15,7 +15,7 @@ from tarry._text import clip
 from tarry.errors import InvalidRunRequest
 from tarry.language.inputs import bind_inputs
 from tarry.language.model import Flow
-from tarry.model import EncodedJSON, HistoryEntry, NewRun, RunStatus
+from tarry.model import CREATED, EncodedJSON, HistoryEntry, NewRun, RunStatus
 from tarry.values import ValueLimits, check_key, check_value
 
 __all__ = ["checked_target", "new_run_id", "pending_run"]
@@ -40,7 +40,7 @@ def pending_run(flow: Flow, inputs: Mapping[str, Any] | None, target: str | None
                  inputs=bound, target=checked_target(target), created_at=now, due_at=now,
                  inputs_json=encoded)
     details = {**({"target": target} if target else {}), **(origin or {})}
-    return run, HistoryEntry(now, "created", None, details)
+    return run, HistoryEntry(now, CREATED, None, details)
 
 
 def checked_target(target: str | None) -> str | None:

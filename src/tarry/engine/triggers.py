@@ -22,6 +22,7 @@ from tarry.holds.admission import SUPERSEDE_WINDOW, hold_of, prepared
 from tarry.holds.service import Holds
 from tarry.language.model import Flow, ScheduleTrigger
 from tarry.model import (
+    CREATED,
     HistoryEntry,
     NewEvent,
     NewRun,
@@ -152,6 +153,6 @@ def _invalid(flow: Flow, start: TriggeredStart, now: datetime,
     run = NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
                  status=RunStatus.REFUSED, inputs={}, target=start.target, created_at=now,
                  due_at=None, reason=INVALID)
-    return run, (HistoryEntry(now, "created", None, dict(details)),
+    return run, (HistoryEntry(now, CREATED, None, dict(details)),
                  HistoryEntry(now, "refused", None, {"reason": INVALID, "message": reason}))
 

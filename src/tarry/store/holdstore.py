@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from tarry.clock import to_millis
 from tarry.model import HOLD_CLEARED, HistoryEntry, NewRun, RunUpdate
-from tarry.store import rows
+from tarry.store import runstore
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -43,8 +43,7 @@ def create_held(tx: Tx, run: NewRun, history: list[HistoryEntry],
         sibling = tx.one("hold_sibling", key)
         if sibling is not None:
             return str(sibling["run_id"])
-    tx.run("insert_run", rows.new_run_params(run))
-    tx.many("insert_history", rows.history_params(run.id, history))
+    runstore.insert_runs(tx, [(run, history)])
     if run.target is not None:
         tx.run("insert_hold_marker", {"run_id": run.id, **key})
     return None

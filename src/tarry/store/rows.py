@@ -8,13 +8,14 @@ returns for them (``0``/``1`` or ``False``/``True``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from tarry.clock import from_millis, to_millis
 from tarry.model import (
+    CREATED,
     CheckpointOutcome,
     EncodedJSON,
     HistoryEntry,
@@ -30,12 +31,12 @@ __all__ = [
     "checkpoint_outcome",
     "claim_params",
     "claimed_record",
+    "creation_params",
     "entry_from_row",
     "history_params",
     "journal_entry",
     "journal_params",
     "millis",
-    "new_run_params",
     "record_from_row",
     "update_params",
 ]
@@ -49,8 +50,34 @@ def millis(instant: datetime | None) -> int | None:
     return None if instant is None else to_millis(instant)
 
 
-def new_run_params(run: NewRun) -> dict[str, Any]:
-    """Parameters of ``insert_run``."""
+def creation_params(runs: Iterable[tuple[NewRun, Sequence[HistoryEntry]]]
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Parameters of ``insert_run`` and of ``insert_history`` for new runs, each with its
+    first history entries.
+
+    A run's ``created`` entry, when it is the first and dated at the run's creation (as every
+    start writes it), is kept in the run's own row (``created_data``) rather than in
+    ``history``: a start then writes one row, not two (``history`` reads it back first).
+    """
+    run_params: list[dict[str, Any]] = []
+    history: list[dict[str, Any]] = []
+    for run, entries in runs:
+        created = _created_entry(run, entries)
+        run_params.append(_new_run_params(run, None if created is None else created.data))
+        history += history_params(run.id, entries[1:] if created is not None else entries)
+    return run_params, history
+
+
+def _created_entry(run: NewRun, entries: Sequence[HistoryEntry]) -> HistoryEntry | None:
+    """The first of ``entries`` if it is the run's ``created`` entry, at its creation."""
+    first = entries[0] if entries else None
+    if (first is None or first.kind != CREATED or first.step is not None
+            or to_millis(first.at) != to_millis(run.created_at)):
+        return None
+    return first
+
+
+def _new_run_params(run: NewRun, created_data: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
         "id": run.id,
         "flow": run.flow,
@@ -63,6 +90,7 @@ def new_run_params(run: NewRun) -> dict[str, Any]:
         "waiting_for": _dump(run.waiting_for),
         "due_at": millis(run.due_at),
         "created_at": to_millis(run.created_at),
+        "created_data": _dump(created_data),
     }
 
 

@@ -39,7 +39,7 @@ from tarry.model import (
     TaskState,
     TriggerStarts,
 )
-from tarry.store import eventstore, holdstore, rows, taskstore, triggerstore
+from tarry.store import eventstore, holdstore, rows, runstore, taskstore, triggerstore
 from tarry.store.base import IDEMPOTENCY_KEY_RETENTION
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
@@ -279,14 +279,8 @@ class SqlStore(ABC):
         """Insert runs and their first history entries, all in one transaction."""
         if not runs:
             return
-        history = [params for run, entries in runs
-                   for params in rows.history_params(run.id, entries)]
-        journal = [params for run, _ in runs for params in rows.journal_params(run.id,
-                                                                                run.journal)]
         with self._transaction(write=True) as tx:
-            tx.many("insert_run", [rows.new_run_params(run) for run, _ in runs])
-            tx.many("insert_history", history)
-            tx.many("insert_journal", journal)
+            runstore.insert_runs(tx, runs)
 
     def claim_due(self, now: datetime, worker: str, lease_until: datetime,
                   limit: int) -> list[RunRecord]:

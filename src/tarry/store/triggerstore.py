@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from tarry.clock import from_millis, to_millis
 from tarry.model import HistoryEntry, NewRun, RunStatus, ScheduleFiring, ScheduleRecord
-from tarry.store import holdstore, rows
+from tarry.store import holdstore, rows, runstore
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -44,9 +44,9 @@ def insert_starts(tx: Tx, starts: Sequence[Start], now: datetime,
         if run.status is RunStatus.HELD:
             sibling = holdstore.create_held(tx, run, list(history), recent_since)
             if sibling is not None:
-                _insert(tx, *_superseded(run, history, sibling, now))
+                runstore.insert_runs(tx, [_superseded(run, history, sibling, now)])
         else:
-            _insert(tx, run, history)
+            runstore.insert_runs(tx, [(run, history)])
     return [run.id for run, _ in starts]
 
 
@@ -114,8 +114,3 @@ def _superseded(run: NewRun, history: Sequence[HistoryEntry], sibling: str,
                       reason=SUPERSEDED)
     entry = HistoryEntry(now, "refused", None, {"reason": SUPERSEDED, "sibling": sibling})
     return refused, [*history, entry]
-
-
-def _insert(tx: Tx, run: NewRun, history: Sequence[HistoryEntry]) -> None:
-    tx.many("insert_run", [rows.new_run_params(run)])
-    tx.many("insert_history", rows.history_params(run.id, history))

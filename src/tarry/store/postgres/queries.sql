@@ -24,9 +24,10 @@ SELECT source FROM flows WHERE digest = %(digest)s
 
 -- name: insert_run
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at)
+                  due_at, created_at, updated_at, created_data)
 VALUES (%(id)s, %(flow)s, %(flow_digest)s, %(status)s, %(inputs)s, %(target)s, %(state)s,
-        %(reason)s, %(waiting_for)s, %(due_at)s, %(created_at)s, %(created_at)s)
+        %(reason)s, %(waiting_for)s, %(due_at)s, %(created_at)s, %(created_at)s,
+        %(created_data)s)
 
 -- name: insert_history
 INSERT INTO history (run_id, at, kind, step, data)
@@ -76,7 +77,13 @@ RETURNING *
 SELECT * FROM runs WHERE id = %(id)s
 
 -- name: history
-SELECT at, kind, step, data FROM history WHERE run_id = %(run_id)s ORDER BY id
+-- The run's created entry, kept in its row (created_data; NULL when the run was created
+-- without one), then the rest in the order written.
+SELECT 0 AS seq, created_at AS at, 'created' AS kind, NULL AS step, created_data AS data
+FROM runs WHERE id = %(run_id)s AND created_data IS NOT NULL
+UNION ALL
+SELECT id, at, kind, step, data FROM history WHERE run_id = %(run_id)s
+ORDER BY seq
 
 -- name: list_runs
 -- Newest first, each filter optional (NULL: any); keyset paging after (before_at, before_id).

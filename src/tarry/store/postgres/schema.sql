@@ -33,7 +33,8 @@ CREATE TABLE runs (
     cancel_requested BOOLEAN NOT NULL DEFAULT false,
     cancelled_by     TEXT,
     created_at       BIGINT  NOT NULL,
-    updated_at       BIGINT  NOT NULL
+    updated_at       BIGINT  NOT NULL,
+    created_data     JSONB
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.

@@ -21,9 +21,9 @@ SELECT source FROM flows WHERE digest = :digest
 
 -- name: insert_run
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at)
+                  due_at, created_at, updated_at, created_data)
 VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :waiting_for,
-        :due_at, :created_at, :created_at)
+        :due_at, :created_at, :created_at, :created_data)
 
 -- name: insert_history
 INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
@@ -91,7 +91,13 @@ RETURNING *
 SELECT * FROM runs WHERE id = :id
 
 -- name: history
-SELECT at, kind, step, data FROM history WHERE run_id = :run_id ORDER BY id
+-- The run's created entry, kept in its row (created_data; NULL when the run was created
+-- without one), then the rest in the order written.
+SELECT 0 AS seq, created_at AS at, 'created' AS kind, NULL AS step, created_data AS data
+FROM runs WHERE id = :run_id AND created_data IS NOT NULL
+UNION ALL
+SELECT id, at, kind, step, data FROM history WHERE run_id = :run_id
+ORDER BY seq
 
 -- name: list_runs
 -- Newest first, each filter optional (NULL: any); keyset paging after (:before_at, :before_id).

@@ -32,7 +32,8 @@ CREATE TABLE runs (
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     cancelled_by     TEXT,
     created_at       INTEGER NOT NULL,
-    updated_at       INTEGER NOT NULL
+    updated_at       INTEGER NOT NULL,
+    created_data     TEXT
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
