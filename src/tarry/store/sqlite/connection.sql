@@ -16,6 +16,12 @@ BEGIN DEFERRED
 -- Take the write lock up front, so a transaction never fails half-way on a lock upgrade.
 BEGIN IMMEDIATE
 
+-- name: busy_timeout
+-- How long a statement waits for another connection's lock, in SQLite's own busy handler.
+-- A write's BEGIN IMMEDIATE waits with the handler off ({milliseconds} = 0), polling instead
+-- (SQLiteStore._begin_write); everything else waits in the handler.
+PRAGMA busy_timeout = {milliseconds}
+
 -- name: data_version
 -- Changes whenever another connection commits to the database file.
 PRAGMA data_version

@@ -2,7 +2,8 @@
 
 The connection runs in WAL mode with a busy timeout (5 s by default), foreign keys on and
 ``synchronous=FULL`` (a commit is on disk before it returns: durable against power loss; see
-``connection.sql`` and docs/durability.md).
+``connection.sql`` and docs/durability.md). A write waits for another connection's write lock
+by polling it every 50 µs to 1 ms (:data:`WRITE_LOCK_POLL`), not in SQLite's busy handler.
 A store may be shared by threads (an asyncio worker and ``asyncio.to_thread``): a lock lets
 one transaction use the connection at a time. Several processes, or several stores in one
 process, each hold their own connection; SQLite's file locks serialise their writes.
@@ -40,6 +41,16 @@ _UNAVAILABLE = frozenset({
 })
 """Primary result codes that mean "try again later" rather than "this is wrong"."""
 
+WRITE_LOCK_POLL = (0.00005, 0.001)
+"""The first and the longest pause, in seconds, between two attempts at the write lock
+(each pause doubles the one before). SQLite's busy handler sleeps 1, 2, 5, 10, 15 ms … between
+its attempts, so a writer that finds another process committing back to back (a loop of
+starts beside a worker) sleeps past its gaps again and again: 8 ms at the 90th percentile,
+34 at the 99th. Polling finds a gap within a millisecond or two."""
+
+_OPENING_POLL = (0.005, 0.1)
+"""The pauses between two attempts at switching the file to WAL (:func:`_configure`)."""
+
 
 class SQLiteStore(SqlStore):
     """:class:`tarry.store.base.Store` in a SQLite file (``":memory:"`` for a private one)."""
@@ -51,6 +62,10 @@ class SQLiteStore(SqlStore):
         self._path = str(path)
         self._lock = threading.Lock()
         self._commits = 0
+        self._busy_timeout = busy_timeout
+        self._busy_wait = self._queries["busy_timeout"].format(
+            milliseconds=round(busy_timeout * 1000))
+        self._no_busy_wait = self._queries["busy_timeout"].format(milliseconds=0)
         with self._translated():
             self._connection = sqlite3.connect(self._path, isolation_level=None,
                                                check_same_thread=False, timeout=busy_timeout)
@@ -90,7 +105,10 @@ class SQLiteStore(SqlStore):
     def _transaction(self, *, write: bool) -> Iterator[Tx]:
         with self._lock, self._translated():
             connection = self._connection
-            connection.execute(self._queries["begin_write" if write else "begin_read"])
+            if write:
+                self._begin_write(connection)
+            else:
+                connection.execute(self._queries["begin_read"])
             try:
                 yield Tx(connection.cursor(), self._queries)
             except BaseException:
@@ -99,6 +117,16 @@ class SQLiteStore(SqlStore):
             connection.commit()
             if write:
                 self._commits += 1
+
+    def _begin_write(self, connection: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE``, polling for the write lock while another connection holds it
+        (:data:`WRITE_LOCK_POLL`), for up to the busy timeout."""
+        connection.execute(self._no_busy_wait)
+        try:
+            _while_busy(functools.partial(connection.execute, self._queries["begin_write"]),
+                        self._busy_timeout, *WRITE_LOCK_POLL)
+        finally:
+            connection.execute(self._busy_wait)
 
     def _run_script(self, tx: Tx, script: str) -> None:
         for statement in _statements(script):
@@ -121,18 +149,27 @@ def _configure(connection: sqlite3.Connection, script: str, busy_timeout: float)
     """Run the ``configure`` pragmas, retrying for up to ``busy_timeout`` seconds while the
     file is busy. Two connections switching a new file to WAL at once can deadlock on its
     lock; SQLite then fails one of them at once instead of calling its busy handler."""
-    deadline = time.monotonic() + busy_timeout
-    pause = 0.005
+    _while_busy(functools.partial(connection.executescript, script), busy_timeout,
+                *_OPENING_POLL)
+
+
+def _while_busy(attempt: Callable[[], object], timeout: float, first: float,
+                most: float) -> None:
+    """``attempt()``, and again after a pause (``first`` seconds, doubling up to ``most``)
+    each time it fails because the file is busy, for up to ``timeout`` seconds; past that,
+    its last error."""
+    deadline = time.monotonic() + timeout
+    pause = first
     while True:
         try:
-            connection.executescript(script)
+            attempt()
             return
         except sqlite3.OperationalError as error:
             if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY \
                     or time.monotonic() + pause > deadline:
                 raise
         time.sleep(pause)
-        pause = min(pause * 2, 0.1)
+        pause = min(pause * 2, most)
 
 
 def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
