@@ -253,12 +253,16 @@ class Worker:
     async def _idle(self, stop: asyncio.Event, looked_ahead_for: datetime | None
                     ) -> datetime | None:
         """Sleep until :attr:`look_ahead` before the earliest due instant (until the instant
-        itself if it is ``looked_ahead_for``: an early look found nothing to claim), a change in
-        the store, a :meth:`wake`, or ``stop``; return the due instant it woke ahead of."""
+        itself if it is ``looked_ahead_for``: an early look found nothing to claim), a
+        :meth:`wake`, or ``stop``; return the due instant it woke ahead of.
+
+        A change in the store makes it read the earliest due instant again, not claim: a run
+        started or suspended elsewhere that is due later than the one awaited changes
+        nothing (a loop of starts beside a busy worker no longer costs it a claim each)."""
         token = await self.store.change_token()
         due = await self.store.next_due_at()
-        ahead = self.look_ahead if due != looked_ahead_for else timedelta(0)
         while not stop.is_set() and not self._nudged.is_set():
+            ahead = self.look_ahead if due != looked_ahead_for else timedelta(0)
             remaining = ((due - ahead - self.clock.now()).total_seconds() if due
                          else _IDLE_LOOK_SECONDS)
             if remaining <= 0:
@@ -267,7 +271,8 @@ class Worker:
             change = asyncio.ensure_future(self.store.wait_for_change(token, wait))
             await _sleep_or_stop(stop, wait, self.clock, self._nudged, change)
             if change.done() and not change.cancelled() and change.result() != token:
-                return None
+                token = change.result()
+                due = await self.store.next_due_at()
         return None
 
     async def _renew_leases(self, stop: asyncio.Event) -> None:
