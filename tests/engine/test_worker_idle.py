@@ -4,12 +4,13 @@ that instant again, and it claims only when something is due (or within its look
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from worker_support import until
 
 from tarry.actions import ActionRegistry
 from tarry.clock import SystemClock
@@ -65,7 +66,7 @@ async def test_a_change_that_makes_nothing_due_sooner_costs_no_claim(
     looks = _Looks(engine.async_store)
     stop = asyncio.Event()
     task = asyncio.create_task(engine.worker(store=looks).run(stop))  # type: ignore[arg-type]
-    await _until(lambda: looks.due_reads >= 1)  # idle: nothing is due
+    await until(lambda: looks.due_reads >= 1)  # idle: nothing is due
     claims, reads = looks.claims, looks.due_reads
 
     elsewhere = open_store(store_url)  # another process suspends a run due in an hour
@@ -74,20 +75,12 @@ async def test_a_change_that_makes_nothing_due_sooner_costs_no_claim(
                                 status=RunStatus.WAITING, inputs={}, target=None,
                                 created_at=later - timedelta(hours=1), due_at=later), [])
     elsewhere.close()
-    await _until(lambda: looks.due_reads > reads)  # the worker saw the change
+    await until(lambda: looks.due_reads > reads)  # the worker saw the change
     assert looks.claims == claims
 
     run = engine.start(parse_flow(GREET, "greet.yaml")).id  # due now: claimed and run
-    await _until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
+    await until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
     stop.set()
     await task
     assert looks.claims > claims
 
-
-async def _until(condition: Callable[[], bool]) -> None:
-    """Let the worker go on until ``condition`` holds (the cap only stops a broken test)."""
-    for _ in range(1_000):
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("the condition never held")

@@ -9,12 +9,13 @@ decide the outcome; each takes well under two seconds.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from worker_support import until
 
 from tarry.actions import ActionRegistry
 from tarry.clock import SystemClock, VirtualClock, from_iso
@@ -96,14 +97,14 @@ async def test_a_timer_is_claimed_ahead_and_runs_at_its_instant(engine: Engine) 
     stop = asyncio.Event()
     task = asyncio.create_task(_worker(engine, claims).run(stop))
     run = engine.start(parse_flow(TIMER, "timer.yaml")).id
-    await _until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
+    await until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
     stop.set()
     await task
 
     history = engine.store.history(run)
-    until = from_iso(next(e for e in history if e.kind == "wait.registered").data["until"])
+    instant = from_iso(next(e for e in history if e.kind == "wait.registered").data["until"])
     woke = next(e for e in history if e.kind == "step.started" and e.step == "after").at
-    assert claims.taken[run] < until <= woke
+    assert claims.taken[run] < instant <= woke
 
 
 async def test_a_run_an_event_can_reach_is_claimed_only_when_due_and_takes_the_event(
@@ -112,10 +113,10 @@ async def test_a_run_an_event_can_reach_is_claimed_only_when_due_and_takes_the_e
     stop = asyncio.Event()
     task = asyncio.create_task(_worker(engine, claims).run(stop))
     run = engine.start(parse_flow(REPLY, "reply.yaml")).id
-    await _until(lambda: engine.store.get_run(run).status is RunStatus.WAITING)
+    await until(lambda: engine.store.get_run(run).status is RunStatus.WAITING)
     await asyncio.sleep(0.1)  # within the window, before the deadline
     engine.send("email.reply", {"ticket": "T1"})
-    await _until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
+    await until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
     stop.set()
     await task
 
@@ -133,11 +134,3 @@ def test_a_worker_claims_ahead_on_the_real_clock_only(tmp_path: Path) -> None:
     assert (real.worker().look_ahead, virtual.worker().look_ahead) == (LOOK_AHEAD, timedelta(0))
     store.close()
 
-
-async def _until(condition: Callable[[], bool]) -> None:
-    """Let the worker go on until ``condition`` holds (the cap only stops a broken test)."""
-    for _ in range(1_000):
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("the condition never held")
