@@ -10,12 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from worker_support import until
+from worker_support import real_clock_engine, until
 
-from tarry.actions import ActionRegistry
 from tarry.clock import SystemClock
-from tarry.engine.builtins import register_builtins
-from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
 from tarry.model import NewRun, RunStatus
@@ -52,11 +49,7 @@ class _Looks:
 
 @pytest.fixture
 def engine(tmp_path: Path, store_url: str) -> Iterator[Engine]:
-    registry = ActionRegistry()
-    register_builtins(registry)
-    store = open_store(store_url)
-    engine = Engine(store, FlowCatalog(tmp_path, store, registry.names()), registry,
-                    SystemClock())
+    engine = real_clock_engine(tmp_path, store_url)
     yield engine
     engine.close()
 

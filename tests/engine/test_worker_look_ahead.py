@@ -15,16 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from worker_support import until
+from worker_support import real_clock_engine, until
 
 from tarry.actions import ActionRegistry
 from tarry.clock import SystemClock, VirtualClock, from_iso
-from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.runtime import Engine
 from tarry.engine.worker import LOOK_AHEAD, Worker
 from tarry.language.loader import parse_flow
-from tarry.language.manifests import parse_manifests
 from tarry.model import InboxEvent, RunRecord, RunStatus
 from tarry.store import open_store
 from tarry.store.aio import AsyncStore
@@ -77,11 +75,7 @@ class _Claims:
 
 @pytest.fixture
 def engine(tmp_path: Path, store_url: str) -> Iterator[Engine]:
-    registry = ActionRegistry()
-    register_builtins(registry)
-    store = open_store(store_url)
-    engine = Engine(store, FlowCatalog(tmp_path, store, registry.names()), registry,
-                    SystemClock(), parse_manifests(MANIFESTS, "events.yaml"))
+    engine = real_clock_engine(tmp_path, store_url, MANIFESTS)
     yield engine
     engine.close()
 
