@@ -14,7 +14,7 @@ from typing import Any
 
 from tarry.clock import from_iso
 from tarry.language.model import EventTrigger, Flow
-from tarry.model import EventState
+from tarry.model import CREATED, EventState
 from tarry.scenarios.model import RunIdentity, describe_identity
 
 __all__ = ["StartedRun", "event_triggered", "started_none", "started_runs"]
@@ -52,7 +52,7 @@ def started_runs(documents: Iterable[Mapping[str, Any]],
 def _origin(document: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ``created`` entry's data, when a trigger started the run."""
     history = document["history"]
-    created = history[0]["data"] if history and history[0]["kind"] == "created" else {}
+    created = history[0]["data"] if history and history[0]["kind"] == CREATED else {}
     return created if created.get("trigger") in ("event", "schedule") else None
 
 
