@@ -72,10 +72,10 @@ def counting_writes(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> list[i
     opened: list[int] = []
     real = store._transaction
 
-    def counted(*, write: bool) -> AbstractContextManager[Tx]:
+    def counted(*, write: bool, lease: bool = False) -> AbstractContextManager[Tx]:
         if write:
             opened.append(1)
-        return real(write=write)
+        return real(write=write, lease=lease)
 
     monkeypatch.setattr(store, "_transaction", counted)
     return opened
@@ -149,8 +149,8 @@ def failing_first_commit(harness: Harness, monkeypatch: pytest.MonkeyPatch,
     failed: list[StoreError] = []
 
     @contextmanager
-    def failing(*, write: bool) -> Iterator[Tx]:
-        with real(write=write) as tx:
+    def failing(*, write: bool, lease: bool = False) -> Iterator[Tx]:
+        with real(write=write, lease=lease) as tx:
             yield tx
             if write and not failed:
                 failed.append(error)

@@ -300,6 +300,56 @@ def test_renew_leases_of_no_runs_holds_nothing(store: Store) -> None:
     assert store.renew_leases("w1", [], at(90)) == set()
 
 
+# -- which commits wait for the disk ----------------------------------------------------------
+
+
+class _NamesLookedUp(dict[str, str]):
+    """A store's named queries that remember which names its calls looked up."""
+
+    def __init__(self, queries: dict[str, str]) -> None:
+        super().__init__(queries)
+        self.looked_up: list[str] = []
+
+    def __getitem__(self, name: str) -> str:
+        self.looked_up.append(name)
+        return super().__getitem__(name)
+
+
+def _waits_for_the_disk(store: Store, call: Callable[[], object],
+                        monkeypatch: pytest.MonkeyPatch) -> bool:
+    queries = _NamesLookedUp(dict(store._queries))  # type: ignore[attr-defined]
+    monkeypatch.setattr(store, "_queries", queries)
+    call()
+    monkeypatch.undo()
+    return "commit_without_waiting_for_disk" not in queries.looked_up
+
+
+def test_only_a_claim_commits_without_waiting_for_the_disk(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A claim is a lease: lost in a crash, the run is due again, as if its worker had died.
+    # Everything a caller is told was written (a start, an event, a checkpoint) waits.
+    store.create_runs([(new_run(run_id), []) for run_id in ("a", "b", "c")])
+    writes: dict[str, Callable[[], object]] = {
+        "claim_due": lambda: store.claim_due(T0, "w1", T0 + LEASE, 1),
+        "claim_due_with_inbox": lambda: store.claim_due_with_inbox(T0, "w1", T0 + LEASE, 1),
+        "claim_run": lambda: store.claim_run("c", T0, "w1", T0 + LEASE),
+        "create_run": lambda: store.create_run(new_run("d"), [entry("created")]),
+        "checkpoint": lambda: store.checkpoint("w1", T0, [suspend("a", at(60))]),
+        "renew_leases": lambda: store.renew_leases("w1", ["b"], at(90)),
+        "record_event": lambda: store.record_event(
+            NewEvent(id="e1", type="ping", data={}, received_at=T0, match_key=None), T0),
+    }
+
+    waits = {name: _waits_for_the_disk(store, write, monkeypatch)
+             for name, write in writes.items()}
+
+    assert waits == {"claim_due": False, "claim_due_with_inbox": False, "claim_run": False,
+                     "create_run": True, "checkpoint": True, "renew_leases": True,
+                     "record_event": True}
+    assert store.get_run("b").lease_owner == "w1"  # the claims wrote, nonetheless
+    assert store.get_run("c").lease_owner == "w1"
+
+
 # -- checkpoint -------------------------------------------------------------------------------
 
 

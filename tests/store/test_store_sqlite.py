@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from store_samples import at, new_run
+from store_samples import LEASE, T0, at, new_run, suspend
 
 from tarry.errors import StoreError, StoreUnavailable
 from tarry.store import open_store
@@ -93,6 +93,32 @@ def test_a_write_leaves_the_busy_timeout_of_the_other_statements_as_it_was(
             assert tx.cursor.fetchall() == [{"timeout": 2500}]
     finally:
         store.close()
+
+
+def _synchronous_at_each_commit(statements: list[str]) -> list[str]:
+    """The ``synchronous`` setting in effect at each COMMIT of a traced connection (FULL, as
+    connecting sets it, until a pragma changes it)."""
+    setting, at_commits = "FULL", []
+    for statement in statements:
+        if statement.startswith("PRAGMA synchronous"):
+            setting = statement.split("=")[1].strip()
+        elif statement == "COMMIT":
+            at_commits.append(setting)
+    return at_commits
+
+
+def test_a_claim_commits_without_syncing_the_wal_and_the_writes_around_it_sync_it(
+        db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    statements: list[str] = []
+    store._connection.set_trace_callback(statements.append)
+    try:
+        store.create_run(new_run("r1"), [])
+        assert [record.id for record in store.claim_due(T0, "w1", T0 + LEASE, 10)] == ["r1"]
+        store.checkpoint("w1", T0, [suspend("r1", T0 + LEASE)])
+    finally:
+        store.close()
+    assert _synchronous_at_each_commit(statements) == ["FULL", "NORMAL", "FULL"]
 
 
 def test_stores_opening_a_new_file_at_once_all_open_it(tmp_path: Path) -> None:

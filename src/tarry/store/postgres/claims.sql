@@ -17,12 +17,6 @@ SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
 FROM due WHERE runs.id = due.id
 RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 
--- name: claim_without_waiting_for_fsync
--- A claim's commit need not wait for the WAL to reach the disk: if the server crashes before
--- it does, the claim is lost and the run is claimed again, as if the worker had died; and the
--- checkpoint that follows it, which does wait, flushes the WAL up to itself, claim included.
-SET LOCAL synchronous_commit TO off
-
 -- name: claim_due_runs_with_inbox
 -- due_runs and lease_runs: the earliest due runs nobody else is claiming (and, as due_runs
 -- says, those due by the ahead instant that nothing can reach before their instant), leased (as

@@ -15,3 +15,8 @@ SELECT pg_advisory_unlock(hashtext('tarry schema migrations'))
 -- name: listen
 -- The channel the runs_notify_change trigger notifies (see the migrations).
 LISTEN tarry_changes
+
+-- name: commit_without_waiting_for_disk
+-- A lease's commit need not wait for the WAL to reach the disk (SqlStore._transaction says
+-- why that is safe); the first statement of its transaction.
+SET LOCAL synchronous_commit TO off

@@ -86,11 +86,14 @@ class PostgresStore(SqlStore):
         self._connections.close()
 
     @contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Tx]:
+    def _transaction(self, *, write: bool, lease: bool = False) -> Iterator[Tx]:
         # A read runs its statements without a transaction; a write is one, its BEGIN and its
-        # queued statements riding with other statements (see statements.py).
+        # queued statements riding with other statements (see statements.py); a lease's
+        # SET LOCAL goes out with its first statement.
         with translated():
             statements = Statements(self._connections, self._queries, transaction=write)
+            if lease:
+                statements.many("commit_without_waiting_for_disk", [{}])
             try:
                 yield statements
                 statements.commit()
@@ -111,12 +114,11 @@ class PostgresStore(SqlStore):
                              ) -> list[tuple[RunRecord, list[InboxEvent]]]:
         """:meth:`claim_due` and the inbox of each run it claimed (with ``ahead``, also the
         runs nothing can reach before their instant, due by then), in one statement, in a
-        transaction whose commit does not wait for the disk (``claim_without_waiting_for_fsync``
-        in ``claims.sql`` says why that is safe): two round trips, no fsync."""
+        lease transaction (its commit does not wait for the disk): two round trips, no
+        fsync."""
         if limit <= 0:
             return []
-        with self._transaction(write=True) as tx:
-            tx.many("claim_without_waiting_for_fsync", [{}])  # goes out with the claim
+        with self._transaction(write=True, lease=True) as tx:
             leased = self._leased(tx, "claim_due_runs_with_inbox",
                                   rows.claim_params(limit, now, ahead), now=now,
                                   worker=worker, lease_until=lease_until)

@@ -9,6 +9,15 @@ PRAGMA journal_mode = WAL;
 PRAGMA synchronous = FULL;
 PRAGMA foreign_keys = ON
 
+-- name: commit_without_waiting_for_disk
+-- Before a lease's transaction (SqlStore._transaction says why that is safe): its COMMIT
+-- appends to the WAL file without syncing it. A later commit's sync covers these frames too.
+PRAGMA synchronous = NORMAL
+
+-- name: commit_waiting_for_disk
+-- After it, back to what configure set.
+PRAGMA synchronous = FULL
+
 -- name: begin_read
 BEGIN DEFERRED
 

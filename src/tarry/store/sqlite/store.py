@@ -1,9 +1,10 @@
 """The SQLite store: one file, one connection per store, every write ``BEGIN IMMEDIATE``.
 
 The connection runs in WAL mode with a busy timeout (5 s by default), foreign keys on and
-``synchronous=FULL`` (a commit is on disk before it returns: durable against power loss; see
-``connection.sql`` and docs/durability.md). A write waits for another connection's write lock
-by polling it every 50 µs to 1 ms (:data:`WRITE_LOCK_POLL`), not in SQLite's busy handler.
+``synchronous=FULL`` (a commit is on disk before it returns: durable against power loss; a
+claim, being a lease, commits without the sync; see ``connection.sql`` and
+docs/durability.md). A write waits for another connection's write lock by polling it every
+50 µs to 1 ms (:data:`WRITE_LOCK_POLL`), not in SQLite's busy handler.
 A store may be shared by threads (an asyncio worker and ``asyncio.to_thread``): a lock lets
 one transaction use the connection at a time. Several processes, or several stores in one
 process, each hold their own connection; SQLite's file locks serialise their writes.
@@ -102,8 +103,8 @@ class SQLiteStore(SqlStore):
             self._connection.close()
 
     @contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Tx]:
-        with self._lock, self._translated():
+    def _transaction(self, *, write: bool, lease: bool = False) -> Iterator[Tx]:
+        with self._lock, self._translated(), self._synced(not lease):
             connection = self._connection
             if write:
                 self._begin_write(connection)
@@ -117,6 +118,20 @@ class SQLiteStore(SqlStore):
             connection.commit()
             if write:
                 self._commits += 1
+
+    @contextmanager
+    def _synced(self, wait_for_disk: bool) -> Iterator[None]:
+        """A block whose commit syncs the WAL file (the connection's setting) or, without
+        ``wait_for_disk``, one whose commit does not: ``synchronous`` is lowered before its
+        ``BEGIN`` and set back after its commit."""
+        if wait_for_disk:
+            yield
+            return
+        self._connection.execute(self._queries["commit_without_waiting_for_disk"])
+        try:
+            yield
+        finally:
+            self._connection.execute(self._queries["commit_waiting_for_disk"])
 
     def _begin_write(self, connection: sqlite3.Connection) -> None:
         """``BEGIN IMMEDIATE``, polling for the write lock while another connection holds it
