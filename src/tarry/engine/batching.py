@@ -2,7 +2,8 @@
 
 Code on the event loop submits an item and awaits its own result; every item submitted before
 the loop comes round is written by one call of the batch's writer, and while that call is in
-progress new items gather for the next. So the busier the loop, the larger each batch and
+progress new items gather for the next (or, where the store commits several transactions at
+once, go out in a second call beside it). So the busier the loop, the larger each batch and
 the fewer the commits — the same figure a one-at-a-time caller is bounded by (a durable
 commit each) becomes the rate of batches, not of items. The worker's checkpoints
 (:class:`tarry.engine.committer.Committer`) and the runs started through ``engine.aio``
@@ -22,35 +23,44 @@ Result = TypeVar("Result")
 
 
 class Batcher(Generic[Item, Result]):
-    """Writes submitted items in batches, one batch at a time, with ``write``: a coroutine
-    that takes the batch and returns, for each item in order, its result or the exception
-    to raise in its submitter (one item's failure is its own)."""
+    """Writes submitted items in batches with ``write``: a coroutine that takes the batch and
+    returns, for each item in order, its result or the exception to raise in its submitter
+    (one item's failure is its own).
+
+    Up to ``writers`` batches are written at once (1: one at a time). A store that commits
+    several transactions at once (PostgreSQL's pool) syncs them together, so a second batch
+    need not wait for the first one's commit; items submitted while every writer is busy
+    gather for whichever finishes first."""
 
     def __init__(self, write: Callable[[list[Item]],
-                                       Awaitable[Sequence[Result | BaseException]]]) -> None:
+                                       Awaitable[Sequence[Result | BaseException]]], *,
+                 writers: int = 1) -> None:
+        if writers < 1:
+            raise ValueError("writers must be at least 1")
         self._write_batch = write
+        self._writers = writers
         self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._writing: set[asyncio.Task[None]] = set()
 
     async def submit(self, item: Item) -> Result:
         """Queue ``item`` for the next batch and wait for its result."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         self._pending.append((item, future))
-        if self._writer is None:
-            self._writer = loop.create_task(self._write())
+        if len(self._writing) < self._writers:
+            self._writing.add(loop.create_task(self._write()))
         return await future
 
     async def _write(self) -> None:
         """Write batches until none is pending; each batch is what was submitted while the
-        previous one was being written (or, first, before the loop came round)."""
+        writers were busy (or, first, before the loop came round)."""
         try:
             await asyncio.sleep(0)  # let the calls made this moment join the first batch
             while self._pending:
                 batch, self._pending = self._pending, []
                 await self._settle(batch)
-        finally:
-            self._writer = None
+        finally:  # at once: an item submitted from now on starts a writer of its own
+            self._writing.discard(asyncio.current_task())
 
     async def _settle(self, batch: list[tuple[Item, asyncio.Future[Result]]]) -> None:
         try:

@@ -17,7 +17,11 @@ from tarry.errors import StoreUnavailable
 from tarry.model import CheckpointOutcome, RunUpdate
 from tarry.store.aio import AsyncStore
 
-__all__ = ["Committer"]
+__all__ = ["CHECKPOINT_WRITERS", "Committer"]
+
+CHECKPOINT_WRITERS = 4
+"""How many checkpoint transactions a worker writes at once, at most (never more than its
+store's threads: one on SQLite, whose single writer takes them in turn anyway)."""
 
 
 class Committer:
@@ -28,7 +32,8 @@ class Committer:
         self.store = store
         self.worker = worker
         self.clock = clock
-        self._batcher: Batcher[RunUpdate, CheckpointOutcome] = Batcher(self._write_batch)
+        self._batcher: Batcher[RunUpdate, CheckpointOutcome] = Batcher(
+            self._write_batch, writers=min(store.threads, CHECKPOINT_WRITERS))
 
     async def submit(self, update: RunUpdate) -> CheckpointOutcome:
         """Queue ``update`` for the next shared transaction and wait for its outcome."""
