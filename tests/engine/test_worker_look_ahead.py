@@ -55,7 +55,8 @@ events:
 
 
 class _Claims:
-    """The store boundary, recording which runs each claim took and when."""
+    """The store boundary, recording which runs each claim took and when (a claim of its
+    own, or one in a checkpoint's transaction)."""
 
     def __init__(self, store: AsyncStore) -> None:
         self._store = store
@@ -68,9 +69,19 @@ class _Claims:
                                    ) -> list[tuple[RunRecord, list[InboxEvent]]]:
         claimed: list[tuple[RunRecord, list[InboxEvent]]] = \
             await self._store.claim_due_with_inbox(now, *args, **kwargs)
+        self._took(now, claimed)
+        return claimed
+
+    async def checkpoint_and_claim(self, worker: str, now: datetime, *args: Any,
+                                   **kwargs: Any) -> Any:
+        outcomes, claimed = await self._store.checkpoint_and_claim(worker, now, *args,
+                                                                   **kwargs)
+        self._took(now, claimed)
+        return outcomes, claimed
+
+    def _took(self, now: datetime, claimed: list[tuple[RunRecord, list[InboxEvent]]]) -> None:
         self.taken.update({record.id: now for record, _ in claimed
                            if record.status is RunStatus.WAITING})
-        return claimed
 
 
 @pytest.fixture

@@ -300,6 +300,61 @@ def test_renew_leases_of_no_runs_holds_nothing(store: Store) -> None:
     assert store.renew_leases("w1", [], at(90)) == set()
 
 
+# -- checkpoint and claim in one transaction --------------------------------------------------
+
+
+def test_checkpoint_and_claim_saves_the_updates_then_claims_the_due_runs(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create_runs([(new_run("a"), []), (new_run("b", due_at=at(5)), []),
+                       (new_run("later", due_at=at(60)), [])])
+    store.claim_due(T0, "w1", T0 + LEASE, 1)
+    real, transactions = store._transaction, []  # type: ignore[attr-defined]
+
+    def counted(**kwargs: Any) -> Any:
+        transactions.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(store, "_transaction", counted)
+    outcomes, claimed = store.checkpoint_and_claim("w1", at(10), [suspend("a", at(30))],
+                                                   lease_until=at(40), limit=5)
+    monkeypatch.undo()
+
+    assert transactions == [{"write": True}]  # one, and it waits for the disk
+    assert outcomes == {"a": CheckpointOutcome.SAVED}
+    assert [(record.id, record.status, inbox) for record, inbox in claimed] == [
+        ("b", RunStatus.PENDING, [])]
+    assert (store.get_run("a").status, store.get_run("a").due_at) == (RunStatus.WAITING,
+                                                                      at(30))
+    assert (store.get_run("b").lease_owner, store.get_run("b").due_at) == ("w1", at(40))
+    assert store.get_run("later").lease_owner is None
+
+
+def test_checkpoint_and_claim_claims_a_run_it_left_due_right_back(store: Store) -> None:
+    store.create_run(new_run("a"), [])
+    store.claim_due(T0, "w1", T0 + LEASE, 1)
+
+    _, claimed = store.checkpoint_and_claim("w1", at(1), [suspend("a", at(1))],
+                                            lease_until=at(31), limit=5)
+
+    assert [(record.id, record.status) for record, _ in claimed] == [("a", RunStatus.WAITING)]
+    assert (store.get_run("a").status, store.get_run("a").lease_owner) == (RunStatus.RUNNING,
+                                                                           "w1")
+
+
+def test_checkpoint_and_claim_claims_up_to_its_limit_and_ahead(store: Store) -> None:
+    store.create_runs([(new_run(name, status=RunStatus.WAITING, due_at=at(due)), [])
+                       for name, due in (("a", 0), ("b", 1), ("c", 20), ("d", 90))])
+    store.claim_due(T0, "w1", T0 + LEASE, 1)
+
+    _, claimed = store.checkpoint_and_claim("w1", at(2), [suspend("a", at(600))],
+                                            lease_until=at(40), limit=2, ahead=at(30))
+    assert [record.id for record, _ in claimed] == ["b", "c"]  # c ahead of its instant
+    _, none = store.checkpoint_and_claim("w1", at(2), [], lease_until=at(40), limit=0,
+                                         ahead=at(100))
+    assert none == []
+    assert store.get_run("d").lease_owner is None
+
+
 # -- which commits wait for the disk ----------------------------------------------------------
 
 
@@ -335,6 +390,8 @@ def test_only_a_claim_commits_without_waiting_for_the_disk(
         "claim_run": lambda: store.claim_run("c", T0, "w1", T0 + LEASE),
         "create_run": lambda: store.create_run(new_run("d"), [entry("created")]),
         "checkpoint": lambda: store.checkpoint("w1", T0, [suspend("a", at(60))]),
+        "checkpoint_and_claim": lambda: store.checkpoint_and_claim(
+            "w1", T0, [suspend("a", at(90))], lease_until=T0 + LEASE, limit=1),
         "renew_leases": lambda: store.renew_leases("w1", ["b"], at(90)),
         "record_event": lambda: store.record_event(
             NewEvent(id="e1", type="ping", data={}, received_at=T0, match_key=None), T0),
@@ -344,7 +401,8 @@ def test_only_a_claim_commits_without_waiting_for_the_disk(
              for name, write in writes.items()}
 
     assert waits == {"claim_due": False, "claim_due_with_inbox": False, "claim_run": False,
-                     "create_run": True, "checkpoint": True, "renew_leases": True,
+                     "create_run": True, "checkpoint": True, "checkpoint_and_claim": True,
+                     "renew_leases": True,
                      "record_event": True}
     assert store.get_run("b").lease_owner == "w1"  # the claims wrote, nonetheless
     assert store.get_run("c").lease_owner == "w1"

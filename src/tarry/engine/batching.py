@@ -51,6 +51,16 @@ class Batcher(Generic[Item, Result]):
             self._writing.add(loop.create_task(self._write()))
         return await future
 
+    @property
+    def writing(self) -> bool:
+        """Whether a batch is being written (or about to be)."""
+        return bool(self._writing)
+
+    async def settled(self) -> None:
+        """Return once the batches being written now are written."""
+        if self._writing:
+            await asyncio.wait(set(self._writing))
+
     async def _write(self) -> None:
         """Write batches until none is pending; each batch is what was submitted while the
         writers were busy (or, first, before the loop came round)."""

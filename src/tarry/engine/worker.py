@@ -9,7 +9,9 @@ runs in flight are renewed in the background; a worker that dies simply stops re
 runs become due again when their leases lapse.
 
 A running worker claims only as many runs as it has free slots and claims again as soon as one
-frees, so a slow action (or a hold's check script) never delays the wakes due behind it.
+frees, so a slow action (or a hold's check script) never delays the wakes due behind it. While
+its checkpoints are being written it claims in their transactions (as many runs as each batch
+frees slots), not in transactions of its own: a busy worker commits once per batch, not twice.
 
 It also claims a little ahead (``look_ahead``, 50 ms by default on the real clock): a run due
 within that window that nothing can reach before its instant (a timer or a hold, with no event
@@ -26,7 +28,8 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,14 +37,14 @@ from tarry.actions import ActionRegistry
 from tarry.backoff import grown
 from tarry.clock import Clock
 from tarry.engine.catalog import FlowCatalog
-from tarry.engine.committer import Committer
+from tarry.engine.committer import ClaimAlong, Committer
 from tarry.engine.executor import Executor
 from tarry.engine.triggers import Triggers
 from tarry.errors import StateVersionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
-from tarry.model import InboxEvent, RunRecord
+from tarry.model import InboxEvent, RunRecord, RunUpdate
 from tarry.secrets import Redactor
 from tarry.store.aio import AsyncStore
 from tarry.values import ValueLimits
@@ -118,7 +121,10 @@ class Worker:
         self._loading = asyncio.Lock()
         """Held while a flow is read from the store: runs of one flow claimed together read
         it once."""
-        self._in_flight: set[str] = set()
+        self._in_flight: Counter[str] = Counter()
+        """The runs claimed and not yet done, each with how many executions hold it (two,
+        briefly, when a checkpoint's transaction claimed its run right back)."""
+        self._running: set[asyncio.Task[None]] = set()
         self._nudged = asyncio.Event()
         self.triggers = triggers
         self._schedules_synced_at: datetime | None = None
@@ -133,7 +139,10 @@ class Worker:
         """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
         compile_template("{{ 0 }}")  # build the expression parser now, not on the first wake
         renewer = asyncio.create_task(self._renew_leases(stop))
-        running: set[asyncio.Task[None]] = set()
+        running = self._running
+        self.committer.claim_along = ClaimAlong(
+            room=lambda batch: 0 if stop.is_set() else self._room(batch),
+            lease=self.lease, ahead=self.look_ahead, take=self._take)
         failures = 0
         looked_ahead_for: datetime | None = None
         try:
@@ -141,6 +150,9 @@ class Worker:
                 free = self.concurrency - len(running)
                 if free <= 0:
                     await _first_done(running, stop)
+                    continue
+                if self.committer.claiming:  # its commit claims what is due by then
+                    await self.committer.settled()
                     continue
                 try:
                     self._nudged.clear()
@@ -160,6 +172,7 @@ class Worker:
             if running:  # graceful stop: in-flight runs finish (or checkpoint) first
                 await asyncio.gather(*running)
         finally:
+            self.committer.claim_along = None
             renewer.cancel()
 
     async def run_once(self) -> int:
@@ -203,6 +216,17 @@ class Worker:
         if self._next_schedule_at is not None and now >= self._next_schedule_at:
             self._next_schedule_at = await self.triggers.fire_due(self.store)
 
+    def _room(self, batch: Sequence[RunUpdate]) -> int:
+        """How many runs to claim in the transaction of ``batch``: the slots free once the
+        runs it releases are done (at most :attr:`batch`)."""
+        releasing = sum(1 for update in batch if update.release)
+        return min(self.batch, self.concurrency - len(self._running) + releasing)
+
+    def _take(self, claimed: list[tuple[RunRecord, list[InboxEvent]]]) -> None:
+        """Execute the runs a checkpoint's transaction claimed."""
+        self._in_flight.update(record.id for record, _ in claimed)
+        self._start(claimed, self._running)
+
     def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]],
                running: set[asyncio.Task[None]]) -> int:
         """Execute each claimed run in its own task, tracked in ``running``."""
@@ -232,7 +256,9 @@ class Worker:
                 logger.error("run %s: %s; it is left as it is", record.id, exc,
                              extra={"run_id": record.id})
             finally:
-                self._in_flight.discard(record.id)
+                self._in_flight[record.id] -= 1
+                if self._in_flight[record.id] <= 0:
+                    del self._in_flight[record.id]
 
     async def _load_flow(self, digest: str) -> None:
         """Read and parse a run's stored flow on the store's threads, not on the loop (once

@@ -131,10 +131,7 @@ class ObservedStore:
                                                          ahead=ahead)
         if claimed:
             self._metrics.claim.observe(self._monotonic() - started)
-        if len(self._received) > _REMEMBERED_RECEIPTS:  # runs that never took theirs in
-            self._received.clear()
-        for _, events in claimed:
-            self._received.update({event.inbox_id: event.received_at for event in events})
+        self._remember_receipts(claimed)
         return claimed
 
     async def checkpoint(self, worker: str, now: datetime,
@@ -142,10 +139,35 @@ class ObservedStore:
         """``checkpoint``, timed; consumed events and hold checks counted."""
         started = self._monotonic()
         outcomes = await self._store.checkpoint(worker, now, updates)
+        self._observe_checkpoint(started, updates, now)
+        return outcomes
+
+    async def checkpoint_and_claim(self, worker: str, now: datetime, updates: list[RunUpdate],
+                                   *, lease_until: datetime, limit: int,
+                                   ahead: datetime | None = None
+                                   ) -> tuple[dict[str, CheckpointOutcome],
+                                              list[tuple[RunRecord, list[InboxEvent]]]]:
+        """``checkpoint_and_claim``, timed as a checkpoint (the claim rides in its
+        transaction); observed as both."""
+        started = self._monotonic()
+        outcomes, claimed = await self._store.checkpoint_and_claim(
+            worker, now, updates, lease_until=lease_until, limit=limit, ahead=ahead)
+        self._observe_checkpoint(started, updates, now)
+        self._remember_receipts(claimed)
+        return outcomes, claimed
+
+    def _remember_receipts(self, claimed: list[tuple[RunRecord, list[InboxEvent]]]) -> None:
+        """Each delivered event's receipt, for its send-to-resume."""
+        if len(self._received) > _REMEMBERED_RECEIPTS:  # runs that never took theirs in
+            self._received.clear()
+        for _, events in claimed:
+            self._received.update({event.inbox_id: event.received_at for event in events})
+
+    def _observe_checkpoint(self, started: float, updates: list[RunUpdate],
+                            now: datetime) -> None:
         self._metrics.checkpoint.observe(self._monotonic() - started)
         for update in updates:
             self._observe_update(update, now)
-        return outcomes
 
     def _observe_update(self, update: RunUpdate, now: datetime) -> None:
         for inbox_id in update.consumed:

@@ -176,6 +176,7 @@ class AsyncStore:
     claim_run = offloaded(Store.claim_run)
     renew_leases = offloaded(Store.renew_leases)
     checkpoint = offloaded(Store.checkpoint)
+    checkpoint_and_claim = offloaded(Store.checkpoint_and_claim)
     read_journal = offloaded(Store.read_journal)
     journals = offloaded(Store.journals)
     cancel = offloaded(Store.cancel)

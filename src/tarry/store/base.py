@@ -136,6 +136,16 @@ class Store(Protocol):
         """
         ...
 
+    def checkpoint_and_claim(self, worker: str, now: datetime, updates: list[RunUpdate], *,
+                             lease_until: datetime, limit: int, ahead: datetime | None = None
+                             ) -> tuple[dict[str, CheckpointOutcome],
+                                        list[tuple[RunRecord, list[InboxEvent]]]]:
+        """:meth:`checkpoint`, then :meth:`claim_due_with_inbox` of up to ``limit`` runs, in
+        one transaction: a busy worker's next runs cost no transaction of their own (the
+        checkpoint's commit waits for the disk, as a checkpoint's does). A run the checkpoint
+        left due may be claimed right back."""
+        ...
+
     def read_journal(self, run_id: str, *, scopes: Sequence[str], selective: str | None = None,
                      keys: Sequence[str] = ()) -> list[JournalEntry]:
         """The journal entries of ``run_id`` in ``scopes``, oldest first; in the scope

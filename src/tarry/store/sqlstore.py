@@ -308,11 +308,17 @@ class SqlStore(ABC):
         if limit <= 0:
             return []
         with self._transaction(write=True, lease=True) as tx:
-            claimed = self._claim(tx, "due_runs", rows.claim_params(limit, now, ahead),
-                                  now=now, worker=worker,
-                                  lease_until=lease_until)
-            inboxes = eventstore.inbox_of(tx, [record.id for record in claimed]) if claimed \
-                else {}
+            return self._claim_with_inbox(tx, now=now, worker=worker, lease_until=lease_until,
+                                          limit=limit, ahead=ahead)
+
+    def _claim_with_inbox(self, tx: Tx, *, now: datetime, worker: str, lease_until: datetime,
+                          limit: int, ahead: datetime | None
+                          ) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """:meth:`claim_due_with_inbox` inside ``tx``: the claim, then the inboxes. A backend
+        that can do both in one statement overrides this."""
+        claimed = self._claim(tx, "due_runs", rows.claim_params(limit, now, ahead), now=now,
+                              worker=worker, lease_until=lease_until)
+        inboxes = eventstore.inbox_of(tx, [record.id for record in claimed]) if claimed else {}
         return [(record, inboxes.get(record.id, [])) for record in claimed]
 
     def claim_run(self, run_id: str, now: datetime, worker: str,
@@ -352,30 +358,46 @@ class SqlStore(ABC):
 
         An update for a run whose lease ``worker`` lost writes nothing (``LEASE_LOST``).
         """
+        with self._transaction(write=True) as tx:
+            return self._checkpoint(tx, worker, now, updates)
+
+    def checkpoint_and_claim(self, worker: str, now: datetime, updates: list[RunUpdate], *,
+                             lease_until: datetime, limit: int, ahead: datetime | None = None
+                             ) -> tuple[dict[str, CheckpointOutcome],
+                                        list[tuple[RunRecord, list[InboxEvent]]]]:
+        """:meth:`checkpoint`, then :meth:`claim_due_with_inbox`, in one transaction."""
+        with self._transaction(write=True) as tx:
+            outcomes = self._checkpoint(tx, worker, now, updates)
+            claimed = [] if limit <= 0 else self._claim_with_inbox(
+                tx, now=now, worker=worker, lease_until=lease_until, limit=limit, ahead=ahead)
+        return outcomes, claimed
+
+    def _checkpoint(self, tx: Tx, worker: str, now: datetime,
+                    updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
+        """:meth:`checkpoint` inside ``tx``."""
         outcomes: dict[str, CheckpointOutcome] = {}
         history: list[dict[str, Any]] = []
         journal: list[dict[str, Any]] = []
-        with self._transaction(write=True) as tx:
-            plans = eventstore.plan_wait_changes(tx, updates)
-            ordered = sorted(updates, key=lambda update: update.run_id)
-            written = self._write_runs(tx, worker, now, ordered)
-            for update in ordered:
-                cancel_requested = written.get(update.run_id)
-                if cancel_requested is None:
-                    outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
-                    continue
-                history += rows.history_params(update.run_id, update.history)
-                journal += rows.journal_params(update.run_id, update.journal)
-                eventstore.settle_inbox(tx, update, now,
-                                        plans.get(update.run_id, eventstore.WaitChanges()))
-                taskstore.settle_tasks(tx, update, now)
-                holdstore.settle_hold(tx, update)
-                outcome = rows.checkpoint_outcome(update, cancel_requested)
-                if outcome is CheckpointOutcome.CANCELLED:
-                    history += self._cancel_suspended(tx, update.run_id, now)
-                outcomes[update.run_id] = outcome
-            tx.many("insert_history", history)
-            tx.many("insert_journal", journal)
+        plans = eventstore.plan_wait_changes(tx, updates)
+        ordered = sorted(updates, key=lambda update: update.run_id)
+        written = self._write_runs(tx, worker, now, ordered)
+        for update in ordered:
+            cancel_requested = written.get(update.run_id)
+            if cancel_requested is None:
+                outcomes[update.run_id] = CheckpointOutcome.LEASE_LOST
+                continue
+            history += rows.history_params(update.run_id, update.history)
+            journal += rows.journal_params(update.run_id, update.journal)
+            eventstore.settle_inbox(tx, update, now,
+                                    plans.get(update.run_id, eventstore.WaitChanges()))
+            taskstore.settle_tasks(tx, update, now)
+            holdstore.settle_hold(tx, update)
+            outcome = rows.checkpoint_outcome(update, cancel_requested)
+            if outcome is CheckpointOutcome.CANCELLED:
+                history += self._cancel_suspended(tx, update.run_id, now)
+            outcomes[update.run_id] = outcome
+        tx.many("insert_history", history)
+        tx.many("insert_journal", journal)
         return outcomes
 
     def _write_runs(self, tx: Tx, worker: str, now: datetime,

@@ -119,9 +119,16 @@ class PostgresStore(SqlStore):
         if limit <= 0:
             return []
         with self._transaction(write=True, lease=True) as tx:
-            leased = self._leased(tx, "claim_due_runs_with_inbox",
-                                  rows.claim_params(limit, now, ahead), now=now,
-                                  worker=worker, lease_until=lease_until)
+            return self._claim_with_inbox(tx, now=now, worker=worker, lease_until=lease_until,
+                                          limit=limit, ahead=ahead)
+
+    def _claim_with_inbox(self, tx: Tx, *, now: datetime, worker: str, lease_until: datetime,
+                          limit: int, ahead: datetime | None
+                          ) -> list[tuple[RunRecord, list[InboxEvent]]]:
+        """The claim and the inboxes in one statement (``claim_due_runs_with_inbox``)."""
+        leased = self._leased(tx, "claim_due_runs_with_inbox",
+                              rows.claim_params(limit, now, ahead), now=now, worker=worker,
+                              lease_until=lease_until)
         return [(rows.claimed_record(row, row["claimed_from"], row["was_due"]),
                  [eventstore.inbox_event(item) for item in row["inbox_rows"]])
                 for row in leased]
