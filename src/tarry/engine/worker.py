@@ -151,11 +151,12 @@ class Worker:
                 if free <= 0:
                     await _first_done(running, stop)
                     continue
-                if self.committer.claiming:  # its commit claims what is due by then
-                    await self.committer.settled()
-                    continue
                 try:
                     self._nudged.clear()
+                    if self.committer.claiming:  # its commit claims what is due by then
+                        await self._fire_schedules()
+                        await self.committer.settled()
+                        continue
                     claimed = await self._claim(min(self.batch, free), self.look_ahead)
                     if self._start(claimed, running):
                         looked_ahead_for = None
