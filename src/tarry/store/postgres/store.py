@@ -109,23 +109,11 @@ class PostgresStore(SqlStore):
         return [record for record, _ in self.claim_due_with_inbox(now, worker, lease_until,
                                                                   limit)]
 
-    def claim_due_with_inbox(self, now: datetime, worker: str, lease_until: datetime,
-                             limit: int, *, ahead: datetime | None = None
-                             ) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """:meth:`claim_due` and the inbox of each run it claimed (with ``ahead``, also the
-        runs nothing can reach before their instant, due by then), in one statement, in a
-        lease transaction (its commit does not wait for the disk): two round trips, no
-        fsync."""
-        if limit <= 0:
-            return []
-        with self._transaction(write=True, lease=True) as tx:
-            return self._claim_with_inbox(tx, now=now, worker=worker, lease_until=lease_until,
-                                          limit=limit, ahead=ahead)
-
     def _claim_with_inbox(self, tx: Tx, *, now: datetime, worker: str, lease_until: datetime,
                           limit: int, ahead: datetime | None
                           ) -> list[tuple[RunRecord, list[InboxEvent]]]:
-        """The claim and the inboxes in one statement (``claim_due_runs_with_inbox``)."""
+        """The claim and the inboxes in one statement (``claim_due_runs_with_inbox``): a
+        claim is two round trips, and no fsync (a lease transaction)."""
         leased = self._leased(tx, "claim_due_runs_with_inbox",
                               rows.claim_params(limit, now, ahead), now=now, worker=worker,
                               lease_until=lease_until)
