@@ -78,3 +78,42 @@ async def test_a_worker_run_once_claims_nothing_along(engine: Engine) -> None:
     assert await worker.run_once() == 3
     assert (claims.alone, claims.along) == (3, 0)
     assert {engine.store.get_run(run).status for run in runs} == {RunStatus.SUCCEEDED}
+
+
+class _HeldCheckpoints(_Claims):
+    """:class:`_Claims` whose claiming checkpoints wait until :attr:`release` is set."""
+
+    def __init__(self, store: AsyncStore) -> None:
+        super().__init__(store)
+        self.release = asyncio.Event()
+        self.held = asyncio.Event()
+
+    async def checkpoint_and_claim(self, *args: Any, **kwargs: Any) -> Any:
+        self.held.set()
+        await self.release.wait()
+        return await super().checkpoint_and_claim(*args, **kwargs)
+
+
+async def test_schedules_are_looked_at_while_the_loop_waits_for_a_claiming_checkpoint(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Under sustained load the loop never claims on its own; due schedule occurrences were
+    # created only before its own claims.
+    run = engine.start(parse_flow(GREET, "greet.yaml")).id
+    store = _HeldCheckpoints(engine.async_store)
+    worker = engine.worker(store=store, concurrency=4)  # type: ignore[arg-type]
+    looks: list[bool] = []  # each look: whether a claiming checkpoint was in flight
+    real = worker._fire_schedules
+
+    async def fire_schedules() -> None:
+        looks.append(worker.committer.claiming)
+        await real()
+
+    monkeypatch.setattr(worker, "_fire_schedules", fire_schedules)
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop))
+    await until(store.held.is_set)  # the run's checkpoint, claiming, is in flight
+    await until(lambda: True in looks)  # the loop looked while it waited for it
+    store.release.set()
+    await until(lambda: engine.store.get_run(run).status is RunStatus.SUCCEEDED)
+    stop.set()
+    await task
