@@ -139,7 +139,7 @@ class Worker:
         """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
         compile_template("{{ 0 }}")  # build the expression parser now, not on the first wake
         renewer = asyncio.create_task(self._renew_leases(stop))
-        running = self._running
+        running = self._running  # every run's task, whoever claimed it
         self.committer.claim_along = ClaimAlong(
             room=lambda batch: 0 if stop.is_set() else self._room(batch),
             lease=self.lease, ahead=self.look_ahead, take=self._take)
@@ -158,7 +158,7 @@ class Worker:
                         await self.committer.settled()
                         continue
                     claimed = await self._claim(min(self.batch, free), self.look_ahead)
-                    if self._start(claimed, running):
+                    if self._start(claimed):
                         looked_ahead_for = None
                         await asyncio.sleep(0)  # let them begin; claim again while slots are free
                     else:  # an early look that found nothing claimable waits for the instant
@@ -226,15 +226,14 @@ class Worker:
     def _take(self, claimed: list[tuple[RunRecord, list[InboxEvent]]]) -> None:
         """Execute the runs a checkpoint's transaction claimed."""
         self._in_flight.update(record.id for record, _ in claimed)
-        self._start(claimed, self._running)
+        self._start(claimed)
 
-    def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]],
-               running: set[asyncio.Task[None]]) -> int:
-        """Execute each claimed run in its own task, tracked in ``running``."""
+    def _start(self, claimed: list[tuple[RunRecord, list[InboxEvent]]]) -> int:
+        """Execute each claimed run in its own task, tracked in :attr:`_running`."""
         for record, inbox in claimed:
             task = asyncio.create_task(self.execute(record, inbox))
-            running.add(task)
-            task.add_done_callback(running.discard)
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
         return len(claimed)
 
     async def execute(self, record: RunRecord, inbox: list[InboxEvent]) -> None:
