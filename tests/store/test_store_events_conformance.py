@@ -260,3 +260,36 @@ def test_batches_of_the_same_correlations_in_opposite_orders_do_not_deadlock(
     assert refused == []
     inbox = store.inbox(["ra", "rb"])
     assert (len(inbox["ra"]), len(inbox["rb"])) == (400, 400)
+
+
+def test_batches_starting_held_runs_on_the_same_targets_in_opposite_orders_do_not_deadlock(
+        store: Store, store_factory: Callable[[], Store]) -> None:
+    senders = [(store_factory(), ("deploy-a", "deploy-b")),
+               (store_factory(), ("deploy-b", "deploy-a"))]
+    refused: list[StoreError] = []
+    barrier = threading.Barrier(len(senders))
+
+    def held_start(run_id: str, target: str) -> TriggerStarts:
+        run = new_run(run_id, status=RunStatus.HELD, target=target, due_at=at(3600))
+        return TriggerStarts(runs=((run, ()),), supersede_since=T0)
+
+    def send(sender: Store, targets: tuple[str, str], tag: int) -> None:
+        barrier.wait()
+        for number in range(100):  # each batch holds one target, then wants the other
+            name = f"{tag}-{number}"
+            try:
+                sender.record_events([(_event(f"{name}-{target}", key=f'["{name}-{target}"]'),
+                                       held_start(f"run-{name}-{target}", target))
+                                      for target in targets], at(5))
+            except StoreError as error:
+                refused.append(error)
+
+    threads = [threading.Thread(target=send, args=(sender, targets, tag))
+               for tag, (sender, targets) in enumerate(senders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert refused == []
+    assert store.count_runs() == 400  # the first of each target held, the others superseded
+    assert store.count_runs(status=RunStatus.HELD) == 2

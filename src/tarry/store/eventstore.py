@@ -25,7 +25,7 @@ from tarry.model import (
     RunUpdate,
     TriggerStarts,
 )
-from tarry.store import triggerstore
+from tarry.store import holdstore, triggerstore
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:
@@ -44,15 +44,18 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     or of one earlier in ``events``) and deliver it; a valid new one also starts the runs of
     its ``starts``. The records, in order.
 
-    Every lock comes first, in one global order (the event ids, then the correlations, each
-    sorted), before anything is written, and goes out with the one read of the stored ids;
-    one more read finds the waiting branches of every correlation: three flights to the
-    server with the commit, however many events (a held trigger start adds its own).
+    Every lock comes first, in one global order (the event ids, then the correlations, then
+    the targets of held trigger starts, each sorted), before anything is written, and goes
+    out with the one read of the stored ids; one more read finds the waiting branches of
+    every correlation: three flights to the server with the commit, however many events (a
+    held trigger start adds its own).
     """
     news = [event for event, _ in events]
     tx.take("lock_event_id", [{"type": key[0], "id": key[1]}  # a concurrent resend waits
                               for key in sorted({(event.type, event.id) for event in news})])
     _lock_matches(tx, news)
+    holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
+                                for run, _ in starts.runs])
     known = {(row["type"], row["id"]): record_from_row(row, state=EventState.DUPLICATE)
              for row in tx.all("find_events", {"keys": json.dumps(
                  [{"type": event.type, "id": event.id} for event in news])})}

@@ -18,17 +18,28 @@ Every function runs inside the caller's transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from tarry.clock import to_millis
-from tarry.model import HOLD_CLEARED, HistoryEntry, NewRun, RunUpdate
+from tarry.model import HOLD_CLEARED, HistoryEntry, NewRun, RunStatus, RunUpdate
 from tarry.store import runstore
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
-__all__ = ["acquire_slot", "create_held", "settle_hold"]
+__all__ = ["acquire_slot", "create_held", "lock_targets", "settle_hold"]
+
+
+def lock_targets(tx: Tx, runs: Iterable[NewRun]) -> None:
+    """Lock the flow and target of each held run of ``runs`` that has one, sorted (queued:
+    they go out with the next read). A transaction that starts several held runs takes
+    these locks together, before it writes, so two that start runs on the same targets in
+    opposite orders never deadlock (:func:`create_held` takes its lock again: a no-op)."""
+    tx.take("lock_hold_target", [{"flow": flow, "target": target} for flow, target in sorted(
+        {(run.flow, run.target) for run in runs
+         if run.status is RunStatus.HELD and run.target is not None})])
 
 
 def create_held(tx: Tx, run: NewRun, history: list[HistoryEntry],
