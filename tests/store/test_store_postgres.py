@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from store_samples import T0, at, eventually, new_run
+from store_samples import T0, at, eventually, new_run, suspend
 
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
@@ -18,6 +20,9 @@ from tarry.model import CheckpointOutcome, EventWait, RunStatus, RunUpdate
 from tarry.store import open_store
 from tarry.store.base import Store
 from tarry.store.migrations import load_migrations
+from tarry.store.postgres.connections import ThreadConnections
+from tarry.store.postgres.errors import translated
+from tarry.store.postgres.statements import Statements
 from tarry.store.postgres.store import _QUERIES as POSTGRES_QUERIES
 
 pytestmark = pytest.mark.postgres
@@ -230,6 +235,70 @@ def test_a_claim_reads_the_partial_due_index(postgres_server: PostgresServer,
         "FOR UPDATE SKIP LOCKED", database)
 
     assert "runs_due" in " ".join(str(row[0]) for row in plan)
+
+
+def _round_trips(store: Store, call: Callable[[], object], folder: Path) -> int:
+    """How often ``call`` turned, on this thread's connection, from sending to the server
+    to reading its answer (libpq's protocol trace: a flight of pipelined statements is
+    one)."""
+    connection = store._connections.cursor().connection  # type: ignore[attr-defined]
+    path = folder / "trace.txt"
+    with path.open("w") as trace:
+        connection.pgconn.trace(trace.fileno())
+        connection.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        call()
+        connection.pgconn.untrace()
+    sides = [line[:1] for line in path.read_text().splitlines() if line[:1] in {"F", "B"}]
+    return sum(1 for sent, read in itertools.pairwise(sides)
+               if (sent, read) == ("F", "B"))
+
+
+def test_a_claim_goes_out_with_its_commit_in_one_flight(pg_store: Store,
+                                                        tmp_path: Path) -> None:
+    pg_store.create_runs([(new_run(name), []) for name in ("a", "b", "c", "d")])
+
+    claim = _round_trips(pg_store, lambda: pg_store.claim_due(T0, "w1", at(30), 2), tmp_path)
+    checkpoint = _round_trips(pg_store, lambda: pg_store.checkpoint(
+        "w1", T0, [suspend("a", at(600))]), tmp_path)
+    checkpoint_and_claim = _round_trips(pg_store, lambda: pg_store.checkpoint_and_claim(
+        "w1", T0, [suspend("b", at(600))], lease_until=at(30), limit=1), tmp_path)
+
+    assert claim == 1  # was 3: its rows, the end of its flight, then the COMMIT alone
+    assert checkpoint_and_claim == checkpoint  # the claim rides with the COMMIT
+    assert {run.id: run.lease_owner for run in pg_store.list_runs()} == {
+        "a": None, "b": None, "c": "w1", "d": None}
+
+
+def test_a_commit_that_fails_after_the_final_read_raises_and_keeps_nothing(
+        postgres_url: str) -> None:
+    connections = ThreadConnections(postgres_url, connect_timeout=5,
+                                    configure=lambda connection: None)
+    connections.cursor().execute(  # a violation found at COMMIT, not at the INSERT
+        "CREATE TEMPORARY TABLE parent (id int PRIMARY KEY);"
+        "CREATE TEMPORARY TABLE child (parent int REFERENCES parent "
+        "DEFERRABLE INITIALLY DEFERRED)")
+    queries = {"adopt": "INSERT INTO child VALUES (%(parent)s) RETURNING parent"}
+
+    def final(parent: int) -> list[Any]:
+        statements = Statements(connections, queries, transaction=True)
+        try:
+            with translated():
+                rows = statements.final("adopt", {"parent": parent})
+                statements.commit()  # sends nothing: the COMMIT went with the read
+            return rows
+        except BaseException:
+            statements.rollback()
+            raise
+        finally:
+            statements.close()
+
+    with pytest.raises(StoreError, match="foreign key"):
+        final(7)
+    connections.cursor().execute("INSERT INTO parent VALUES (8)")
+    assert final(8) == [{"parent": 8}]
+    assert connections.cursor().execute("SELECT parent FROM child").fetchall() == [
+        {"parent": 8}]
+    connections.close()
 
 
 def test_a_selective_journal_read_looks_each_key_up(postgres_server: PostgresServer,

@@ -89,15 +89,23 @@ class Tx:
         self._queued: list[tuple[str, Sequence[Mapping[str, Any]]]] = []
 
     def all(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
-        """Every row the query returns."""
+        """Every row the query returns (read once its flight is over: in one flight, the
+        results come back with the ``Sync`` that ends it, not with a round trip of their
+        own)."""
         with self._after_queued():
             self.cursor.execute(self._queries[name], params or {})
-            return cast(list[Row], self.cursor.fetchall())
+        return cast(list[Row], self.cursor.fetchall())
 
     def one(self, name: str, params: Mapping[str, Any] | None = None) -> Row | None:
         """The first row the query returns, or None."""
         found = self.all(name, params)
         return found[0] if found else None
+
+    def final(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Every row the transaction's last statement returns: nothing may follow it. A
+        backend that pipelines (PostgreSQL) sends the ``COMMIT`` in its flight and reads the
+        rows after it; here it is :meth:`all`, the commit following as usual."""
+        return self.all(name, params)
 
     def run(self, name: str, params: Mapping[str, Any] | None = None) -> int:
         """Run a statement that returns no rows; the number of rows it changed."""

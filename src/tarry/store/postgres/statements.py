@@ -5,7 +5,9 @@
 - **A write** is one transaction whose ``BEGIN`` goes out in one flight (psycopg's pipeline
   mode) with its first statement; statements whose results nobody waits for
   (:meth:`~tarry.store.sqlstore.Tx.many`) are queued and go out with the next statement that
-  returns something, or with the ``COMMIT``.
+  returns something, or with the ``COMMIT``. A write that ends with a statement whose rows
+  it returns (:meth:`~tarry.store.sqlstore.Tx.final`: a claim) sends the ``COMMIT`` with it
+  and reads the rows after: a claim alone is one flight, a checkpoint that claims two.
 
 The first flight of either is sent again, once, on a new connection when the connection turns
 out to be gone (the server's goodbye was still on its way when its socket was looked at):
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, suppress
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 
@@ -38,6 +40,7 @@ class Statements(Tx):
         self._own = connections.cursor()
         self._transaction = transaction
         self._begun = False
+        self._ended = False
         self._first = True
         self._writer = self._own.connection.cursor()
         super().__init__(self._own, queries, together=self._pipeline if transaction else None,
@@ -51,15 +54,28 @@ class Statements(Tx):
         """Run a statement that returns no rows; the number of rows it changed."""
         return self._flight(lambda: Tx.run(self, name, params))
 
+    def final(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Every row the last statement returns, sent with the queued statements and, in a
+        write, the ``COMMIT`` in one flight; the rows are read after the commit (which
+        raises what it fails with, before they are returned)."""
+        if not self._transaction:
+            return self.all(name, params)
+        return self._flight(lambda: self._final(name, params))
+
     def commit(self) -> None:
         """End the call: a write's queued statements and its ``COMMIT``, in one flight (a
-        write that sent and queued nothing sends nothing)."""
+        write that sent and queued nothing sends nothing, nor one that :meth:`final`
+        ended)."""
+        if self._ended:
+            if self._queued:
+                raise RuntimeError("a statement was queued after the transaction's final one")
+            return
         if self._transaction and (self._begun or self._queued):
             self._flight(self._commit)
 
     def rollback(self) -> None:
         """Undo a write begun on a connection still open."""
-        if self._begun and not self._own.connection.broken:
+        if self._begun and not self._ended and not self._own.connection.broken:
             with suppress(psycopg.Error):
                 self._own.connection.execute("ROLLBACK")
 
@@ -85,6 +101,16 @@ class Statements(Tx):
                 self._begin()
             self.flush()
             self._own.execute("COMMIT")
+
+    def _final(self, name: str, params: Mapping[str, Any] | None) -> list[Row]:
+        with self._pipeline():
+            if not self._begun:
+                self._begin()
+            self.flush()
+            self._own.execute(self._queries[name], params or {})
+            self._writer.execute("COMMIT")  # its own cursor: the rows fetched are the read's
+        self._ended = True
+        return cast(list[Row], self._own.fetchall())
 
     def _begin(self) -> None:
         self._own.execute("BEGIN")

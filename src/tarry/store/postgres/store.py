@@ -113,7 +113,7 @@ class PostgresStore(SqlStore):
                           limit: int, ahead: datetime | None
                           ) -> list[tuple[RunRecord, list[InboxEvent]]]:
         """The claim and the inboxes in one statement (``claim_due_runs_with_inbox``): a
-        claim is two round trips, and no fsync (a lease transaction)."""
+        claim is one round trip with its ``COMMIT``, and no fsync (a lease transaction)."""
         leased = self._leased(tx, "claim_due_runs_with_inbox",
                               rows.claim_params(limit, now, ahead), now=now, worker=worker,
                               lease_until=lease_until)
@@ -146,9 +146,10 @@ class PostgresStore(SqlStore):
     @staticmethod
     def _leased(tx: Tx, claim: str, params: Mapping[str, Any], *, now: datetime, worker: str,
                 lease_until: datetime) -> list[Row]:
-        """The rows the ``claim`` statement leased, the earliest due first."""
-        leased = tx.all(claim, {**params, "now": to_millis(now), "worker": worker,
-                                "lease_until": to_millis(lease_until)})
+        """The rows the ``claim`` statement leased, the earliest due first: the
+        transaction's final statement, sent with its ``COMMIT``."""
+        leased = tx.final(claim, {**params, "now": to_millis(now), "worker": worker,
+                                  "lease_until": to_millis(lease_until)})
         leased.sort(key=lambda row: (row["was_due"], row["id"]))
         return leased
 
