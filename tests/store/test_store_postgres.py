@@ -16,7 +16,7 @@ from store_samples import T0, at, eventually, new_run, suspend
 
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
-from tarry.model import CheckpointOutcome, EventWait, RunStatus, RunUpdate
+from tarry.model import CheckpointOutcome, EventWait, NewEvent, RunStatus, RunUpdate
 from tarry.store import open_store
 from tarry.store.base import Store
 from tarry.store.migrations import load_migrations
@@ -267,6 +267,23 @@ def test_a_claim_goes_out_with_its_commit_in_one_flight(pg_store: Store,
     assert checkpoint_and_claim == checkpoint  # the claim rides with the COMMIT
     assert {run.id: run.lease_owner for run in pg_store.list_runs()} == {
         "a": None, "b": None, "c": "w1", "d": None}
+
+
+def test_a_send_is_two_round_trips_however_many_events_it_records(
+        pg_store: Store, tmp_path: Path) -> None:
+    def event(event_id: str) -> NewEvent:
+        return NewEvent(id=event_id, type="ping", data={}, received_at=T0,
+                        match_key=f'["{event_id}"]')
+
+    one = _round_trips(pg_store, lambda: pg_store.record_event(event("e1"), T0), tmp_path)
+    many = _round_trips(pg_store, lambda: pg_store.record_events(
+        [(event(f"e{n}"), None) for n in range(2, 12)], T0), tmp_path)
+
+    # The locks and both reads (the stored ids, the waiting branches) go out in one flight,
+    # the writes with the COMMIT in the other (the reads were a flight each, and each read
+    # inside its pipeline a round trip more).
+    assert (one, many) == (2, 2)
+    assert len(pg_store.list_events(now=T0)) == 11
 
 
 def test_a_commit_that_fails_after_the_final_read_raises_and_keeps_nothing(

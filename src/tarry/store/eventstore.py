@@ -46,9 +46,9 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
 
     Every lock comes first, in one global order (the event ids, then the correlations, then
     the targets of held trigger starts, each sorted), before anything is written, and goes
-    out with the one read of the stored ids; one more read finds the waiting branches of
-    every correlation: three flights to the server with the commit, however many events (a
-    held trigger start adds its own).
+    out in one flight with the two reads, of the stored ids and of the waiting branches of
+    every correlation (a duplicate's too, unused): two flights to the server with the
+    commit, however many events (a held trigger start adds its own).
     """
     news = [event for event, _ in events]
     tx.take("lock_event_id", [{"type": key[0], "id": key[1]}  # a concurrent resend waits
@@ -56,11 +56,9 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     _lock_matches(tx, news)
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
+    stored, waiting = _stored_and_waiting(tx, news)
     known = {(row["type"], row["id"]): record_from_row(row, state=EventState.DUPLICATE)
-             for row in tx.all("find_events", {"keys": json.dumps(
-                 [{"type": event.type, "id": event.id} for event in news])})}
-    waiting = _waiting_branches(tx, [event for event in news
-                                     if (event.type, event.id) not in known])
+             for row in stored}
     records = []
     for event, starts in events:
         record = known.get((event.type, event.id))
@@ -219,8 +217,8 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
             added=tuple(wait for key, wait in wanted.items() if key not in held))
     changed = {(key[1], key[2]) for plan in plans.values() for key in plan.removed}
     changed |= {(w.type, w.match_key) for plan in plans.values() for w in plan.added}
-    for event_type, match_key in sorted(changed):
-        tx.one("lock_correlation", {"type": event_type, "match_key": match_key})
+    tx.take("lock_correlation", [{"type": event_type, "match_key": match_key}
+                                 for event_type, match_key in sorted(changed)])
     return plans
 
 
@@ -245,7 +243,7 @@ def settle_inbox(tx: Tx, update: RunUpdate, now: datetime, changes: WaitChanges)
     could_have_inbox = update.had_waits or update.had_tasks or changes.added
     if update.status.value == "waiting" and could_have_inbox and tx.one(
             "run_has_inbox", {"run_id": update.run_id}):
-        tx.run("wake_run_now", {"run_id": update.run_id, "now": to_millis(now)})
+        tx.many("wake_run_now", [{"run_id": update.run_id, "now": to_millis(now)}])
 
 
 def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datetime) -> None:
@@ -255,26 +253,27 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
     turned down by ``accept`` never leaves the run unreachable for the next one (SPEC 3.5.8).
     """
     for wait in waits:
-        tx.one("lock_correlation", {"type": wait.type, "match_key": wait.match_key})
-        tx.run("insert_wait", {"run_id": run_id, "wait_id": wait.wait_id, "type": wait.type,
-                               "match_key": wait.match_key, "until": to_millis(wait.until)})
+        tx.take("lock_correlation", [{"type": wait.type, "match_key": wait.match_key}])
+        tx.many("insert_wait", [{"run_id": run_id, "wait_id": wait.wait_id,
+                                 "type": wait.type, "match_key": wait.match_key,
+                                 "until": to_millis(wait.until)}])
         _take_buffered(tx, run_id, wait, now)
 
 
 def _take_buffered(tx: Tx, run_id: str, wait: EventWait, now: datetime) -> None:
     """Move the oldest buffered event that counts for ``wait`` into its branch's inbox,
-    unless the branch already has one to look at."""
-    if tx.one("branch_has_inbox", {"run_id": run_id, "wait_id": wait.wait_id}):
+    unless the branch already has one to look at (both read in one flight)."""
+    has_inbox, oldest = tx.reads(
+        ("branch_has_inbox", {"run_id": run_id, "wait_id": wait.wait_id}),
+        ("oldest_buffered", {"type": wait.type, "match_key": wait.match_key,
+                             "now": to_millis(now), "until": to_millis(wait.until)}))
+    if has_inbox or not oldest:
         return
-    buffered = tx.one("oldest_buffered", {"type": wait.type, "match_key": wait.match_key,
-                                          "now": to_millis(now),
-                                          "until": to_millis(wait.until)})
-    if buffered is None:
-        return
+    buffered = oldest[0]
     _put_in_inbox(tx, run_id, wait.wait_id, buffered)
-    tx.run("set_event_state", {"type": buffered["type"], "id": buffered["id"],
-                               "state": EventState.DELIVERED.value,
-                               "runs": json.dumps([run_id]), "now": to_millis(now)})
+    tx.many("set_event_state", [{"type": buffered["type"], "id": buffered["id"],
+                                 "state": EventState.DELIVERED.value,
+                                 "runs": json.dumps([run_id]), "now": to_millis(now)}])
 
 
 _Correlation = tuple[str, str, int]
@@ -292,16 +291,40 @@ def _lock_matches(tx: Tx, events: Sequence[NewEvent]) -> None:
         {(event.type, event.match_key) for event in events if not event.errors})])
 
 
+def _stored_and_waiting(tx: Tx, events: Sequence[NewEvent]
+                        ) -> tuple[list[Row], dict[_Correlation, list[Row]]]:
+    """The stored events with the ids of ``events``, and the branches waiting on each valid
+    event's correlation (none: absent), in one flight."""
+    stored = ("find_events", {"keys": json.dumps([{"type": event.type, "id": event.id}
+                                                  for event in events])})
+    branches = _branches_query(events)
+    if branches is None:
+        return tx.all(*stored), {}
+    found, waiting = tx.reads(stored, branches)
+    return found, _by_correlation(waiting)
+
+
 def _waiting_branches(tx: Tx, events: Sequence[NewEvent]) -> dict[_Correlation, list[Row]]:
     """The branches waiting on each valid event's correlation, in one read (none: absent)."""
+    query = _branches_query(events)
+    return {} if query is None else _by_correlation(tx.all(*query))
+
+
+def _branches_query(events: Sequence[NewEvent]) -> tuple[str, dict[str, str]] | None:
+    """The read of the branches waiting on the valid ``events``' correlations (None: no
+    valid event)."""
     keys = sorted({_correlation(event) for event in events if not event.errors})
+    if not keys:
+        return None
+    return "waiting_branches", {"keys": json.dumps(
+        [{"type": key[0], "match_key": key[1], "received_at": key[2]} for key in keys])}
+
+
+def _by_correlation(rows: Sequence[Row]) -> dict[_Correlation, list[Row]]:
     found: dict[_Correlation, list[Row]] = {}
-    if keys:
-        for row in tx.all("waiting_branches", {"keys": json.dumps(
-                [{"type": key[0], "match_key": key[1], "received_at": key[2]}
-                 for key in keys])}):
-            found.setdefault((row["type"], row["match_key"], int(row["received_at"])),
-                             []).append(row)
+    for row in rows:
+        found.setdefault((row["type"], row["match_key"], int(row["received_at"])),
+                         []).append(row)
     return found
 
 

@@ -65,7 +65,8 @@ def settle_hold(tx: Tx, update: RunUpdate) -> None:
     target has no marker: nothing changes)."""
     for entry in update.history:
         if entry.kind == HOLD_CLEARED:
-            tx.run("clear_hold_marker", {"run_id": update.run_id, "now": to_millis(entry.at)})
+            tx.many("clear_hold_marker", [{"run_id": update.run_id,
+                                           "now": to_millis(entry.at)}])
 
 
 def acquire_slot(tx: Tx, holder: str, now: datetime, lease_until: datetime,

@@ -101,6 +101,11 @@ class Tx:
         found = self.all(name, params)
         return found[0] if found else None
 
+    def reads(self, *queries: tuple[str, Mapping[str, Any]]) -> list[list[Row]]:
+        """Every row of each query, in order. A backend that pipelines (PostgreSQL) sends
+        them in one flight, so no query may depend on the rows of another."""
+        return [self.all(name, params) for name, params in queries]
+
     def final(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Every row the transaction's last statement returns: nothing may follow it. A
         backend that pipelines (PostgreSQL) sends the ``COMMIT`` in its flight and reads the

@@ -16,7 +16,7 @@ nothing was done on it, so nothing is done twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, TypeVar, cast
 
@@ -53,6 +53,12 @@ class Statements(Tx):
     def run(self, name: str, params: Mapping[str, Any] | None = None) -> int:
         """Run a statement that returns no rows; the number of rows it changed."""
         return self._flight(lambda: Tx.run(self, name, params))
+
+    def reads(self, *queries: tuple[str, Mapping[str, Any]]) -> list[list[Row]]:
+        """Every row of each query, in order, the queries sent in one flight (each on a
+        cursor of its own) with the queued statements, and the write's ``BEGIN`` if it has
+        not gone out yet."""
+        return self._flight(lambda: self._reads(queries))
 
     def final(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Every row the last statement returns, sent with the queued statements and, in a
@@ -101,6 +107,20 @@ class Statements(Tx):
                 self._begin()
             self.flush()
             self._own.execute("COMMIT")
+
+    def _reads(self, queries: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[Row]]:
+        cursors = [self._own.connection.cursor() for _ in queries]
+        try:
+            with self._pipeline():
+                if self._transaction and not self._begun:
+                    self._begin()
+                self.flush()
+                for cursor, (name, params) in zip(cursors, queries, strict=True):
+                    cursor.execute(self._queries[name], params)
+            return [cast(list[Row], cursor.fetchall()) for cursor in cursors]
+        finally:
+            for cursor in cursors:
+                cursor.close()
 
     def _final(self, name: str, params: Mapping[str, Any] | None) -> list[Row]:
         with self._pipeline():
