@@ -37,6 +37,7 @@ from datetime import date
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
@@ -251,7 +252,15 @@ def measure(system: System, request: dict[str, Any], context: Context, label: st
     outcome = "ok" if reply.get("ok") else ("n/a" if "na" in reply else "ERROR")
     say(f"  {label}: {outcome} ({time.perf_counter() - began:.1f}s)")
     return {"system": system.name, "request": request, "reply": reply,
-            "seconds": time.perf_counter() - began}
+            "seconds": time.perf_counter() - began, **database_of(system, store)}
+
+
+def database_of(system: System, store: str) -> dict[str, str]:
+    """The scratch PostgreSQL database a measurement used, by name (``database``: dropped
+    at its end, whatever the adapter did); nothing for another store."""
+    if system.store != "postgresql":
+        return {}
+    return {"database": urlsplit(store).path.lstrip("/")}
 
 
 def adapter_timeout(request: Mapping[str, Any]) -> float:
