@@ -46,10 +46,12 @@ def replies(document: Mapping[str, Any], workload: str,
 def pooled(document: Mapping[str, Any], workload: str, field: str,
            items: int | None = None) -> dict[str, list[float]]:
     """Every value of ``field`` in the replies to ``workload`` (of ``items`` items, if
-    given), per system, rounds pooled."""
+    given), per system, rounds pooled; a reply without it (a results file written before
+    the figure existed) adds nothing."""
     found: dict[str, list[float]] = {}
     for system, _, result in replies(document, workload, items):
-        found.setdefault(system, []).extend(result[field])
+        if field in result:
+            found.setdefault(system, []).extend(result[field])
     return found
 
 
@@ -78,9 +80,10 @@ def lateness(document: Mapping[str, Any], path: Path) -> bool:
     ecdf(events, pooled(document, "events", "latency_ms"),
          f"send-to-resume, idle: {sizes['events']:,} events at {sizes['event_rate']:g}/s, "
          f"{sizes['waiting']:,} waiting")
+    cap = f"for at most {sizes['event_cap_s']:g} s" if "event_cap_s" in sizes else "no cap"
     ecdf(loaded, pooled(document, "events", "load_latency_ms"),
          f"send-to-resume under load: the other {sizes['waiting'] - sizes['events']:,} "
-         f"sent back to back\n(for at most {sizes['event_cap_s']:g} s)")
+         f"sent back to back\n({cap})")
     figure.suptitle(_caption(document))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
