@@ -233,63 +233,59 @@ def test_record_events_that_fail_part_way_write_none_of_them(store: Store) -> No
     assert store.get_run("r1").due_at == due_before
 
 
+Batch = list[tuple[NewEvent, TriggerStarts | None]]
+
+
+def _refused_in_opposite_orders(store_factory: Callable[[], Store], batches: int,
+                                batch: Callable[[str, str], Batch],
+                                names: tuple[str, str]) -> list[StoreError]:
+    """Two senders on stores of their own, started together, each recording ``batches``
+    batches of ``batch(tag, name)`` for the two ``names``, one sender in their order and
+    the other in the opposite one; every error a record raised."""
+    refused: list[StoreError] = []
+    barrier = threading.Barrier(2)
+
+    def send(sender: Store, order: tuple[str, str], tag: int) -> None:
+        barrier.wait()
+        for number in range(batches):  # each batch holds one, then wants the other
+            try:
+                sender.record_events([event for name in order
+                                      for event in batch(f"{tag}-{number}", name)], at(5))
+            except StoreError as error:
+                refused.append(error)
+
+    threads = [threading.Thread(target=send, args=(store_factory(), order, tag))
+               for tag, order in enumerate((names, names[::-1]))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return refused
+
+
 def test_batches_of_the_same_correlations_in_opposite_orders_do_not_deadlock(
         store: Store, store_factory: Callable[[], Store]) -> None:
     first, second = '["a"]', '["b"]'
     _waiting(store, "ra", key=first)
     _waiting(store, "rb", key=second)
-    senders = [(store_factory(), (first, second)), (store_factory(), (second, first))]
-    refused: list[StoreError] = []
-    barrier = threading.Barrier(len(senders))
 
-    def send(sender: Store, keys: tuple[str, str], tag: int) -> None:
-        barrier.wait()
-        for number in range(200):  # each batch wakes a run, then wants the other correlation
-            try:
-                sender.record_events([(_event(f"{tag}-{number}-{key}", key=key), None)
-                                      for key in keys], at(5))
-            except StoreError as error:
-                refused.append(error)
+    def wake(tag: str, key: str) -> Batch:  # the event wakes the run waiting on ``key``
+        return [(_event(f"{tag}-{key}", key=key), None)]
 
-    threads = [threading.Thread(target=send, args=(sender, keys, tag))
-               for tag, (sender, keys) in enumerate(senders)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert refused == []
+    assert _refused_in_opposite_orders(store_factory, 200, wake, (first, second)) == []
     inbox = store.inbox(["ra", "rb"])
     assert (len(inbox["ra"]), len(inbox["rb"])) == (400, 400)
 
 
 def test_batches_starting_held_runs_on_the_same_targets_in_opposite_orders_do_not_deadlock(
         store: Store, store_factory: Callable[[], Store]) -> None:
-    senders = [(store_factory(), ("deploy-a", "deploy-b")),
-               (store_factory(), ("deploy-b", "deploy-a"))]
-    refused: list[StoreError] = []
-    barrier = threading.Barrier(len(senders))
+    def hold(tag: str, target: str) -> Batch:  # the event starts a run held on ``target``
+        run = new_run(f"run-{tag}-{target}", status=RunStatus.HELD, target=target,
+                      due_at=at(3600))
+        return [(_event(f"{tag}-{target}", key=f'["{tag}-{target}"]'),
+                 TriggerStarts(runs=((run, ()),), supersede_since=T0))]
 
-    def held_start(run_id: str, target: str) -> TriggerStarts:
-        run = new_run(run_id, status=RunStatus.HELD, target=target, due_at=at(3600))
-        return TriggerStarts(runs=((run, ()),), supersede_since=T0)
-
-    def send(sender: Store, targets: tuple[str, str], tag: int) -> None:
-        barrier.wait()
-        for number in range(100):  # each batch holds one target, then wants the other
-            name = f"{tag}-{number}"
-            try:
-                sender.record_events([(_event(f"{name}-{target}", key=f'["{name}-{target}"]'),
-                                       held_start(f"run-{name}-{target}", target))
-                                      for target in targets], at(5))
-            except StoreError as error:
-                refused.append(error)
-
-    threads = [threading.Thread(target=send, args=(sender, targets, tag))
-               for tag, (sender, targets) in enumerate(senders)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert refused == []
+    assert _refused_in_opposite_orders(store_factory, 100, hold,
+                                       ("deploy-a", "deploy-b")) == []
     assert store.count_runs() == 400  # the first of each target held, the others superseded
     assert store.count_runs(status=RunStatus.HELD) == 2
