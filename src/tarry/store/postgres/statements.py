@@ -96,25 +96,27 @@ class Statements(Tx):
             with super()._after_queued():
                 yield
             return
+        with self._together_with_queued():
+            yield
+
+    @contextmanager
+    def _together_with_queued(self) -> Iterator[None]:
+        """One flight: the write's ``BEGIN`` if it has not gone out, the queued statements,
+        then the block's; its results are read once the block (the flight) has ended."""
         with self._pipeline():
-            self._begin()
+            if self._transaction and not self._begun:
+                self._begin()
             self.flush()
             yield
 
     def _commit(self) -> None:
-        with self._pipeline():
-            if not self._begun:
-                self._begin()
-            self.flush()
+        with self._together_with_queued():
             self._own.execute("COMMIT")
 
     def _reads(self, queries: Sequence[tuple[str, Mapping[str, Any]]]) -> list[list[Row]]:
         cursors = [self._own.connection.cursor() for _ in queries]
         try:
-            with self._pipeline():
-                if self._transaction and not self._begun:
-                    self._begin()
-                self.flush()
+            with self._together_with_queued():
                 for cursor, (name, params) in zip(cursors, queries, strict=True):
                     cursor.execute(self._queries[name], params)
             return [cast(list[Row], cursor.fetchall()) for cursor in cursors]
@@ -123,10 +125,7 @@ class Statements(Tx):
                 cursor.close()
 
     def _final(self, name: str, params: Mapping[str, Any] | None) -> list[Row]:
-        with self._pipeline():
-            if not self._begun:
-                self._begin()
-            self.flush()
+        with self._together_with_queued():
             self._own.execute(self._queries[name], params or {})
             self._writer.execute("COMMIT")  # its own cursor: the rows fetched are the read's
         self._ended = True
