@@ -16,7 +16,15 @@ from store_samples import T0, at, eventually, new_run, suspend
 
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
-from tarry.model import CheckpointOutcome, EventWait, NewEvent, RunStatus, RunUpdate
+from tarry.model import (
+    CheckpointOutcome,
+    EventWait,
+    NewEvent,
+    RunStatus,
+    RunUpdate,
+    TaskCompletion,
+    TaskRequest,
+)
 from tarry.store import open_store
 from tarry.store.base import Store
 from tarry.store.migrations import load_migrations
@@ -284,6 +292,25 @@ def test_a_send_is_two_round_trips_however_many_events_it_records(
     # inside its pipeline a round trip more).
     assert (one, many) == (2, 2)
     assert len(pg_store.list_events(now=T0)) == 11
+
+
+def test_a_task_completion_is_three_round_trips_and_delivers_it(pg_store: Store,
+                                                                 tmp_path: Path) -> None:
+    task = TaskRequest(id="t1", step="approve", title="Approve?", outcomes=("yes", "no"),
+                       created_at=T0, until=at(600))
+    pg_store.create_run(new_run("r1"), [])
+    pg_store.claim_run("r1", T0, "w0", at(30))
+    pg_store.checkpoint("w0", T0, [suspend("r1", at(600), tasks=(task,))])
+
+    trips = _round_trips(pg_store, lambda: pg_store.complete_task(
+        TaskCompletion("t1", "yes", {}, "ada", at(1))), tmp_path)
+
+    # The task's run; the two locks with the task under them; the writes, the task as they
+    # leave it and the COMMIT (it was nine: a round trip per statement).
+    assert trips == 3
+    assert pg_store.get_run("r1").due_at == at(1)
+    assert [(event.event_id, event.data["outcome"]) for event in
+            pg_store.inbox(["r1"])["r1"]] == [("t1", "yes")]
 
 
 def test_a_commit_that_fails_after_the_final_read_raises_and_keeps_nothing(

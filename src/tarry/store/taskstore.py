@@ -66,26 +66,31 @@ def find(tx: Tx, task_id: str) -> TaskRecord:
 
 def complete(tx: Tx, completion: TaskCompletion) -> TaskRecord:
     """Record ``completion`` of an open task whose deadline has not passed, deliver it to the
-    run and wake it; raises ``TaskNotFound`` or ``TaskStateError`` (nothing changed)."""
+    run and wake it; raises ``TaskNotFound`` or ``TaskStateError`` (nothing changed).
+
+    Three flights to the server, the commit included: the task's run; the locks (the run's
+    row, then the task's, as a checkpoint takes them) with the task as it is under them; the
+    writes, the task as they leave it and the ``COMMIT``."""
     run_id = find(tx, completion.task_id).run_id
-    tx.one("get_run_for_update", {"id": run_id})
-    tx.one("lock_task", {"id": completion.task_id})
+    tx.take("get_run_for_update", [{"id": run_id}])
+    tx.take("lock_task", [{"id": completion.task_id}])
     task = find(tx, completion.task_id)  # as it is now that nobody else can change it
     _require_open(task, completion.at)
-    tx.run("complete_task", {"id": task.id, "outcome": completion.outcome,
-                             "data": json.dumps(completion.data), "by": completion.by,
-                             "at": to_millis(completion.at)})
+    tx.many("complete_task", [{"id": task.id, "outcome": completion.outcome,
+                               "data": json.dumps(completion.data), "by": completion.by,
+                               "at": to_millis(completion.at)}])
     delivered = {"outcome": completion.outcome, "data": completion.data, "by": completion.by,
                  "completed_at": iso(completion.at)}
-    tx.run("insert_inbox", {"run_id": run_id, "wait_id": task.request.step,
-                            "event_type": TASK_INBOX_TYPE, "event_id": task.id,
-                            "data": json.dumps(delivered),
-                            "received_at": to_millis(completion.at)})
-    tx.run("wake_waiting_run", {"run_id": run_id, "now": to_millis(completion.at)})
+    tx.many("insert_inbox", [{"run_id": run_id, "wait_id": task.request.step,
+                              "event_type": TASK_INBOX_TYPE, "event_id": task.id,
+                              "data": json.dumps(delivered),
+                              "received_at": to_millis(completion.at)}])
+    tx.many("wake_waiting_run", [{"run_id": run_id, "now": to_millis(completion.at)}])
     entry = HistoryEntry(completion.at, "task.completed", task.request.step,
                          {"task": task.id, "outcome": completion.outcome, "by": completion.by})
     tx.many("insert_history", rows.history_params(run_id, [entry]))
-    return find(tx, task.id)
+    [completed] = tx.final("get_task", {"id": task.id})
+    return record_from_row(completed)
 
 
 def _require_open(task: TaskRecord, now: datetime) -> None:
