@@ -27,7 +27,6 @@ same run as the reference. Targets: the 10,000-step Python flow's first executio
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 import time
@@ -49,7 +48,7 @@ from common import (
     scratch_store,
 )
 
-from tarry import App, Context
+from tarry import App, Context, eventloop
 from tarry.testing import Harness
 
 START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -234,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         facts = machine(base)
         with scratch_store(base, "checkpoints_limit") as url:
             limit = measure_limit(url, seconds=sizes.limit_seconds).per_second
-        results = asyncio.run(measure_all(base, Path(folder), sizes))
+        results = eventloop.run(measure_all(base, Path(folder), sizes))
     goals = targets(results)
     return publish("checkpoints", args, sizes=asdict(sizes), facts=facts,
                    results={"limit_per_second": limit, "results": results}, goals=goals,

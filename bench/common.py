@@ -386,6 +386,7 @@ def _limit_round(session: _LimitSession, seconds: float) -> float:
 
 _WORKER_SCRIPT = """\
 import asyncio, signal, sys
+from tarry import eventloop
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.engine.worker import freeze_heap
@@ -401,7 +402,7 @@ async def main(concurrency):
     finally:
         engine.close()
 
-asyncio.run(main(int(sys.argv[1])))
+eventloop.run(main(int(sys.argv[1])))  # as tarry worker does
 """
 _READY_TIMEOUT = 30.0
 _STOP_TIMEOUT = 30.0

@@ -32,7 +32,6 @@ reported as setup, never measured). The targets: delivery with many runs waiting
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import itertools
@@ -61,6 +60,7 @@ from common import (
     scratch_store,
 )
 
+from tarry import eventloop
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.loader import parse_flow
@@ -152,7 +152,7 @@ class EventBench:
         keys = [f"key-{next(self._numbers)}" for _ in range(count)]
         for start in range(0, count, INSERT_CHUNK):
             self._insert(keys[start:start + INSERT_CHUNK])
-        asyncio.run(self._run_due())
+        eventloop.run(self._run_due())
         self.waiting += keys
         return time.perf_counter() - began
 

@@ -68,6 +68,7 @@ from timers import (
     bench_engine,
 )
 
+from tarry import eventloop
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.expressions import compile_template
@@ -230,7 +231,7 @@ def run_profile(base: str, directory: Path, runs: int,
             compile_template("{{ 0 }}")  # the worker builds the parser at start: not a wake's
             time.sleep(max((due - wall_now()).total_seconds(), 0.0))
             began = time.perf_counter()
-            profiler.runcall(asyncio.run, work_until_done(engine))
+            profiler.runcall(eventloop.run, work_until_done(engine))
             seconds = time.perf_counter() - began
         finally:
             engine.close()

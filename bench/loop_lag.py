@@ -43,6 +43,7 @@ from common import (
     scratch_store,
 )
 
+from tarry import eventloop
 from tarry.actions import ActionRegistry
 from tarry.clock import SystemClock
 from tarry.engine.builtins import register_builtins
@@ -161,9 +162,9 @@ async def _burst(url: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
 def measure(base: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
     """Every figure of the benchmark."""
     say("measuring the idle loop")
-    idle = asyncio.run(_idle_lag(sizes.idle_seconds))
+    idle = eventloop.run(_idle_lag(sizes.idle_seconds))
     with scratch_store(base, "lag") as url:
-        burst = asyncio.run(_burst(url, folder, sizes))
+        burst = eventloop.run(_burst(url, folder, sizes))
     with scratch_store(base, "limit") as url:
         say("measuring the limit")
         limit = measure_limit(url, seconds=sizes.limit_seconds)

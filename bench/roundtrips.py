@@ -48,6 +48,7 @@ from common import (
     scratch_store,
 )
 
+from tarry import eventloop
 from tarry.testing import Harness
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -218,7 +219,7 @@ def measure(base: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
     """Every figure of the benchmark."""
     with scratch_store(base, "roundtrips") as url:
         say("counting round trips")
-        figures = asyncio.run(_measure(url, folder, sizes))
+        figures = eventloop.run(_measure(url, folder, sizes))
     with scratch_store(base, "limit") as url:
         say("measuring the limit")
         limit = measure_limit(url, seconds=sizes.limit_seconds)

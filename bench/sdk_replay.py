@@ -25,7 +25,6 @@ scratch database on that server.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import tempfile
@@ -46,7 +45,7 @@ from common import (
     write_json,
 )
 
-from tarry import App, Context
+from tarry import App, Context, eventloop
 from tarry.clock import SystemClock, VirtualClock, iso
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
@@ -190,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
         base = args.store or f"sqlite:///{folder}/bench.db"
         platform_facts = machine(base)
-        results = asyncio.run(measure(base, Path(folder), sizes, args.runs))
+        results = eventloop.run(measure(base, Path(folder), sizes, args.runs))
     goals = targets(results)
     document = {
         "benchmark": "sdk_replay",

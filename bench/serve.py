@@ -50,6 +50,7 @@ from common import (
     store_kind,
 )
 
+from tarry import eventloop
 from tarry.clock import from_iso
 from tarry.config import load_settings
 from tarry.engine.runtime import Engine
@@ -192,7 +193,7 @@ def measure_resume(root: Path, count: int) -> dict[str, float]:
                 await asyncio.sleep(0.01)
             return [_resume_seconds(engine, run_id) for run_id in ids]
 
-        delays = asyncio.run(_with_worker(engine, body))
+        delays = eventloop.run(_with_worker(engine, body))
     finally:
         engine.close()
     return {"p50_ms": percentile(delays, 50) * 1000, "p99_ms": percentile(delays, 99) * 1000}
@@ -223,7 +224,7 @@ def measure_lag(root: Path, count: int) -> dict[str, float]:
                     lags.append(loop.time() - expected)
             return engine.clock.now().timestamp() - from_iso(at).timestamp()
 
-        woken_in = asyncio.run(_with_worker(engine, body))
+        woken_in = eventloop.run(_with_worker(engine, body))
     finally:
         engine.close()
     return {"p50_ms": percentile(lags, 50) * 1000, "p99_ms": percentile(lags, 99) * 1000,

@@ -22,6 +22,8 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "values": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios",
                          "actions", "config", "model"}),
     "clock": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios"}),
+    "eventloop": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios",
+                            "actions", "config", "model", "values", "clock", "server"}),
     "files": frozenset({"engine", "holds", "language", "store", "sdk", "cli", "scenarios",
                         "actions", "config", "model", "values", "clock"}),
     "actions": frozenset({"engine", "holds", "store", "sdk", "cli", "scenarios"}),

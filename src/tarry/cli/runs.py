@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -10,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from tarry import eventloop
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
 from tarry.cli.options import choice, current_user, parse_inputs, quoting_hints
@@ -62,7 +62,7 @@ def run(flow: FlowArgument, *, input_pairs: InputOption = None, inputs: InputsOp
         run_id = _start(engine, flow, input_pairs or [], inputs, target=target,
                         hold_after_text=hold_after_text).id
         progress = _Progress(engine.store, run_id, console()) if follow and not as_json else None
-        asyncio.run(engine.drive(run_id, follow=follow, on_progress=progress))
+        eventloop.run(engine.drive(run_id, follow=follow, on_progress=progress))
         if progress is not None:
             progress.flush()
         doc = engine.document(run_id)

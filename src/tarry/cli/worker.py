@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from tarry import eventloop
 from tarry.cli.session import open_engine
 from tarry.config import load_settings
 from tarry.engine.worker import Worker, freeze_heap
@@ -43,10 +44,10 @@ def worker(
             _log_to_stderr(logging.DEBUG if debug else logging.INFO, engine.redactor):
         executor = engine.worker(concurrency=concurrency, lease=timedelta(seconds=lease))
         if once:
-            count = asyncio.run(executor.run_once())
+            count = eventloop.run(executor.run_once())
             typer.echo(f"handled {count} due run{'' if count == 1 else 's'}")
             return
-        asyncio.run(_run_until_signalled(executor, settings.database))
+        eventloop.run(_run_until_signalled(executor, settings.database))
 
 
 async def _run_until_signalled(executor: Worker, store_url: str) -> None:

@@ -12,6 +12,8 @@ from starlette.types import ASGIApp
 __all__ = ["run_until_stopped"]
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_LOOP = "tarry.eventloop:new_event_loop"
+"""uvicorn's loop factory, by import path (:func:`tarry.eventloop.new_event_loop`)."""
 
 
 class _Server(uvicorn.Server):
@@ -32,7 +34,9 @@ class _Server(uvicorn.Server):
 
 def run_until_stopped(app: ASGIApp, host: str, port: int) -> None:
     """Serve ``app`` on ``host:port`` until a stop signal; requests in progress finish first
-    (for up to 30 s)."""
+    (for up to 30 s). The loop is :func:`tarry.eventloop.new_event_loop`: the worker that
+    shares it wakes runs on time."""
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
-                            server_header=False, timeout_graceful_shutdown=30)
+                            server_header=False, timeout_graceful_shutdown=30,
+                            loop=_LOOP)
     _Server(config).run()
