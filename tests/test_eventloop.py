@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 
 import pytest
+import uvicorn
 
 from tarry import eventloop
+from tarry.server import serving
 
 pytestmark = pytest.mark.skipif(not hasattr(selectors, "EpollSelector"),
                                 reason="only epoll rounds its waits to milliseconds")
@@ -102,3 +104,8 @@ def test_run_returns_what_its_coroutine_returns() -> None:
         return 42
 
     assert eventloop.run(answer()) == 42
+
+
+def test_tarry_serve_gives_uvicorn_this_loop() -> None:
+    config = uvicorn.Config(lambda *_: None, loop=serving._LOOP)
+    assert config.get_loop_factory() is eventloop.new_event_loop
