@@ -9,7 +9,9 @@ second, and events delivered per second, per system: medians of the rounds) and,
 JSON has the flood workload, ``<name>-flood.png`` (per N, the distribution of each item's
 lateness, every round pooled, per system; and per system against N, the submits per second
 and the items woken per second from about the first due to the last wake: medians of the
-rounds). Prints the paths written.
+rounds) and, when it has the paced workload, ``<name>-paced.png`` (per N, the distribution
+of each item's lateness when every system started the items at one rate). Prints the paths
+written.
 """
 
 from __future__ import annotations
@@ -213,6 +215,26 @@ def _flood_rates(axes: Any, document: Mapping[str, Any], sizes: list[int],
     axes.legend(fontsize="small")
 
 
+def paced(document: Mapping[str, Any], path: Path) -> bool:
+    """Per N, the paced workload's lateness distributions (every system started the items
+    at one rate). False, and nothing drawn, without the paced workload in the JSON."""
+    sizes = sorted({each["request"]["items"] for each in document["measurements"]
+                    if each["request"]["workload"] == "paced"})
+    if not sizes:
+        return False
+    figure, grid = plt.subplots(1, len(sizes), figsize=(max(10, 7 * len(sizes)), 5.5),
+                                squeeze=False)
+    settings = document["sizes"]
+    for axes, items in zip(grid[0], sizes, strict=True):
+        ecdf(axes, pooled(document, "paced", "lateness_ms", items),
+             f"{items:,} started at {settings['paced_rate']:g}/s by every system: lateness "
+             f"(wake − due)\neach due {settings['delay_s']:g} s after its start")
+    figure.suptitle(_caption(document))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return True
+
+
 def _caption(document: Mapping[str, Any]) -> str:
     load = document["machine"]["load_average"]
     return (f"{document['finished_at'][:10]}, {document['preset']}, "
@@ -225,7 +247,8 @@ def main(argv: list[str]) -> int:
     source = Path(argv[0])
     document = json.loads(source.read_text(encoding="utf-8"))
     draws: tuple[tuple[str, Callable[[Mapping[str, Any], Path], bool]], ...] = (
-        ("lateness", lateness), ("throughput", throughput), ("flood", flood))
+        ("lateness", lateness), ("throughput", throughput), ("flood", flood),
+        ("paced", paced))
     for name, draw in draws:
         target = source.with_name(f"{source.stem}-{name}.png")
         if draw(document, target):

@@ -190,8 +190,8 @@ def million(result: Result, request: Result) -> Figures:
 
 
 FIGURES: dict[str, Callable[[Result, Result], Figures]] = {
-    "timers": timers, "burst": burst, "flood": flood, "starts": starts, "events": events,
-    "suspension": suspension, "million": million}
+    "timers": timers, "burst": burst, "flood": flood, "paced": timers, "starts": starts,
+    "events": events, "suspension": suspension, "million": million}
 
 
 def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -281,12 +281,15 @@ TEXT = "text"
 """A column's format when it shows a text of the summary (not a figure)."""
 RATIO = "ratio"
 """A column's format when it shows a tarry system's ratio to the row's (``tarry_ratio``)."""
+LATENESS_COLUMNS = [("lateness p50 ms", "lateness_p50_ms", ".1f"),
+                    ("p99 ms", "lateness_p99_ms", ".1f"), ("max ms", "lateness_max_ms", ".0f"),
+                    ("submits/s", "submits_per_second", ",.0f"),
+                    ("worker MiB", "worker_peak_rss_mib", ".1f"),
+                    ("threads", "worker_threads_max", ".0f")]
+"""The columns of the timers and of the paced workload (the same measurement)."""
 COLUMNS: dict[str, list[tuple[str, str, str]]] = {
-    "timers": [("lateness p50 ms", "lateness_p50_ms", ".1f"),
-               ("p99 ms", "lateness_p99_ms", ".1f"), ("max ms", "lateness_max_ms", ".0f"),
-               ("submits/s", "submits_per_second", ",.0f"),
-               ("worker MiB", "worker_peak_rss_mib", ".1f"),
-               ("threads", "worker_threads_max", ".0f")],
+    "timers": LATENESS_COLUMNS,
+    "paced": LATENESS_COLUMNS,
     "burst": [("wakes/s", "wakes_per_second", ",.0f"),
               ("first late ms", "first_wake_late_ms", ",.0f"),
               ("last late ms", "last_wake_late_ms", ",.0f"),

@@ -166,6 +166,11 @@ class Sizes:
     ``delay_s`` after its own submit."""
     flood_cap_s: float = 600.0
     """How long a flood's submits may go on (a slower system submits fewer: reported)."""
+    paced_items: str = "1000,10000"
+    """Sizes of the paced workload (comma-separated): the flood at one pace for all, items
+    started at ``paced_rate`` per second whatever the system's own submit rate, each due
+    ``delay_s`` after its start, so that every worker has the same wakes a second to make."""
+    paced_rate: float = 300.0
     million: int = 1_000_000
     """Runs waiting in the million workload (tarry only) …"""
     million_baseline: int = 1000
@@ -180,7 +185,7 @@ FULL = Sizes()
 QUICK = Sizes(timer_items=100, timer_rate=50.0, burst_items="50,200", start_items=100,
               batch=100, batches=2, waiting=300, events=20, event_rate=20.0,
               event_cap_s=30.0, small=50, large=300, idle_s=0.5, limit_s=0.5, timeout_s=90.0,
-              flood_items="100,1000", flood_cap_s=30.0, million=20_000,
+              flood_items="100,1000", flood_cap_s=30.0, paced_items="1000", million=20_000,
               million_timeout_s=1800.0)
 FULL_ROUNDS = 5
 QUICK_ROUNDS = 3
@@ -283,6 +288,8 @@ REQUESTS: dict[str, Requests] = {
                               for n in sizes_of(s.burst_items)],
     "flood": lambda s, _: [{"items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
                             "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)],
+    "paced": lambda s, _: [{"items": n, "rate": s.paced_rate, "delay_s": s.delay_s,
+                            "timeout_s": s.timeout_s} for n in sizes_of(s.paced_items)],
     "events": lambda s, _: [{"waiting": s.waiting, "events": s.events, "rate": s.event_rate,
                              "cap_s": s.event_cap_s, "batch": s.event_batch,
                              "timeout_s": s.timeout_s}],
@@ -298,22 +305,26 @@ WORKLOADS = tuple(REQUESTS)
 """Every workload, in the order a round measures them."""
 
 
+SIZED = ("burst", "flood", "paced")
+"""The workloads measured once per size (their summaries are keyed ``<workload>:<size>``)."""
+
+
 def requests(workload: str, sizes: Sizes, start_rate: float | None) -> list[dict[str, Any]]:
-    """The requests of one workload (the burst and the flood have one per size)."""
+    """The requests of one workload (a :data:`SIZED` one has one per size)."""
     return [{"workload": workload, **each}
             for each in REQUESTS[workload](sizes, start_rate or DEFAULT_START_RATE)]
 
 
 def sizes_of(listed: str) -> list[int]:
-    """Comma-separated sizes (of the burst or the flood), as numbers."""
+    """Comma-separated sizes (of a :data:`SIZED` workload), as numbers."""
     return [int(each) for each in listed.split(",") if each.strip()]
 
 
 def key_of(request: Mapping[str, Any]) -> str:
-    """Where a measurement's summary goes: the workload, and the size for a burst or a
-    flood."""
+    """Where a measurement's summary goes: the workload, and the size for a
+    :data:`SIZED` one."""
     workload = request["workload"]
-    return f"{workload}:{request['items']}" if workload in ("burst", "flood") else workload
+    return f"{workload}:{request['items']}" if workload in SIZED else workload
 
 
 def start_rate(measurements: Sequence[Mapping[str, Any]], system: str) -> float | None:
@@ -406,7 +417,7 @@ def prepare(systems: Sequence[System], context: Context, args: argparse.Namespac
 
 
 def summaries(measurements: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """For each workload (and burst size), each system's summary of its rounds (with tarry's
+    """For each workload (and size), each system's summary of its rounds (with tarry's
     ratios to it, where the workload has them)."""
     grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for each in measurements:
@@ -443,6 +454,10 @@ def titles(sizes: Sizes) -> dict[str, str]:
         found[f"flood:{n}"] = (f"flood: {n:,} items submitted back to back (for at most "
                                f"{s.flood_cap_s:g} s), each due {s.delay_s:g} s after its own "
                                "submit (wall = first submit → last wake)")
+    for n in sizes_of(s.paced_items):
+        found[f"paced:{n}"] = (f"paced: {n:,} items started at {s.paced_rate:g}/s by every "
+                               f"system, each due {s.delay_s:g} s after its start (the flood "
+                               "at one pace for all; lateness = wake − due)")
     return found
 
 

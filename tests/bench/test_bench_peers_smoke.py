@@ -17,6 +17,7 @@ from backends import PostgresServer
 _PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 _TINY = ["--rounds", "1", "--timer-items", "6", "--timer-rate", "50", "--delay-s", "0.3",
          "--burst-items", "8", "--flood-items", "10", "--flood-cap-s", "10",
+         "--paced-items", "7", "--paced-rate", "50",
          "--start-items", "5", "--batch", "4", "--batches", "2", "--waiting", "8",
          "--events", "3", "--event-rate", "30", "--event-cap-s", "10", "--event-batch", "2",
          "--small", "5",
@@ -27,6 +28,8 @@ _FIGURES = {
     "starts": {"single_per_second", "batched_per_second", "first_submit_ms"},
     "timers": {"lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms", "submits_per_second",
                "worker_peak_rss_mib", "worker_threads_max"},
+    "paced:7": {"lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms", "submits_per_second",
+                "worker_peak_rss_mib", "worker_threads_max"},
     "burst:8": {"wakes_per_second", "first_wake_late_ms", "last_wake_late_ms",
                 "setup_slack_s", "worker_peak_rss_mib", "worker_threads_max"},
     "flood:10": {"submitted", "reached", "submits_per_second", "wall_s", "lateness_p50_ms",
@@ -114,8 +117,9 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert summary["flood:10"]["reached"] == "yes"
     assert figures["submitted"] == 10
     assert [m["request"]["workload"] for m in result["measurements"]] == [
-        "starts", "timers", "burst", "flood", "events", "suspension", "million"]
+        "starts", "timers", "burst", "flood", "paced", "events", "suspension", "million"]
     assert len(result["measurements"][1]["reply"]["result"]["lateness_ms"]) == 6
+    assert len(result["measurements"][4]["reply"]["result"]["lateness_ms"]) == 7
     # the process's first submit is timed apart from the one-at-a-time rate
     assert set(result["measurements"][0]["reply"]["result"]) == {
         "first_s", "single_s", "batched_s"}
