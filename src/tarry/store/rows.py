@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -152,17 +151,21 @@ def journal_entry(row: Row) -> JournalEntry:
 
 def record_from_row(row: Row) -> RunRecord:
     """A ``runs`` row as a :class:`RunRecord`."""
+    return _record(row, row["status"], row["due_at"])
+
+
+def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
     return RunRecord(
         id=row["id"],
         flow=row["flow"],
         flow_digest=row["flow_digest"],
-        status=RunStatus(row["status"]),
+        status=RunStatus(status),
         inputs=_load(row["inputs"]),
         target=row["target"],
         state=_load(row["state"]),
         created_at=from_millis(row["created_at"]),
         updated_at=from_millis(row["updated_at"]),
-        due_at=_instant(row["due_at"]),
+        due_at=_instant(due_at),
         exit=row["exit"],
         error=_load(row["error"]),
         reason=row["reason"],
@@ -184,8 +187,7 @@ def claimed_record(row: Row, previous_status: str, was_due: int) -> RunRecord:
     """A run just leased: as stored, but with the status it had before the claim (so the
     worker knows whether it starts, resumes or recovers it) and the instant it was due (so
     the worker runs one claimed ahead at its instant)."""
-    return replace(record_from_row(row), status=RunStatus(previous_status),
-                   due_at=from_millis(was_due))
+    return _record(row, previous_status, was_due)
 
 
 def entry_from_row(row: Row) -> HistoryEntry:
