@@ -86,10 +86,7 @@ def lateness(document: Mapping[str, Any], path: Path) -> bool:
     ecdf(loaded, pooled(document, "events", "load_latency_ms"),
          f"send-to-resume under load: the other {sizes['waiting'] - sizes['events']:,} "
          f"sent back to back\n({cap})")
-    figure.suptitle(_caption(document))
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    return True
+    return _saved(figure, document, path)
 
 
 def throughput(document: Mapping[str, Any], path: Path) -> bool:
@@ -117,10 +114,7 @@ def throughput(document: Mapping[str, Any], path: Path) -> bool:
     bursts.legend(fontsize="small")
     _starts(starts, summary.get("starts", {}))
     _delivered(delivered, summary.get("events", {}))
-    figure.suptitle(_caption(document))
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    return True
+    return _saved(figure, document, path)
 
 
 def _starts(axes: Any, by_system: Mapping[str, Any]) -> None:
@@ -186,10 +180,7 @@ def flood(document: Mapping[str, Any], path: Path) -> bool:
         axes.set_ylabel(label)
     for axes in [*grid[0][len(sizes):], *grid[1][len(FLOOD_RATES):]]:
         axes.set_visible(False)
-    figure.suptitle(_caption(document))
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    return True
+    return _saved(figure, document, path)
 
 
 def _flood_rates(axes: Any, document: Mapping[str, Any], sizes: list[int],
@@ -229,6 +220,11 @@ def paced(document: Mapping[str, Any], path: Path) -> bool:
         ecdf(axes, pooled(document, "paced", "lateness_ms", items),
              f"{items:,} started at {settings['paced_rate']:g}/s by every system: lateness "
              f"(wake − due)\neach due {settings['delay_s']:g} s after its start")
+    return _saved(figure, document, path)
+
+
+def _saved(figure: Any, document: Mapping[str, Any], path: Path) -> bool:
+    """Caption ``figure`` with the run's facts and write it to ``path``: True (drawn)."""
     figure.suptitle(_caption(document))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
