@@ -31,23 +31,31 @@ if hasattr(selectors, "EpollSelector"):
     class _PreciseEpollSelector(selectors.EpollSelector):
         """epoll, waiting to the microsecond (module docstring)."""
 
-        def select(self, timeout: float | None = None
-                   ) -> list[tuple[selectors.SelectorKey, int]]:
-            if timeout is not None and timeout > 0:
+        def __init__(self) -> None:
+            super().__init__()
+            self._select_reaches = True
+            """False once ``select`` refused the epoll descriptor (numbered beyond its reach,
+            1024): epoll then waits itself, in whole milliseconds."""
+
+        def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+            if timeout is not None and timeout > 0 and self._select_reaches:
                 try:
                     select.select([self.fileno()], [], [], timeout)
-                except ValueError:  # a descriptor beyond select's reach: epoll waits instead
-                    return super().select(timeout)
-                timeout = 0
+                    timeout = 0
+                except ValueError:
+                    self._select_reaches = False
             return super().select(timeout)
 
-    def new_event_loop() -> asyncio.AbstractEventLoop:
-        """An asyncio event loop whose timers fire within microseconds of their instant."""
-        return asyncio.SelectorEventLoop(_PreciseEpollSelector())
-else:  # pragma: no cover - platforms without epoll wait precisely already
-    def new_event_loop() -> asyncio.AbstractEventLoop:
-        """An asyncio event loop whose timers fire within microseconds of their instant."""
+    _SELECTOR: type[selectors.BaseSelector] | None = _PreciseEpollSelector
+else:  # pragma: no cover - no epoll (not Linux): asyncio's own loop waits precisely
+    _SELECTOR = None
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """An asyncio event loop whose timers fire within microseconds of their instant."""
+    if _SELECTOR is None:  # pragma: no cover - not Linux
         return asyncio.new_event_loop()
+    return asyncio.SelectorEventLoop(_SELECTOR())
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
