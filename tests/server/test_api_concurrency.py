@@ -22,11 +22,10 @@ EACH = 12
 T = TypeVar("T")
 
 
-def _at_once(served: Served, work: Callable[[httpx.Client, int], T],
-             clients: int = CLIENTS) -> list[T]:
-    """``work(client, number)`` in ``clients`` threads, each with its own HTTP connection,
-    released together; their results, by number."""
-    ready = threading.Barrier(clients)
+def _at_once(served: Served, work: Callable[[httpx.Client, int], T]) -> list[T]:
+    """``work(client, number)`` in :data:`CLIENTS` threads, each with its own HTTP
+    connection, released together; their results, by number."""
+    ready = threading.Barrier(CLIENTS)
 
     def one(number: int) -> T:
         with served.client() as client:
@@ -34,8 +33,8 @@ def _at_once(served: Served, work: Callable[[httpx.Client, int], T],
             ready.wait(timeout=10)
             return work(client, number)
 
-    with ThreadPoolExecutor(clients) as pool:
-        return list(pool.map(one, range(clients)))
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        return list(pool.map(one, range(CLIENTS)))
 
 
 def _flat(nested: Sequence[Sequence[T]]) -> list[T]:
