@@ -191,6 +191,12 @@ class FlowFinder:
         it changed: a file added, removed or renamed)."""
         return self._current_listing().files
 
+    def tree_version(self) -> object:
+        """An object that stays the same (``is``) while no folder of the flows tree changes:
+        a flow file added, removed or renamed gives a new one (not a file edited in place).
+        Costs a ``stat`` of each folder."""
+        return self._current_listing()
+
     def available(self) -> tuple[list[Flow], list[LoadError]]:
         """Every flow this catalog can start (the folder's files, then the app's Python
         flows), and the refusal of each flow file that does not load."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from tarry.clock import Clock
@@ -37,7 +38,7 @@ from tarry.triggers.schedule import next_occurrence, plan_firing, schedule_key
 from tarry.triggers.starts import TriggeredStart, event_starts, schedule_start
 from tarry.values import ValueLimits
 
-__all__ = ["INVALID", "Triggers"]
+__all__ = ["INVALID", "TRIGGERS_FRESH", "Triggers"]
 
 logger = logging.getLogger("tarry.triggers")
 
@@ -45,6 +46,20 @@ INVALID = "trigger-invalid"
 """The refusal of a run whose trigger could not compute its target or inputs."""
 
 _DUE_BATCH = 32
+
+TRIGGERS_FRESH = timedelta(seconds=1)
+"""How long the event triggers of the flows in their files are used before every file is
+looked at again: an edit in place takes effect within it, a flow file added, removed or
+renamed at once."""
+
+
+@dataclass(frozen=True)
+class _Known:
+    """The flows that declare triggers, as found at ``at`` in the flows tree ``tree``."""
+
+    tree: object
+    at: datetime
+    flows: list[Flow]
 
 
 class Triggers:
@@ -61,17 +76,30 @@ class Triggers:
         self.clock = clock
         self.limits = limits
         self.scheduled = None if scheduled is None else frozenset(scheduled)
+        self._known: _Known | None = None
 
     def for_event(self, event: NewEvent) -> TriggerStarts | None:
         """The runs ``event`` starts (None for an invalid event, or when no trigger fires)."""
         if event.errors:
             return None
-        flows = [flow for flow in self.catalog.available()[0] if flow.triggers]
-        starts = event_starts(flows, event.type, event.id, event.data, event.received_at)
+        starts = event_starts(self._triggering_flows(), event.type, event.id, event.data,
+                              event.received_at)
         if not starts:
             return None
         return TriggerStarts(tuple(self._run_of(start, event.received_at) for start in starts),
                              supersede_since=event.received_at - SUPERSEDE_WINDOW)
+
+    def _triggering_flows(self) -> list[Flow]:
+        """The flows that declare triggers: looked up in every file again once the clock
+        has moved :data:`TRIGGERS_FRESH` (either way: a wall clock can be set back) or a
+        folder of the flows tree changed, so that a send costs a ``stat`` of each folder, not
+        of every flow file."""
+        now, tree = self.clock.now(), self.catalog.tree_version()
+        known = self._known
+        if known is None or known.tree is not tree or abs(now - known.at) >= TRIGGERS_FRESH:
+            flows = [flow for flow in self.catalog.available()[0] if flow.triggers]
+            known = self._known = _Known(tree, now, flows)
+        return known.flows
 
     def schedules(self) -> dict[str, tuple[Flow, ScheduleTrigger]]:
         """Every schedule trigger of the flows (of the ``scheduled`` ones), by its key."""
