@@ -509,10 +509,13 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def add_size_options(parser: argparse.ArgumentParser, full: Any) -> None:
-    """``--quick`` and one ``--<size>`` option per field of the sizes dataclass of ``full``
-    (the smoke tests run every script with tiny sizes this way)."""
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
+def add_size_options(parser: argparse.ArgumentParser, full: Any, *,
+                     quick_takes: str = "about a minute") -> None:
+    """``--quick`` (which takes ``quick_takes``) and one ``--<size>`` option per field of the
+    sizes dataclass of ``full`` (the smoke tests run every script with tiny sizes this
+    way)."""
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smaller sizes ({quick_takes})")
     for field in dataclasses.fields(full):
         parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
                             type=type(getattr(full, field.name)), help=field.name)

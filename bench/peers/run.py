@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -57,6 +58,7 @@ from common import (  # noqa: E402
     wall_now,
     write_json,
 )
+from progress import Progress, partial_path  # noqa: E402
 
 NOT_COMPARED = {
     "fleet": "throughput with 1, 2 and 4 worker processes: on 2 shared cores a fleet of each "
@@ -351,13 +353,16 @@ def limits(context: Context, kinds: set[str]) -> dict[str, float]:
 
 
 def rounds(systems: Sequence[System], workloads: Sequence[str], context: Context,
-           count: int) -> tuple[list[dict[str, Any]], list[dict[str, float]]]:
-    """Every round: the limits, then each workload for each system in turn."""
+           count: int, progress: Progress,
+           ) -> tuple[list[dict[str, Any]], list[dict[str, float]]]:
+    """Every round: the limits, then each workload for each system in turn (each kept by
+    ``progress`` as it is made, or taken from it)."""
     measurements: list[dict[str, Any]] = []
     limit_rounds: list[dict[str, float]] = []
+    kinds = {system.store for system in systems}
     for number in range(1, count + 1):
         say(f"round {number} of {count}")
-        limit_rounds.append(limits(context, {system.store for system in systems}))
+        limit_rounds.append(progress.limit(number, lambda: limits(context, kinds)))
         for workload in workloads:
             if workload in ONCE and number > 1:
                 continue
@@ -365,7 +370,8 @@ def rounds(systems: Sequence[System], workloads: Sequence[str], context: Context
                 for request in requests(workload, context.sizes,
                                         start_rate(measurements, system.name)):
                     label = f"r{number}-{key_of(request).replace(':', '')}-{system.name}"
-                    measurements.append(measure(system, request, context, label))
+                    measurements.append(progress.measurement(label, functools.partial(
+                        measure, system, request, context, label)))
     return measurements, limit_rounds
 
 
@@ -485,7 +491,8 @@ def git_commit() -> str | None:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line; every size can be overridden (the smoke test uses tiny ones)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    add_size_options(parser, FULL)
+    add_size_options(parser, FULL, quick_takes="15 to 25 minutes with every system; the "
+                                                "full preset takes hours")
     parser.add_argument("--rounds", type=int, help=f"rounds (default {FULL_ROUNDS}, "
                                                    f"--quick {QUICK_ROUNDS})")
     parser.add_argument("--systems", default=",".join(s.name for s in SYSTEMS),
@@ -498,6 +505,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=BENCH / "results" /
                         f"peers-{date.today().isoformat()}.json")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on with the interrupted run of the same options and --json: "
+                             "what it measured is kept, the rest is measured")
     parser.add_argument("--pins", type=Path, default=envs.PINS, help=argparse.SUPPRESS)
     parser.add_argument("--postgres", default=os.environ.get(
         "TARRY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"))
@@ -527,8 +537,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     shutil.rmtree(context.scratch / "runs", ignore_errors=True)  # the last run's logs
     chosen = [s for s in SYSTEMS if s.name in args.systems.split(",")]
     workloads = [w for w in WORKLOADS if w in args.workloads.split(",")]
+    progress = Progress(partial_path(args.json), {
+        "sizes": dataclasses.asdict(sizes), "rounds": count,
+        "systems": [s.name for s in chosen], "workloads": workloads}, resume=args.resume)
     systems, skipped, environment = prepare(chosen, context, args)
-    measurements, limit_rounds = rounds(systems, workloads, context, count)
+    measurements, limit_rounds = rounds(systems, workloads, context, count, progress)
     redis_started = environment["redis_started_by_run"]
     if redis_started:
         envs.redis_command(context.redis, "SHUTDOWN", "NOSAVE")
@@ -536,7 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = {
         "benchmark": "peers", "finished_at": iso(wall_now()),
         "seconds": time.perf_counter() - began, "preset": "quick" if args.quick else "full",
-        "rounds": count, "sizes": dataclasses.asdict(sizes), "machine": facts,
+        "rounds": count, "resumed": args.resume, "sizes": dataclasses.asdict(sizes),
+        "machine": facts,
         "tarry_commit": git_commit(),
         "systems": {s.name: {"store": s.store, "mechanism": s.mechanism,
                              "version": environment["versions"].get(s.name)} for s in chosen},
@@ -550,6 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_json(args.json, document)
     document["plots"] = plot(args.json, context, args)
     write_json(args.json, document)
+    progress.done()
     report.tables(found, titles(sizes))
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")

@@ -5,8 +5,11 @@ held: a row, with the worker's threads and memory flat however many wait)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +132,85 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert result["plots"] == {"skipped": "--no-plots"}
     assert result["environments"] == {}  # nothing was installed
     assert result["redis_started_by_run"] is False
+    assert result["resumed"] is False
+    assert not Path(finished.args[finished.args.index("--json") + 1]).with_suffix(
+        ".partial.jsonl").exists()  # kept while the run went on, removed at its end
     assert "wakes/s" in finished.stdout
     assert "send→resume" in finished.stdout
     assert "held as" in finished.stdout
+
+
+def _interrupted(tmp_path: Path, *args: str, after: str) -> Path:
+    """Start a run and stop it as Ctrl-C in its terminal would, once its measurement
+    ``after`` is kept; where it kept what it measured."""
+    partial = tmp_path / "peers.partial.jsonl"
+    running = subprocess.Popen(
+        [sys.executable, str(_PEERS / "run.py"), *args, "--no-plots",
+         "--scratch", str(tmp_path / "scratch"), "--json", str(tmp_path / "peers.json")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 40
+        while f'"label": "{after}"' not in (partial.read_text(encoding="utf-8")
+                                            if partial.exists() else ""):
+            assert running.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        os.killpg(running.pid, signal.SIGINT)
+        running.wait(30)
+    return partial
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_resumed_keeps_what_it_measured_and_measures_the_rest(
+        tmp_path: Path) -> None:
+    options = ["--systems", "tarry-sqlite", "--workloads", "starts,timers", *_TINY]
+    partial = _interrupted(tmp_path, *options, after="r1-starts-tarry-sqlite")
+    kept = [json.loads(line) for line in partial.read_text(encoding="utf-8").splitlines()]
+    assert [next(iter(line)) for line in kept[:3]] == ["plan", "round", "label"]
+
+    finished, result = _run(tmp_path, *options, "--resume")
+
+    assert "r1-starts-tarry-sqlite: kept from the interrupted run" in finished.stderr
+    assert "r1-timers-tarry-sqlite: ok" in finished.stderr
+    assert result["resumed"] is True
+    assert result["limit_rounds"] == [kept[1]["limit"]]
+    assert result["measurements"][0] == kept[2]["measurement"]
+    assert [m["request"]["workload"] for m in result["measurements"]] == ["starts", "timers"]
+    assert result["measurements"][1]["reply"]["ok"]
+    assert not partial.exists()
+
+
+@pytest.mark.slow
+def test_a_resume_with_other_options_is_refused_and_keeps_the_interrupted_run(
+        tmp_path: Path) -> None:
+    options = ["--systems", "tarry-sqlite", "--workloads", "starts,timers", *_TINY]
+    partial = _interrupted(tmp_path, *options, after="r1-starts-tarry-sqlite")
+    before = partial.read_text(encoding="utf-8")
+
+    refused = subprocess.run(
+        [sys.executable, str(_PEERS / "run.py"), *options, "--start-items", "6", "--resume",
+         "--no-plots", "--scratch", str(tmp_path / "scratch"),
+         "--json", str(tmp_path / "peers.json")],
+        capture_output=True, text=True, timeout=55, check=False)
+
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        f"--resume: {partial} is a run with other sizes, rounds, systems or workloads; give "
+        "the same options, or start afresh without --resume")
+    assert partial.read_text(encoding="utf-8") == before
+
+
+def test_a_resume_with_nothing_interrupted_is_refused(tmp_path: Path) -> None:
+    refused = subprocess.run(
+        [sys.executable, str(_PEERS / "run.py"), "--systems", "tarry-sqlite", "--resume",
+         "--no-plots", "--scratch", str(tmp_path / "scratch"),
+         "--json", str(tmp_path / "peers.json")],
+        capture_output=True, text=True, timeout=55, check=False)
+
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (f"--resume: no interrupted run is kept at "
+                                      f"{tmp_path / 'peers.partial.jsonl'}")
 
 
 @pytest.mark.slow
