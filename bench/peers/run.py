@@ -162,7 +162,8 @@ class Sizes:
     limit_s: float = 1.0
     """Length of one round of the raw durable transaction rate."""
     timeout_s: float = 120.0
-    """How long a workload may wait for its items."""
+    """How long a workload waits for its items with none of them waking (it waits as long
+    as they go on waking)."""
     flood_items: str = "1000,10000,100000"
     """Sizes of the flood workload (comma-separated): items submitted back to back, each due
     ``delay_s`` after its own submit."""

@@ -163,17 +163,22 @@ def await_armed(count: int, timeout: float) -> None:
 
 
 def await_wakes(items: Iterable[str], timeout: float) -> dict[str, float]:
-    """The wakes of ``items`` once all have woken; ``TimeoutError`` after ``timeout`` s."""
+    """The wakes of ``items`` once all have woken; ``TimeoutError`` once ``timeout`` s have
+    passed with nothing waking. A system far behind is waited for as long as it goes on
+    waking items (a flood of 100,000 can leave one minutes late); one that stopped is not."""
     wanted = set(items)
+    heard = -1
     deadline = time.monotonic() + timeout
     while True:
         seen = wakes()
         if len(seen) - _LOG.armed >= len(wanted) and wanted <= seen.keys():
             return {item: seen[item] for item in wanted}
-        if time.monotonic() > deadline:
+        if len(seen) > heard:
+            heard, deadline = len(seen), time.monotonic() + timeout
+        elif time.monotonic() > deadline:
             missing = sorted(wanted - seen.keys())
-            raise TimeoutError(f"{len(missing)} of {len(wanted)} items never woke "
-                               f"(first: {missing[:3]})")
+            raise TimeoutError(f"{len(missing)} of {len(wanted)} items never woke, nothing "
+                               f"in the last {timeout:g} s (first: {missing[:3]})")
         time.sleep(POLL)
 
 
