@@ -3,8 +3,9 @@
 
 The file is JSON lines beside the result (``peers-<date>.partial.jsonl``): first the run's
 plan (sizes, rounds, systems and workloads), then a line per round's raw rate and one per
-measurement, each written as soon as it is made. A resumed run keeps those and measures the
-rest; the file is removed once the result is written.
+measurement, each written as soon as it is made. A resumed run keeps those, but for the
+measurements that ended in an error, and measures the rest; the file is removed once the
+result is written.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class Progress:
         return self.limits[number]
 
     def measurement(self, label: str, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """The measurement ``label``: kept by the interrupted run, or made now and kept."""
+        """The measurement ``label``: kept by the interrupted run (unless it failed), or
+        made now and kept."""
         kept = self.measured.get(label)
         if kept is not None:
             say(f"  {label}: kept from the interrupted run")
@@ -79,6 +81,6 @@ class Progress:
                 continue
             if "limit" in line:
                 self.limits[line["round"]] = line["limit"]
-            else:
+            elif "error" not in line["measurement"]["reply"]:  # an error is measured again
                 self.measured[line["label"]] = line["measurement"]
         say(f"resuming: {len(self.measured)} measurements kept from {self.path}")

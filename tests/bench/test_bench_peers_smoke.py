@@ -182,6 +182,22 @@ def test_an_interrupted_run_resumed_keeps_what_it_measured_and_measures_the_rest
 
 
 @pytest.mark.slow
+def test_a_resumed_run_measures_again_what_ended_in_an_error(tmp_path: Path) -> None:
+    options = ["--systems", "tarry-sqlite", "--workloads", "starts,timers", *_TINY]
+    partial = _interrupted(tmp_path, *options, after="r1-starts-tarry-sqlite")
+    lines = [json.loads(line) for line in partial.read_text(encoding="utf-8").splitlines()]
+    lines[2]["measurement"]["reply"] = {"ok": False, "error": "TimeoutError: 3 of 5 items"}
+    partial.write_text("".join(json.dumps(line) + "\n" for line in lines[:3]),
+                       encoding="utf-8")
+
+    finished, result = _run(tmp_path, *options, "--resume")
+
+    assert "r1-starts-tarry-sqlite: ok" in finished.stderr
+    assert "kept from the interrupted run" not in finished.stderr
+    assert [m["reply"]["ok"] for m in result["measurements"]] == [True, True]
+
+
+@pytest.mark.slow
 def test_a_resume_with_other_options_is_refused_and_keeps_the_interrupted_run(
         tmp_path: Path) -> None:
     options = ["--systems", "tarry-sqlite", "--workloads", "starts,timers", *_TINY]
