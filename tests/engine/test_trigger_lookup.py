@@ -75,9 +75,9 @@ def edit_in_place(path: Path, text: str) -> None:
     os.utime(path, ns=(before + 1_000_000_000, before + 1_000_000_000))
 
 
-def test_a_send_stats_the_folder_not_every_flow_file(
-        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert started_flows(harness) == ["deploy"]  # the first send reads every file
+def watching_stats(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every path the flows catalog will ``stat`` from now on, in order (the real calls
+    still made)."""
     looked_at: list[Path] = []
     real = catalog.file_signature
 
@@ -86,6 +86,13 @@ def test_a_send_stats_the_folder_not_every_flow_file(
         return real(path)
 
     monkeypatch.setattr(catalog, "file_signature", counted)
+    return looked_at
+
+
+def test_a_send_stats_the_folder_not_every_flow_file(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert started_flows(harness) == ["deploy"]  # the first send reads every file
+    looked_at = watching_stats(monkeypatch)
     for _ in range(5):
         assert started_flows(harness) == ["deploy"]
     assert looked_at == [harness.directory / "flows"] * 5
@@ -94,14 +101,7 @@ def test_a_send_stats_the_folder_not_every_flow_file(
 def test_every_file_is_looked_at_again_once_the_freshness_window_has_passed(
         harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     started_flows(harness)
-    looked_at: list[Path] = []
-    real = catalog.file_signature
-
-    def counted(path: str | Path) -> FileSignature | None:
-        looked_at.append(Path(path))
-        return real(path)
-
-    monkeypatch.setattr(catalog, "file_signature", counted)
+    looked_at = watching_stats(monkeypatch)
     harness.clock.set(harness.clock.now() + TRIGGERS_FRESH)
     started_flows(harness)
     flows = harness.directory / "flows"
