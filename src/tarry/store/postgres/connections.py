@@ -9,7 +9,8 @@ a zero-timeout poll of its socket sees without asking the server anything; such 
 is replaced before it is used. One whose goodbye is still on its way fails a call's first
 flight, before anything was done, and the caller sends it again once on a new connection
 (:mod:`tarry.store.postgres.statements`). A connection that breaks *later* in a call fails
-that call with ``StoreUnavailable`` and is replaced on the next one.
+that call with ``StoreUnavailable`` and is replaced on the next one; so is one whose call the
+server refused (:meth:`ThreadConnections.discard`).
 
 Connecting fails at once on a refused connection, a database that does not exist or bad
 credentials (libpq's ``connect_timeout`` bounds an unanswered connect), with one line.
@@ -49,10 +50,14 @@ class ThreadConnections:
         transaction sends ``BEGIN``); ``fresh``: on a new connection, the current one having
         turned out to be gone."""
         if fresh:
-            connection: Connection | None = getattr(self._local, "connection", None)
-            if connection is not None:
-                self._forget(connection)
+            self.discard()
         return self._current().cursor()
+
+    def discard(self) -> None:
+        """Close this thread's connection, if it has one: its next call opens a new one."""
+        connection: Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            self._forget(connection)
 
     def open(self) -> None:
         """Open this thread's connection now (raises what connecting raises)."""

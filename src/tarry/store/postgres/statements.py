@@ -11,7 +11,9 @@
 
 The first flight of either is sent again, once, on a new connection when the connection turns
 out to be gone (the server's goodbye was still on its way when its socket was looked at):
-nothing was done on it, so nothing is done twice.
+nothing was done on it, so nothing is done twice. A call the server refused (an error in one
+of its flights) closes its connection rather than rolling back on it: see
+:meth:`Statements.rollback`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Statements(Tx):
         self._begun = False
         self._ended = False
         self._first = True
+        self._failed = False
         self._writer = self._own.connection.cursor()
         super().__init__(self._own, queries, together=self._pipeline if transaction else None,
                          writes=self._writer)
@@ -80,8 +83,18 @@ class Statements(Tx):
             self._flight(self._commit)
 
     def rollback(self) -> None:
-        """Undo a write begun on a connection still open."""
-        if self._begun and not self._ended and not self._own.connection.broken:
+        """Undo a write begun on a connection still open; after an error the server
+        reported in one of the call's flights, close the connection instead (the server
+        rolls back what it began) and let the next call open a new one.
+
+        In a flight the server aborted, psycopg (3.3) may count as prepared a statement whose
+        ``Parse`` the server skipped, and would then name that statement on every later call
+        in vain (``prepared statement "_pg3_3" does not exist``): after two refused writes,
+        every write of that thread could fail so, for good. A new connection starts with no
+        prepared statements at all."""
+        if self._failed:
+            self._connections.discard()
+        elif self._begun and not self._ended and not self._own.connection.broken:
             with suppress(psycopg.Error):
                 self._own.connection.execute("ROLLBACK")
 
@@ -139,6 +152,14 @@ class Statements(Tx):
         return self._own.connection.pipeline()
 
     def _flight(self, send: Callable[[], T]) -> T:
+        """``send``, noting whether the server refused it (see :meth:`rollback`)."""
+        try:
+            return self._sent(send)
+        except psycopg.Error:
+            self._failed = True
+            raise
+
+    def _sent(self, send: Callable[[], T]) -> T:
         """``send``; the first flight again on a new connection if the old one was gone."""
         if not self._first:
             return send()
