@@ -38,8 +38,7 @@ from tarry.config import load_settings
 from tarry.engine.runtime import Engine, new_run_id
 from tarry.language.inputs import bind_inputs
 from tarry.model import CREATED, HistoryEntry, NewRun, RunStatus
-from tarry.store import rows
-from tarry.store.sqlfiles import load_queries
+from tarry.store import open_store
 
 TARRY = Path(sys.executable).parent / "tarry"
 FLOW_NAME = "fleet"
@@ -141,12 +140,11 @@ def create_runs(project: FleetProject, inputs: Sequence[Mapping[str, Any]]) -> l
     runs = [NewRun(id=new_run_id(), flow=flow.name, flow_digest=flow.digest,
                    status=RunStatus.PENDING, inputs=bind_inputs(flow, each), target=None,
                    created_at=now, due_at=now) for each in inputs]
-    run_params, history = rows.creation_params(
-        [(run, [HistoryEntry(now, CREATED)]) for run in runs])
-    queries = load_queries("tarry.store.postgres", "queries.sql")
-    with psycopg.connect(project.url) as connection, connection.cursor() as cursor:
-        cursor.executemany(queries["insert_run"], run_params)
-        cursor.executemany(queries["insert_history"], history)
+    store = open_store(project.url)
+    try:
+        store.create_runs([(run, [HistoryEntry(now, CREATED)]) for run in runs])
+    finally:
+        store.close()
     return [run.id for run in runs]
 
 

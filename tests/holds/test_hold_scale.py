@@ -1,18 +1,16 @@
 """10,000 held runs with an ``after`` a day away cost no process and no check: only rows.
 
 The runs are made exactly as ``Engine.start`` makes a held run (``held_run``) and inserted in
-one transaction with the store's own queries (10,000 durable transactions would take most of
+one transaction by the store's `create_runs` (10,000 durable transactions would take most of
 a minute on PostgreSQL). A check that would run would append to a log file.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import psycopg
 import pytest
 from hold_support import T0, script
 
@@ -21,8 +19,7 @@ from tarry.engine.runtime import new_run_id
 from tarry.holds.admission import held_run, hold_of
 from tarry.language.model import Flow
 from tarry.model import CREATED, HistoryEntry, NewRun, RunStatus
-from tarry.store import rows
-from tarry.store.sqlfiles import load_queries
+from tarry.store import open_store
 from tarry.testing import Harness
 
 COUNT = 10_000
@@ -58,18 +55,11 @@ def insert_held_runs(store_url: str, flow: Flow, count: int) -> None:
                             status=RunStatus.PENDING, inputs={}, target=f"acme/web#{n}",
                             created_at=T0, due_at=T0), hold, Limits())
             for n in range(count)]
-    run_params, history = rows.creation_params(
-        [(run, [HistoryEntry(T0, CREATED)]) for run in runs])
-    if store_url.startswith("sqlite:///"):
-        queries = load_queries("tarry.store.sqlite", "queries.sql")
-        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as connection:
-            connection.executemany(queries["insert_run"], run_params)
-            connection.executemany(queries["insert_history"], history)
-        return
-    queries = load_queries("tarry.store.postgres", "queries.sql")
-    with psycopg.connect(store_url) as connection, connection.cursor() as cursor:
-        cursor.executemany(queries["insert_run"], run_params)
-        cursor.executemany(queries["insert_history"], history)
+    store = open_store(store_url)
+    try:
+        store.create_runs([(run, [HistoryEntry(T0, CREATED)]) for run in runs])
+    finally:
+        store.close()
 
 
 async def test_ten_thousand_held_runs_cost_no_process_and_no_check(

@@ -73,7 +73,7 @@ def analysed(store: Store, **rows_by_query: list[dict[str, Any]]) -> SqlStore:
     assert isinstance(store, SqlStore)
     with store._transaction(write=True) as tx:
         for query, param_sets in rows_by_query.items():
-            tx.many(query, param_sets)
+            (tx.insert if query == "insert_run" else tx.many)(query, param_sets)
     with store._transaction(write=True) as tx:
         tx.cursor.execute("ANALYZE")
     return store

@@ -13,13 +13,14 @@ from typing import Any
 
 import psycopg
 import pytest
-from store_samples import T0, at, eventually, new_run, suspend
+from store_samples import T0, at, entry, eventually, new_run, suspend
 
 from backends import PostgresServer
 from tarry.errors import StoreError, StoreUnavailable
 from tarry.model import (
     CheckpointOutcome,
     EventWait,
+    JournalEntry,
     NewEvent,
     RunStatus,
     RunUpdate,
@@ -278,6 +279,39 @@ def _round_trips(store: Store, call: Callable[[], object], folder: Path) -> int:
     sides = [line[:1] for line in path.read_text().splitlines() if line[:1] in {"F", "B"}]
     return sum(1 for sent, read in itertools.pairwise(sides)
                if (sent, read) == ("F", "B"))
+
+
+def _statements(store: Store, call: Callable[[], object], folder: Path) -> int:
+    """How many statements ``call`` sent on this thread's connection (libpq's protocol
+    trace: the Bind messages, one per statement executed)."""
+    connection = store._connections.cursor().connection  # type: ignore[attr-defined]
+    path = folder / "trace.txt"
+    with path.open("w") as trace:
+        connection.pgconn.trace(trace.fileno())
+        connection.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        call()
+        connection.pgconn.untrace()
+    return sum(1 for line in path.read_text().splitlines() if line.split("\t")[2:3] == ["Bind"])
+
+
+def test_a_checkpoint_inserts_its_history_and_journal_in_one_statement_each(
+        pg_store: Store, tmp_path: Path) -> None:
+    pg_store.create_runs([(new_run(name), []) for name in ("a", "b", "c", "d")])
+    pg_store.claim_due(T0, "w1", at(30), 4)
+
+    def update(run_id: str, entries: int) -> RunUpdate:
+        return suspend(run_id, at(600), history=[entry(f"e{n}", n) for n in range(entries)],
+                       journal=[JournalEntry("bindings", f"k{n}", n) for n in range(entries)])
+
+    few = _statements(pg_store, lambda: pg_store.checkpoint(
+        "w1", T0, [update("a", 1), update("b", 1)]), tmp_path)
+    many = _statements(pg_store, lambda: pg_store.checkpoint(
+        "w1", T0, [update("c", 30), update("d", 30)]), tmp_path)
+
+    assert many == few  # was 116 statements more: one per history and journal row
+    assert [item.kind for item in pg_store.history("d")] == [f"e{n}" for n in range(30)]
+    assert [item.key for item in pg_store.read_journal("c", scopes=["bindings"])] == [
+        f"k{n}" for n in range(30)]
 
 
 def test_a_claim_goes_out_with_its_commit_in_one_flight(pg_store: Store,

@@ -52,10 +52,23 @@ _PARAMETERS = {
 }
 
 
+_ROW_SET = re.compile(r"jsonb_to_recordset\(%\(rows\)s::jsonb\) AS (?:\w+)?\((?P<fields>[^)]*)\)")
+"""A PostgreSQL insert of many rows (``Tx.insert``): its one parameter, ``rows``, is a JSON
+array of records whose fields are the other dialect's parameters."""
+
+
 def _dialect(backend: str) -> dict[str, set[str]]:
-    """Each query of a backend's queries.sql with the names of its parameters."""
+    """Each query of a backend's queries.sql with the names of its parameters (a row set's:
+    its records' fields)."""
     queries = load_queries(f"tarry.store.{backend}", "queries.sql")
-    return {name: set(_PARAMETERS[backend].findall(sql)) for name, sql in queries.items()}
+    return {name: _parameters(backend, sql) for name, sql in queries.items()}
+
+
+def _parameters(backend: str, sql: str) -> set[str]:
+    row_set = _ROW_SET.search(sql)
+    if row_set is None:
+        return set(_PARAMETERS[backend].findall(sql))
+    return {field.split()[0] for field in row_set["fields"].split(",")}
 
 
 _LOCKS_ONLY_POSTGRES_NEEDS = {"lock_correlation", "lock_event_id", "lock_hold_target"}
@@ -76,6 +89,7 @@ def test_both_dialects_define_the_same_queries_with_the_same_parameters() -> Non
         assert sqlite.pop(name) == set()
         postgres.pop(name)
     assert sqlite["lease_runs"] == {"ids", "worker", "lease_until", "now"}  # the regexes work
+    assert postgres["insert_journal"] == {"run_id", "scope", "key", "value"}
     for name in _CLAIMS_POSTGRES_WRITES_IN_ONE:
         sqlite.pop(name)
     assert sqlite == postgres

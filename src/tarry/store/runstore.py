@@ -22,7 +22,7 @@ def insert_runs(tx: Tx, runs: Sequence[tuple[NewRun, Sequence[HistoryEntry]]]) -
     """Insert ``runs``, each with its first history entries (the ``created`` one in the run's
     row: ``rows.creation_params``) and its journal."""
     run_params, history = rows.creation_params(runs)
-    tx.many("insert_run", run_params)
-    tx.many("insert_history", history)
-    tx.many("insert_journal", [params for run, _ in runs
+    tx.insert("insert_run", run_params)
+    tx.insert("insert_history", history)
+    tx.insert("insert_journal", [params for run, _ in runs
                                for params in rows.journal_params(run.id, run.journal)])

@@ -127,6 +127,12 @@ class Tx:
         else:
             self.cursor.executemany(self._queries[name], param_sets)
 
+    def insert(self, name: str, param_sets: Sequence[Mapping[str, Any]]) -> None:
+        """Insert one row per parameter set, queued as :meth:`many`, in order. A backend that
+        inserts them all with one statement overrides this (PostgreSQL: the rows as one JSON
+        array)."""
+        self.many(name, param_sets)
+
     def take(self, name: str, param_sets: Sequence[Mapping[str, Any]]) -> None:
         """Run a statement whose rows nobody reads (a lock) once per parameter set, in
         order: given ``together``, queued like :meth:`many`, so the server takes the locks
@@ -409,8 +415,8 @@ class SqlStore(ABC):
             if outcome is CheckpointOutcome.CANCELLED:
                 history += self._cancel_suspended(tx, update.run_id, now)
             outcomes[update.run_id] = outcome
-        tx.many("insert_history", history)
-        tx.many("insert_journal", journal)
+        tx.insert("insert_history", history)
+        tx.insert("insert_journal", journal)
         return outcomes
 
     def _write_runs(self, tx: Tx, worker: str, now: datetime,
@@ -477,7 +483,7 @@ class SqlStore(ABC):
                 tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
                 taskstore.close_run_tasks(tx, run_id, now)
             entry = HistoryEntry(at=now, kind=kind, data={"by": by})
-            tx.many("insert_history", rows.history_params(run_id, [entry]))
+            tx.insert("insert_history", rows.history_params(run_id, [entry]))
         return rows.record_from_row(cast(Row, changed))
 
     def get_run(self, run_id: str) -> RunRecord:
@@ -659,7 +665,7 @@ class SqlStore(ABC):
     def append_history(self, run_id: str, entries: list[HistoryEntry]) -> None:
         """Add entries to a run's history (a refused request about it, say)."""
         with self._transaction(write=True) as tx:
-            tx.many("insert_history", rows.history_params(run_id, entries))
+            tx.insert("insert_history", rows.history_params(run_id, entries))
     # -- schedules ------------------------------------------------------------------------
 
     def sync_schedules(self, schedules: Sequence[tuple[str, str, datetime]],

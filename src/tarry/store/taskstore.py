@@ -88,7 +88,7 @@ def complete(tx: Tx, completion: TaskCompletion) -> TaskRecord:
     tx.many("wake_waiting_run", [{"run_id": run_id, "now": to_millis(completion.at)}])
     entry = HistoryEntry(completion.at, "task.completed", task.request.step,
                          {"task": task.id, "outcome": completion.outcome, "by": completion.by})
-    tx.many("insert_history", rows.history_params(run_id, [entry]))
+    tx.insert("insert_history", rows.history_params(run_id, [entry]))
     [completed] = tx.final("get_task", {"id": task.id})
     return record_from_row(completed)
 

@@ -104,7 +104,7 @@ def _supersede_held(tx: Tx, schedule: str, successor: str, now: datetime) -> Non
                                       "now": to_millis(now)}):
             entry = HistoryEntry(now, "refused", None, {"reason": SUPERSEDED,
                                                         "successor": successor})
-            tx.many("insert_history", rows.history_params(row["run_id"], [entry]))
+            tx.insert("insert_history", rows.history_params(row["run_id"], [entry]))
 
 
 def _superseded(run: NewRun, history: Sequence[HistoryEntry], sibling: str,

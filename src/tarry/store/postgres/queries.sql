@@ -23,15 +23,23 @@ ON CONFLICT (digest) DO NOTHING
 SELECT source FROM flows WHERE digest = %(digest)s
 
 -- name: insert_run
+-- rows is a JSON array of the new runs (Tx.insert), each payload column as JSON text.
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
                   due_at, created_at, updated_at, created_data)
-VALUES (%(id)s, %(flow)s, %(flow_digest)s, %(status)s, %(inputs)s, %(target)s, %(state)s,
-        %(reason)s, %(waiting_for)s, %(due_at)s, %(created_at)s, %(created_at)s,
-        %(created_data)s)
+SELECT id, flow, flow_digest, status, inputs::jsonb, target, state::jsonb, reason,
+       waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
+    id text, flow text, flow_digest text, status text, inputs text, target text, state text,
+    reason text, waiting_for text, due_at bigint, created_at bigint, created_data text)
 
 -- name: insert_history
+-- rows is a JSON array of entries (Tx.insert), data as JSON text; their ids follow its order.
 INSERT INTO history (run_id, at, kind, step, data)
-VALUES (%(run_id)s, %(at)s, %(kind)s, %(step)s, %(data)s)
+SELECT run_id, at, kind, step, data::jsonb
+FROM ROWS FROM (jsonb_to_recordset(%(rows)s::jsonb) AS (
+    run_id text, at bigint, kind text, step text, data text)) WITH ORDINALITY AS r(
+    run_id, at, kind, step, data, position)
+ORDER BY position
 
 -- name: renew_leases
 -- ids is a JSON array of run ids. The rows are locked in id order, as a checkpoint of a batch
@@ -446,8 +454,13 @@ UPDATE events SET started = %(started)s WHERE type = %(type)s AND id = %(id)s
 -- Journal ----------------------------------------------------------------------------------
 
 -- name: insert_journal
+-- rows is a JSON array of entries (Tx.insert), value as JSON text; their seqs follow its order.
 INSERT INTO run_journal (run_id, scope, key, value)
-VALUES (%(run_id)s, %(scope)s, %(key)s, %(value)s)
+SELECT run_id, scope, key, value::jsonb
+FROM ROWS FROM (jsonb_to_recordset(%(rows)s::jsonb) AS (
+    run_id text, scope text, key text, value text)) WITH ORDINALITY AS r(
+    run_id, scope, key, value, position)
+ORDER BY position
 
 -- name: journal_entries
 -- One run's entries of the scopes in :scopes (a JSON array), oldest first; in the scope
