@@ -19,6 +19,13 @@ A portable value is JSON data — ``dict`` with ``str`` keys, ``list`` (or ``tup
   an event's payload, ``value_bytes`` for any other value, ``key_bytes`` for an event id, a
   run target and each correlation value.
 
+A number is kept as its value, not as its spelling: PostgreSQL's ``jsonb`` writes a whole
+number without an exponent and has no negative zero, so a float such as ``1e+20`` comes back
+from it as the integer ``100000000000000000000`` and ``-0.0`` as ``0.0``. Every stored value is
+read with :func:`load_json`, which reads SQLite's text the same way, so that a run sees the
+same values on either store. (An object's keys may come back in another order from
+PostgreSQL, which keeps them shortest first: JSON objects have no order.)
+
 What the user sees: an event that breaks a rule is refused before anything is stored
 (:class:`InvalidValue`, or :class:`ValueTooLarge` for a size; ``tarry send`` exits 1 with the
 message, the API answers 422 or 413); a step whose result breaks one fails with
@@ -31,13 +38,14 @@ import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from tarry._text import clip
 from tarry.errors import InvalidValue, ValueTooLarge
 
 __all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "MIB", "ValueLimits", "check_key", "check_value",
-           "json_size", "printable"]
+           "json_size", "load_json", "printable"]
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a stored value may have."""
@@ -88,6 +96,23 @@ def check_key(value: Any, what: str, limit: int) -> None:
 def json_size(value: Any) -> int:
     """The size in bytes of ``value`` as compact UTF-8 JSON (a portable value)."""
     return len(_ENCODER.encode(value).encode())
+
+
+def load_json(text: str | bytes) -> Any:
+    """A stored value decoded from its JSON ``text`` as every store returns it (see the
+    module's docstring): a number written with an exponent that is whole is an ``int``, and
+    zero is never negative."""
+    return json.loads(text, parse_float=_stored_number)
+
+
+def _stored_number(text: str) -> int | float:
+    """A JSON number with a fraction or an exponent, as PostgreSQL's ``jsonb`` returns it."""
+    if "e" in text or "E" in text:
+        exact = Decimal(text)
+        if exact == exact.to_integral_value():
+            return int(exact)
+    number = float(text)
+    return number if number else 0.0
 
 
 def printable(text: str) -> str:

@@ -22,7 +22,7 @@ import json
 from typing import Any, Protocol
 
 from tarry.errors import SerializationError
-from tarry.values import ValueLimits, check_value
+from tarry.values import ValueLimits, check_value, load_json
 
 __all__ = ["Codec", "JsonSerializer", "Serializer"]
 
@@ -89,7 +89,7 @@ class Codec:
         if isinstance(data, _SCALARS) and not isinstance(data, float | str):
             return data
         try:
-            copied = json.loads(json.dumps(data, allow_nan=False))
+            copied = load_json(json.dumps(data, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise SerializationError(what, f"{exc}{'; ' + hint if hint else ''}") from exc
         check_value(copied, what, ValueLimits().value_bytes)  # InvalidValue: no store keeps it

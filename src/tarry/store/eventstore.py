@@ -27,6 +27,7 @@ from tarry.model import (
 )
 from tarry.store import holdstore, triggerstore
 from tarry.store.rows import Row
+from tarry.values import load_json
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -77,7 +78,7 @@ def _inserted(event: NewEvent, params: Mapping[str, Any], started: tuple[str, ..
     is needed, so the insert goes out with the commit."""
     buffer_until = params["buffer_until"]
     return EventRecord(id=event.id, type=event.type, state=EventState(params["state"]),
-                       data=json.loads(params["data"]),
+                       data=load_json(params["data"]),
                        received_at=from_millis(params["received_at"]),
                        runs=tuple(json.loads(params["runs"])), errors=tuple(event.errors),
                        buffer_until=None if buffer_until is None else from_millis(buffer_until),
@@ -375,7 +376,7 @@ def record_from_row(row: Row, *, state: EventState | None = None) -> EventRecord
 
 
 def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str | bytes) else value
+    return load_json(value) if isinstance(value, str | bytes) else value
 
 
 def _text(value: Any) -> str:

@@ -24,6 +24,7 @@ from tarry.model import (
     RunStatus,
     RunUpdate,
 )
+from tarry.values import load_json
 
 __all__ = [
     "Row",
@@ -207,7 +208,7 @@ def _dump(value: Any) -> str | None:
 
 
 def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    return None if text is None else load_json(text)
 
 
 def _instant(value: int | None) -> datetime | None:

@@ -26,6 +26,7 @@ from tarry.model import (
 )
 from tarry.store import rows
 from tarry.store.rows import Row
+from tarry.values import load_json
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -134,4 +135,4 @@ def record_from_row(row: Row) -> TaskRecord:
 
 
 def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str | bytes) else value
+    return load_json(value) if isinstance(value, str | bytes) else value
