@@ -136,6 +136,25 @@ async def test_an_event_matching_two_runs_resumes_both(harness: Harness) -> None
     assert [harness.record(r).exit for r in runs] == ["approved", "approved"]
 
 
+@pytest.mark.parametrize("ticket", [1e20, -0.0, 1.7976931348623157e308])
+async def test_a_number_correlates_whether_or_not_the_store_spelled_it_anew(
+        harness: Harness, ticket: float) -> None:
+    # the run's input comes back from the store as 100000000000000000000 (and 0.0, and a
+    # 309-digit integer); the event's value is the float the sender wrote
+    flow = harness.flow("""
+flow: numbered
+inputs:
+  ticket: { type: number, required: true }
+steps:
+  - reply: { wait_for: email.reply, match: { ticket: "{{ ticket }}" }, timeout: 1h }
+""")
+    run_id = harness.start(flow, {"ticket": ticket})
+    await harness.run_due()
+    sent = harness.send("email.reply", {"ticket": ticket})
+    assert sent.state is EventState.DELIVERED
+    assert sent.runs == (run_id,)
+
+
 async def test_a_non_matching_event_resumes_nothing(harness: Harness) -> None:
     run_id = await start_approval(harness)
     sent = harness.send("slack.approval", {"message": "other", "approved": True})

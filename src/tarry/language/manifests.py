@@ -32,6 +32,7 @@ from tarry.errors import LoadError, Problem
 from tarry.language.context import LoadContext
 from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar, YamlSeq, read_yaml, to_plain
+from tarry.values import load_json
 
 __all__ = ["DEFAULT_BUFFER", "SIGNATURE_SCHEMES", "Manifest", "Manifests", "correlation_key",
            "load_manifests", "parse_manifests", "read_schema", "schema_message"]
@@ -79,11 +80,17 @@ Manifests = Mapping[str, Manifest]
 def correlation_key(values: Mapping[str, Any]) -> str:
     """The canonical text of correlation values, equal for equal JSON-scalar renderings.
 
-    Strings count as themselves and every other value as its JSON text, so ``5`` and
-    ``"5"`` correlate; keys are sorted.
+    Strings count as themselves and every other value as its JSON text as a store gives it
+    back (:func:`tarry.values.load_json`: ``1e+20`` is ``100000000000000000000``), so ``5`` and
+    ``"5"`` correlate, and so does a number whether or not it was read from the store; keys
+    are sorted.
     """
-    return json.dumps([[k, v if isinstance(v, str) else json.dumps(v, sort_keys=True)]
+    return json.dumps([[k, v if isinstance(v, str) else _stored_text(v)]
                        for k, v in sorted(values.items())], separators=(",", ":"))
+
+
+def _stored_text(value: Any) -> str:
+    return json.dumps(load_json(json.dumps(value)), sort_keys=True)
 
 
 def load_manifests(paths: Iterable[Path]) -> dict[str, Manifest]:
