@@ -171,9 +171,12 @@ SELECT pg_advisory_xact_lock(hashtextextended(%(type)s || ' ' || %(id)s, 0)) IS 
 SELECT * FROM events WHERE type = %(type)s AND id = %(id)s
 
 -- name: find_events
--- The stored events among keys (a JSON array of {type, id}): a primary key lookup each.
-SELECT e.* FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, id text)
-JOIN events e ON e.type = k.type AND e.id = k.id
+-- The stored events among keys (a JSON array of {type, id}): a primary key lookup each
+-- (LATERAL, fenced by OFFSET 0). The planner takes a JSON array for 100 rows: joined plainly,
+-- it hashed them and scanned every stored event, a send costing 6-9 ms with 10,000 stored.
+SELECT e.*
+FROM (SELECT DISTINCT * FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, id text)) AS k
+CROSS JOIN LATERAL (SELECT * FROM events WHERE type = k.type AND id = k.id OFFSET 0) AS e
 
 -- name: events_with_id
 SELECT * FROM events WHERE id = %(id)s
@@ -223,19 +226,28 @@ VALUES (%(run_id)s, %(wait_id)s, %(event_type)s, %(event_id)s, %(data)s, %(recei
 DELETE FROM inbox WHERE seq = %(seq)s
 
 -- name: inbox_of_runs
--- ids is a JSON array of run ids.
-SELECT * FROM inbox WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
-ORDER BY seq
+-- ids is a JSON array of run ids, each an index lookup of its own (as find_events, whatever
+-- the size of the table).
+SELECT i.*
+FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS ids
+CROSS JOIN LATERAL (SELECT * FROM inbox WHERE run_id = ids.run_id OFFSET 0) AS i
+ORDER BY i.seq
 
 -- name: waits_of_runs
--- The correlations the runs in ids (a JSON array) wait on.
-SELECT DISTINCT type, match_key FROM event_waits
-WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+-- The correlations the runs in ids (a JSON array) wait on: an index lookup per run (as
+-- find_events; a plain IN scanned every waiting run's waits, 4-12 ms with 20,000 waiting).
+SELECT DISTINCT w.type, w.match_key
+FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS ids
+CROSS JOIN LATERAL (SELECT type, match_key FROM event_waits
+                    WHERE run_id = ids.run_id OFFSET 0) AS w
 
 -- name: registered_waits
--- The event waits the runs in ids (a JSON array) have registered now.
-SELECT run_id, wait_id, type, match_key FROM event_waits
-WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+-- The event waits the runs in ids (a JSON array) have registered now: an index lookup per
+-- run (as waits_of_runs).
+SELECT w.*
+FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS ids
+CROSS JOIN LATERAL (SELECT run_id, wait_id, type, match_key FROM event_waits
+                    WHERE run_id = ids.run_id OFFSET 0) AS w
 
 -- name: delete_wait
 DELETE FROM event_waits
@@ -483,7 +495,10 @@ WHERE %(selective)s::text IN (SELECT jsonb_array_elements_text(%(scopes)s::jsonb
 ORDER BY seq
 
 -- name: journal_of_runs
--- Every entry of the runs in :ids (a JSON array), oldest first.
-SELECT run_id, scope, key, value FROM run_journal
-WHERE run_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
-ORDER BY seq
+-- Every entry of the runs in :ids (a JSON array), oldest first: an index lookup per run (as
+-- find_events; a plain IN scanned every run's entries).
+SELECT j.run_id, j.scope, j.key, j.value
+FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS ids
+CROSS JOIN LATERAL (SELECT seq, run_id, scope, key, value FROM run_journal
+                    WHERE run_id = ids.run_id OFFSET 0) AS j
+ORDER BY j.seq
