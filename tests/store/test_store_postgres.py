@@ -265,10 +265,8 @@ def test_a_claim_reads_the_partial_due_index(postgres_server: PostgresServer,
     assert "runs_due" in " ".join(str(row[0]) for row in plan)
 
 
-def _round_trips(store: Store, call: Callable[[], object], folder: Path) -> int:
-    """How often ``call`` turned, on this thread's connection, from sending to the server
-    to reading its answer (libpq's protocol trace: a flight of pipelined statements is
-    one)."""
+def _traced(store: Store, call: Callable[[], object], folder: Path) -> list[str]:
+    """The lines of libpq's protocol trace of ``call`` on this thread's connection."""
     connection = store._connections.cursor().connection  # type: ignore[attr-defined]
     path = folder / "trace.txt"
     with path.open("w") as trace:
@@ -276,22 +274,21 @@ def _round_trips(store: Store, call: Callable[[], object], folder: Path) -> int:
         connection.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
         call()
         connection.pgconn.untrace()
-    sides = [line[:1] for line in path.read_text().splitlines() if line[:1] in {"F", "B"}]
+    return path.read_text().splitlines()
+
+
+def _round_trips(store: Store, call: Callable[[], object], folder: Path) -> int:
+    """How often ``call`` turned, on this thread's connection, from sending to the server
+    to reading its answer (a flight of pipelined statements is one)."""
+    sides = [line[:1] for line in _traced(store, call, folder) if line[:1] in {"F", "B"}]
     return sum(1 for sent, read in itertools.pairwise(sides)
                if (sent, read) == ("F", "B"))
 
 
 def _statements(store: Store, call: Callable[[], object], folder: Path) -> int:
-    """How many statements ``call`` sent on this thread's connection (libpq's protocol
-    trace: the Bind messages, one per statement executed)."""
-    connection = store._connections.cursor().connection  # type: ignore[attr-defined]
-    path = folder / "trace.txt"
-    with path.open("w") as trace:
-        connection.pgconn.trace(trace.fileno())
-        connection.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
-        call()
-        connection.pgconn.untrace()
-    return sum(1 for line in path.read_text().splitlines() if line.split("\t")[2:3] == ["Bind"])
+    """How many statements ``call`` sent on this thread's connection (the Bind messages,
+    one per statement executed)."""
+    return sum(1 for line in _traced(store, call, folder) if line.split("\t")[2:3] == ["Bind"])
 
 
 def test_a_checkpoint_inserts_its_history_and_journal_in_one_statement_each(
