@@ -206,3 +206,11 @@ def test_a_send_finds_its_stored_ids_by_index_among_few(modest: SqlStore) -> Non
     with modest._transaction(write=False) as tx:
         found = tx.all("find_events", params)
     assert sorted(row["id"] for row in found) == ["event-2999", "event-7"]
+
+
+def test_a_lease_renewal_finds_its_runs_by_key_whatever_the_table_holds(
+        modest: SqlStore) -> None:
+    params = {"ids": json.dumps(["run-00007", "run-02999"]), "worker": "w", "lease_until": 1}
+    shown = plan(modest, "renew_leases", params)
+    assert "SCAN runs" not in shown, shown               # SQLite: a full scan
+    assert "Seq Scan on runs" not in shown, shown        # PostgreSQL: a full scan

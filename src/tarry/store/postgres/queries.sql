@@ -42,11 +42,14 @@ FROM ROWS FROM (jsonb_to_recordset(%(rows)s::jsonb) AS (
 ORDER BY position
 
 -- name: renew_leases
--- ids is a JSON array of run ids. The rows are locked in id order, as a checkpoint of a batch
--- locks them, so a renewal and a checkpoint of the same runs never deadlock.
+-- ids is a JSON array of run ids, found by the primary key whatever the table holds (an array,
+-- not an IN over the JSON, which the planner takes for 100 rows and may scan the table for).
+-- The rows are locked in id order, as a checkpoint of a batch locks them, so a renewal and a
+-- checkpoint of the same runs never deadlock.
 WITH mine AS (
     SELECT id FROM runs
-    WHERE lease_owner = %(worker)s AND id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+    WHERE lease_owner = %(worker)s
+      AND id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
     ORDER BY id
     FOR UPDATE
 )
