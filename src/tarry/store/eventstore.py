@@ -26,8 +26,7 @@ from tarry.model import (
     TriggerStarts,
 )
 from tarry.store import holdstore, triggerstore
-from tarry.store.rows import Row
-from tarry.values import load_json
+from tarry.store.rows import Row, stored_value
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -78,7 +77,7 @@ def _inserted(event: NewEvent, params: Mapping[str, Any], started: tuple[str, ..
     is needed, so the insert goes out with the commit."""
     buffer_until = params["buffer_until"]
     return EventRecord(id=event.id, type=event.type, state=EventState(params["state"]),
-                       data=load_json(params["data"]),
+                       data=stored_value(params["data"]),
                        received_at=from_millis(params["received_at"]),
                        runs=tuple(json.loads(params["runs"])), errors=tuple(event.errors),
                        buffer_until=None if buffer_until is None else from_millis(buffer_until),
@@ -161,8 +160,8 @@ def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
 def inbox_event(row: Row) -> InboxEvent:
     """An ``inbox`` row as an :class:`InboxEvent`."""
     return InboxEvent(inbox_id=str(row["seq"]), wait_id=row["wait_id"],
-                      event_id=row["event_id"], type=row["event_type"], data=_json(row["data"]),
-                      received_at=from_millis(row["received_at"]))
+                      event_id=row["event_id"], type=row["event_type"],
+                      data=stored_value(row["data"]), received_at=from_millis(row["received_at"]))
 
 
 def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> None:
@@ -369,14 +368,11 @@ def record_from_row(row: Row, *, state: EventState | None = None) -> EventRecord
     """The event record of a stored row (``state`` overrides the stored one)."""
     buffer_until = row["buffer_until"]
     return EventRecord(id=row["id"], type=row["type"], state=state or EventState(row["state"]),
-                       data=_json(row["data"]), received_at=from_millis(row["received_at"]),
-                       runs=tuple(_json(row["runs"])), errors=tuple(_json(row["errors"])),
+                       data=stored_value(row["data"]), received_at=from_millis(row["received_at"]),
+                       runs=tuple(stored_value(row["runs"])),
+                       errors=tuple(stored_value(row["errors"])),
                        buffer_until=None if buffer_until is None else from_millis(buffer_until),
-                       started=tuple(_json(row["started"])))
-
-
-def _json(value: Any) -> Any:
-    return load_json(value) if isinstance(value, str | bytes) else value
+                       started=tuple(stored_value(row["started"])))
 
 
 def _text(value: Any) -> str:

@@ -38,6 +38,7 @@ __all__ = [
     "journal_params",
     "millis",
     "record_from_row",
+    "stored_value",
     "update_params",
 ]
 
@@ -147,7 +148,7 @@ def journal_params(run_id: str, entries: Sequence[JournalEntry]) -> list[dict[st
 
 def journal_entry(row: Row) -> JournalEntry:
     """A ``run_journal`` row as a :class:`JournalEntry`."""
-    return JournalEntry(row["scope"], row["key"], _load(row["value"]))
+    return JournalEntry(row["scope"], row["key"], stored_value(row["value"]))
 
 
 def record_from_row(row: Row) -> RunRecord:
@@ -161,17 +162,17 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         flow=row["flow"],
         flow_digest=row["flow_digest"],
         status=RunStatus(status),
-        inputs=_load(row["inputs"]),
+        inputs=stored_value(row["inputs"]),
         target=row["target"],
-        state=_load(row["state"]),
+        state=stored_value(row["state"]),
         created_at=from_millis(row["created_at"]),
         updated_at=from_millis(row["updated_at"]),
         due_at=_instant(due_at),
         exit=row["exit"],
-        error=_load(row["error"]),
+        error=stored_value(row["error"]),
         reason=row["reason"],
-        result=_load(row["result"]),
-        waiting_for=_load(row["waiting_for"]),
+        result=stored_value(row["result"]),
+        waiting_for=stored_value(row["waiting_for"]),
         lease_owner=row["lease_owner"],
         cancel_requested=bool(row["cancel_requested"]),
         cancelled_by=row["cancelled_by"],
@@ -194,7 +195,7 @@ def claimed_record(row: Row, previous_status: str, was_due: int) -> RunRecord:
 def entry_from_row(row: Row) -> HistoryEntry:
     """A ``history`` row as a :class:`HistoryEntry`."""
     return HistoryEntry(at=from_millis(row["at"]), kind=row["kind"], step=row["step"],
-                        data=_load(row["data"]))
+                        data=stored_value(row["data"]))
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -207,8 +208,10 @@ def _dump(value: Any) -> str | None:
     return _ENCODER.encode(value) if value != {} else "{}"
 
 
-def _load(text: str | None) -> Any:
-    return None if text is None else load_json(text)
+def stored_value(value: Any) -> Any:
+    """A JSON column's value: its text read with :func:`tarry.values.load_json` (as every
+    store returns it), or the value itself when the driver already gave one (None, say)."""
+    return load_json(value) if isinstance(value, str | bytes) else value
 
 
 def _instant(value: int | None) -> datetime | None:

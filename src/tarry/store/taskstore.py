@@ -25,8 +25,7 @@ from tarry.model import (
     TaskState,
 )
 from tarry.store import rows
-from tarry.store.rows import Row
-from tarry.values import load_json
+from tarry.store.rows import Row, stored_value
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -122,17 +121,13 @@ def record_from_row(row: Row) -> TaskRecord:
     """The task record of a stored row (joined with its run's flow and target)."""
     request = TaskRequest(
         id=row["id"], step=row["step"], title=row["title"],
-        outcomes=tuple(_json(row["outcomes"])), created_at=from_millis(row["created_at"]),
+        outcomes=tuple(stored_value(row["outcomes"])), created_at=from_millis(row["created_at"]),
         until=from_millis(row["until"]), details=row["details"],
-        assign=tuple(_json(row["assign"])), form=_json(row["form"]),
+        assign=tuple(stored_value(row["assign"])), form=stored_value(row["form"]),
         reminders=int(row["reminders"]))
     completion = None if row["completed_at"] is None else TaskCompletion(
-        task_id=row["id"], outcome=row["outcome"], data=_json(row["data"]),
+        task_id=row["id"], outcome=row["outcome"], data=stored_value(row["data"]),
         by=row["completed_by"], at=from_millis(row["completed_at"]))
     return TaskRecord(request=request, run_id=row["run_id"], flow=row["flow"],
                       state=TaskState(row["state"]), target=row["target"],
                       completion=completion)
-
-
-def _json(value: Any) -> Any:
-    return load_json(value) if isinstance(value, str | bytes) else value
