@@ -13,10 +13,12 @@ rows it must choose the index by itself.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from psycopg import sql as sql_text
 
 from tarry.clock import to_millis
 from tarry.language.manifests import correlation_key
@@ -214,3 +216,45 @@ def test_a_lease_renewal_finds_its_runs_by_key_whatever_the_table_holds(
     shown = plan(modest, "renew_leases", params)
     assert "SCAN runs" not in shown, shown               # SQLite: a full scan
     assert "Seq Scan on runs" not in shown, shown        # PostgreSQL: a full scan
+
+
+def generic_plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
+    """How PostgreSQL runs the store's query ``query`` once it is prepared and its plan
+    cached (a generic plan, which knows nothing of the parameters' values), as one text."""
+    names: list[str] = []
+
+    def numbered(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    sql = re.sub(r"%\((\w+)\)s", numbered, store._queries[query])
+    with store._transaction(write=False) as tx:
+        tx.cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        types = ", ".join("bigint" if isinstance(params[name], int) else "text"
+                          for name in names)
+        tx.cursor.execute(f"PREPARE generic ({types}) AS {sql}")
+        values = sql_text.SQL(", ").join(sql_text.Literal(params[name]) for name in names)
+        tx.cursor.execute(sql_text.SQL("EXPLAIN EXECUTE generic ({})").format(values))
+        found = tx.cursor.fetchall()
+        tx.cursor.execute("DEALLOCATE generic")
+    return "\n".join(str(row["QUERY PLAN"]) for row in found)
+
+
+def test_a_claim_looks_up_a_waiting_runs_own_event_waits_and_tasks(modest: SqlStore) -> None:
+    """A run due within the look-ahead but not yet due is claimed early only if no event
+    wait nor open task can reach it first: that check reads the run's own rows by index,
+    never the whole table (a hashed subplan scanned every event wait in each such claim)."""
+    now = to_millis(NOW) - 10
+    params = {"now": now, "ahead": now + 50, "limit": 64, "worker": "w", "lease_until": now}
+    if isinstance(modest, SQLiteStore):
+        shown = plan(modest, "due_runs", params)
+        assert "SCAN event_waits" not in shown, shown
+        assert "SCAN tasks" not in shown, shown
+    else:
+        shown = generic_plan(modest, "claim_due_runs_with_inbox", params)
+        assert "Seq Scan on event_waits" not in shown, shown
+        assert "hashed SubPlan" not in shown, shown
+    with modest._transaction(write=True) as tx:  # due within the look-ahead, each with a wait
+        assert tx.all("due_runs" if isinstance(modest, SQLiteStore)
+                      else "claim_due_runs_with_inbox", params) == []
