@@ -244,7 +244,8 @@ def generic_plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
 def test_a_claim_looks_up_a_waiting_runs_own_event_waits_and_tasks(modest: SqlStore) -> None:
     """A run due within the look-ahead but not yet due is claimed early only if no event
     wait nor open task can reach it first: that check reads the run's own rows by index,
-    never the whole table (a hashed subplan scanned every event wait in each such claim)."""
+    never the whole table (a hashed subplan scanned every event wait in each such claim), and
+    the claim leases its runs by key (a hash join scanned every run)."""
     now = to_millis(NOW) - 10
     params = {"now": now, "ahead": now + 50, "limit": 64, "worker": "w", "lease_until": now}
     if isinstance(modest, SQLiteStore):
@@ -255,6 +256,7 @@ def test_a_claim_looks_up_a_waiting_runs_own_event_waits_and_tasks(modest: SqlSt
         shown = generic_plan(modest, "claim_due_runs_with_inbox", params)
         assert "Seq Scan on event_waits" not in shown, shown
         assert "hashed SubPlan" not in shown, shown
+        assert "Seq Scan on runs" not in shown, shown  # the lease's update, joined by hash
     with modest._transaction(write=True) as tx:  # due within the look-ahead, each with a wait
         assert tx.all("due_runs" if isinstance(modest, SQLiteStore)
                       else "claim_due_runs_with_inbox", params) == []

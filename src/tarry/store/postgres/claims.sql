@@ -22,10 +22,12 @@ RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 -- says, those due by the ahead instant that nothing can reach before their instant), leased (as
 -- claim_due_run, for many), and each claimed run's inbox (inbox_rows: a JSON array of its
 -- rows, oldest first, each event's data as JSON text, as inbox_of_runs has it), in one
--- statement. The two NOT EXISTS are fenced (OFFSET 0) so that each stays a lookup of the
--- run's own rows by index: unfenced, inside the OR, the planner may make each a hashed subplan,
--- which reads and hashes the whole table (every event wait of every waiting run: 4 ms with
--- 10,000) in any claim that meets one run due within the look-ahead but not yet due.
+-- statement. Whatever plan the server caches for it (a generic one knows no limit), each
+-- lookup stays one by index: the two NOT EXISTS are fenced (OFFSET 0), else inside the OR each
+-- may become a hashed subplan, which reads and hashes the whole table (every event wait of
+-- every waiting run: 4 ms with 10,000) in any claim that meets a run due within the
+-- look-ahead but not yet due; and the runs are leased by primary key (an array of ids), not
+-- by a join with due, which a generic plan hashed, scanning every run, in every claim.
 WITH due AS (
     SELECT id, status, due_at FROM runs
     WHERE due_at <= %(ahead)s
@@ -42,16 +44,16 @@ WITH due AS (
     UPDATE runs
     SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
         updated_at = %(now)s
-    FROM due WHERE runs.id = due.id
-    RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
+    WHERE id = ANY (ARRAY(SELECT id FROM due))
+    RETURNING runs.*
 )
-SELECT claimed.*,
+SELECT claimed.*, due.status AS claimed_from, due.due_at AS was_due,
        COALESCE((SELECT json_agg(json_build_object(
                              'seq', seq, 'wait_id', wait_id, 'event_type', event_type,
                              'event_id', event_id, 'data', data::text,
                              'received_at', received_at) ORDER BY seq)
                  FROM inbox WHERE inbox.run_id = claimed.id), '[]') AS inbox_rows
-FROM claimed
+FROM claimed JOIN due ON due.id = claimed.id
 
 -- name: checkpoint_runs
 -- checkpoint_run for a batch of runs in one statement: the parameters are arrays, one item per
