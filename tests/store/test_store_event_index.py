@@ -17,13 +17,13 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 import pytest
-from psycopg import sql as sql_text
 
 from tarry.clock import to_millis
 from tarry.language.manifests import correlation_key
 from tarry.model import NewRun, RunStatus
-from tarry.store import rows
+from tarry.store import open_store, rows
 from tarry.store.base import Store
 from tarry.store.sqlite import SQLiteStore
 from tarry.store.sqlstore import SqlStore
@@ -169,8 +169,13 @@ per call."""
 
 @pytest.fixture
 def modest(store: Store) -> SqlStore:
-    """MODEST waiting runs, each with one event wait, one journal entry and one inbox entry,
+    """MODEST waiting runs, each with one event wait, one history, journal and inbox entry,
     and MODEST recorded events."""
+    return filled_modestly(store)
+
+
+def filled_modestly(store: Store) -> SqlStore:
+    """``store`` with the rows of :func:`modest`."""
     numbers = range(MODEST)
     return analysed(
         store, insert_run=[run_params(number) for number in numbers],
@@ -180,6 +185,8 @@ def modest(store: Store) -> SqlStore:
         insert_inbox=[{"run_id": f"run-{number:05}", "wait_id": "step", "event_type": "t",
                        "event_id": f"event-{number}", "data": "{}",
                        "received_at": to_millis(NOW)} for number in numbers],
+        insert_history=[{"run_id": f"run-{number:05}", "at": to_millis(NOW), "kind": "k",
+                         "step": None, "data": "{}"} for number in numbers],
         insert_event=[event_params(number) for number in numbers])
 
 
@@ -218,30 +225,25 @@ def test_a_lease_renewal_finds_its_runs_by_key_whatever_the_table_holds(
     assert "Seq Scan on runs" not in shown, shown        # PostgreSQL: a full scan
 
 
-def generic_plan(store: SqlStore, query: str, params: dict[str, Any]) -> str:
-    """How PostgreSQL runs the store's query ``query`` once it is prepared and its plan
-    cached (a generic plan, which knows nothing of the parameters' values), as one text."""
-    names: list[str] = []
-
-    def numbered(match: re.Match[str]) -> str:
-        if match.group(1) not in names:
-            names.append(match.group(1))
-        return f"${names.index(match.group(1)) + 1}"
-
-    sql = re.sub(r"%\((\w+)\)s", numbered, store._queries[query])
-    with store._transaction(write=False) as tx:
-        tx.cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-        types = ", ".join("bigint" if isinstance(params[name], int) else "text"
-                          for name in names)
-        tx.cursor.execute(f"PREPARE generic ({types}) AS {sql}")
-        values = sql_text.SQL(", ").join(sql_text.Literal(params[name]) for name in names)
-        tx.cursor.execute(sql_text.SQL("EXPLAIN EXECUTE generic ({})").format(values))
-        found = tx.cursor.fetchall()
-        tx.cursor.execute("DEALLOCATE generic")
-    return "\n".join(str(row["QUERY PLAN"]) for row in found)
+PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+"""A named parameter in the PostgreSQL store's queries."""
 
 
-def test_a_claim_looks_up_a_waiting_runs_own_event_waits_and_tasks(modest: SqlStore) -> None:
+def generic_plan(url: str, sql: str) -> str:
+    """How the PostgreSQL server at ``url`` runs ``sql`` (a query of the store) once it is
+    prepared and its plan cached: a generic plan, made without the parameters' values."""
+    names = list(dict.fromkeys(PLACEHOLDER.findall(sql)))
+    numbered = PLACEHOLDER.sub(lambda found: f"${names.index(found[1]) + 1}", sql)
+    nulls = f" ({', '.join(['NULL'] * len(names))})" if names else ""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("SET plan_cache_mode = force_generic_plan")
+        connection.execute(f"PREPARE generic AS {numbered}")
+        return "\n".join(str(row[0]) for row in connection.execute(
+            f"EXPLAIN EXECUTE generic{nulls}"))
+
+
+def test_a_claim_looks_up_a_waiting_runs_own_event_waits_and_tasks(modest: SqlStore,
+                                                                    store_url: str) -> None:
     """A run due within the look-ahead but not yet due is claimed early only if no event
     wait nor open task can reach it first: that check reads the run's own rows by index,
     never the whole table (a hashed subplan scanned every event wait in each such claim), and
@@ -253,10 +255,36 @@ def test_a_claim_looks_up_a_waiting_runs_own_event_waits_and_tasks(modest: SqlSt
         assert "SCAN event_waits" not in shown, shown
         assert "SCAN tasks" not in shown, shown
     else:
-        shown = generic_plan(modest, "claim_due_runs_with_inbox", params)
+        shown = generic_plan(store_url, modest._queries["claim_due_runs_with_inbox"])
         assert "Seq Scan on event_waits" not in shown, shown
         assert "hashed SubPlan" not in shown, shown
         assert "Seq Scan on runs" not in shown, shown  # the lease's update, joined by hash
     with modest._transaction(write=True) as tx:  # due within the look-ahead, each with a wait
         assert tx.all("due_runs" if isinstance(modest, SQLiteStore)
                       else "claim_due_runs_with_inbox", params) == []
+
+
+SCANNING_BY_DESIGN = {
+    **dict.fromkeys(("count_runs", "count_runs_by_flow", "count_runs_by_status",
+                     "count_runs_by_status_and_flow", "count_runs_per_status"),
+                    "a count reads every row it counts"),
+    **dict.fromkeys(("list_runs", "list_runs_by_flow", "list_runs_by_status", "list_events"),
+                    "optional filters: only a plan made with the values can use an index, and "
+                    "the generic plan costs the server hundreds of times more, so it keeps "
+                    "making those"),
+}
+"""PostgreSQL queries whose generic plan may scan a table, and why that is no hazard."""
+
+
+def test_no_generic_plan_scans_a_table_a_send_or_a_worker_reads(postgres_url: str) -> None:
+    """Every PostgreSQL store query, prepared as the server caches it (a generic plan), finds
+    its rows in the modest tables by index: none scans ``runs``, ``event_waits``, ``inbox``,
+    ``events``, ``run_journal`` or ``history`` (but the few in SCANNING_BY_DESIGN)."""
+    store = filled_modestly(open_store(postgres_url))
+    store.close()
+    scanned = re.compile(r"Seq Scan on (runs|event_waits|inbox|events|run_journal|history)\b")
+    scans = {name: found for name, sql in sorted(store._queries.items())
+             if name not in SCANNING_BY_DESIGN
+             and re.match(r"\s*(WITH|SELECT|UPDATE|DELETE|INSERT)", sql)
+             and (found := scanned.findall(generic_plan(postgres_url, sql)))}
+    assert scans == {}
