@@ -1,11 +1,13 @@
-"""Finding the runs an event is for is an index lookup, never a scan (SPEC 3.5.5).
+"""Finding the runs an event is for is an index lookup, never a scan (SPEC 3.5.5); so is
+every other lookup of a send, a claim and a checkpoint.
 
 The store is filled with 50,000 event waits (5,000 waiting runs, 20 event types), or with
 20,000 recorded events, or with a modest 3,000 rows in each table a send and a checkpoint
 read (where PostgreSQL once chose to scan), its statistics are refreshed (``ANALYZE``), and
-the database is asked how it would run the store's own delivery queries — the text the store
-loaded from its ``queries.sql``, not a copy: SQLite's ``EXPLAIN QUERY PLAN`` and
-PostgreSQL's ``EXPLAIN``.
+the database is asked how it would run the store's own queries — the text the store loaded
+from its ``.sql`` files, not a copy: SQLite's ``EXPLAIN QUERY PLAN`` and PostgreSQL's
+``EXPLAIN``, of the plan for the given values or of the generic plan the server caches for
+a prepared statement (``generic_plan``), which knows none.
 Nothing forces the planner's hand (no ``enable_seqscan = off``): with realistic numbers of
 rows it must choose the index by itself.
 """
