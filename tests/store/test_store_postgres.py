@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -510,3 +511,25 @@ def _lock_waits(connection: psycopg.Connection[Any]) -> int:
     with psycopg.connect(connection.info.dsn) as observer:
         waiting = observer.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
     return int(waiting[0]) if waiting is not None else 0
+
+
+@pytest.mark.parametrize(("query", "keys", "taken_elsewhere"), [
+    ("lock_correlations", [{"type": "t", "match_key": "k1"}, {"type": "t", "match_key": "k2"}],
+     ["pg_try_advisory_xact_lock(hashtext('t'), hashtext('k1'))",
+      "pg_try_advisory_xact_lock(hashtext('t'), hashtext('k2'))"]),
+    ("lock_event_ids", [{"type": "t", "id": "e1"}, {"type": "t", "id": "e2"}],
+     ["pg_try_advisory_xact_lock(hashtextextended('t e1', 0))",
+      "pg_try_advisory_xact_lock(hashtextextended('t e2', 0))"]),
+])
+def test_one_lock_statement_takes_every_lock_of_its_keys(
+        postgres_url: str, query: str, keys: list[dict[str, str]],
+        taken_elsewhere: list[str]) -> None:
+    """One statement takes the lock of each key, the same lock a release that took one
+    statement per key takes (a fleet mid-upgrade runs both)."""
+    with psycopg.connect(postgres_url) as holder, psycopg.connect(postgres_url) as other:
+        holder.execute(POSTGRES_QUERIES[query], {"keys": json.dumps(keys)}).fetchall()
+        assert [other.execute(f"SELECT {lock}").fetchone() for lock in taken_elsewhere] == [
+            (False,), (False,)]
+        holder.rollback()
+        assert [other.execute(f"SELECT {lock}").fetchone() for lock in taken_elsewhere] == [
+            (True,), (True,)]

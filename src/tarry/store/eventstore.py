@@ -2,14 +2,14 @@
 
 Every function runs inside the caller's transaction, so an event's record, its delivery into
 run inboxes and the wake of those runs commit together. Delivery and wait registration take
-the same per-correlation lock first (``lock_correlation``), so an event and a wait that
+the same per-correlation lock first (``lock_correlations``), so an event and a wait that
 arrive at the same moment always meet: one of them sees the other.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -51,8 +51,7 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     commit, however many events (a held trigger start adds its own).
     """
     news = [event for event, _ in events]
-    tx.take("lock_event_id", [{"type": key[0], "id": key[1]}  # a concurrent resend waits
-                              for key in sorted({(event.type, event.id) for event in news})])
+    _lock_event_ids(tx, [(event.type, event.id) for event in news])  # a resend waits
     _lock_matches(tx, news)
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
@@ -134,7 +133,7 @@ def _locked(tx: Tx, event_id: str) -> EventRecord:
     """The stored event, read again once its id is locked: two operators redelivering (or
     discarding) one event at once act one after the other, and the second sees the first."""
     stored = find_by_id(tx, event_id)
-    tx.one("lock_event_id", {"type": stored.type, "id": event_id})
+    _lock_event_ids(tx, [(stored.type, event_id)])  # goes out with the read
     return find_by_id(tx, event_id)
 
 
@@ -173,10 +172,8 @@ def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> Non
     (PostgreSQL; under SQLite's one writer the locks are no-ops).
     """
     held = tx.all("waits_of_runs", {"ids": json.dumps(run_ids)}) if run_ids else []
-    keys = {(row["type"], row["match_key"]) for row in held}
-    keys |= {(wait.type, wait.match_key) for wait in waits}
-    for event_type, match_key in sorted(keys):
-        tx.one("lock_correlation", {"type": event_type, "match_key": match_key})
+    _lock_correlations(tx, [*((row["type"], row["match_key"]) for row in held),
+                            *((wait.type, wait.match_key) for wait in waits)])
 
 
 _WaitKey = tuple[str, str, str]
@@ -217,8 +214,7 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
             added=tuple(wait for key, wait in wanted.items() if key not in held))
     changed = {(key[1], key[2]) for plan in plans.values() for key in plan.removed}
     changed |= {(w.type, w.match_key) for plan in plans.values() for w in plan.added}
-    tx.take("lock_correlation", [{"type": event_type, "match_key": match_key}
-                                 for event_type, match_key in sorted(changed)])
+    _lock_correlations(tx, changed)
     return plans
 
 
@@ -253,7 +249,7 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
     turned down by ``accept`` never leaves the run unreachable for the next one (SPEC 3.5.8).
     """
     for wait in waits:
-        tx.take("lock_correlation", [{"type": wait.type, "match_key": wait.match_key}])
+        _lock_correlations(tx, [(wait.type, wait.match_key)])
         tx.many("insert_wait", [{"run_id": run_id, "wait_id": wait.wait_id,
                                  "type": wait.type, "match_key": wait.match_key,
                                  "until": to_millis(wait.until)}])
@@ -287,8 +283,28 @@ def _correlation(event: NewEvent) -> _Correlation:
 def _lock_matches(tx: Tx, events: Sequence[NewEvent]) -> None:
     """Lock the correlations of the valid ``events``, sorted (queued: they go out with the
     next read)."""
-    tx.take("lock_correlation", [{"type": key[0], "match_key": key[1]} for key in sorted(
-        {(event.type, event.match_key) for event in events if not event.errors})])
+    _lock_correlations(tx, [(event.type, event.match_key or "") for event in events
+                            if not event.errors])
+
+
+def _lock_correlations(tx: Tx, keys: Iterable[tuple[str, str]]) -> None:
+    """Lock each correlation (type, match_key) of ``keys``, sorted, in one statement
+    (queued: it goes out with the next read)."""
+    _lock_each(tx, "lock_correlations", ("type", "match_key"), keys)
+
+
+def _lock_event_ids(tx: Tx, keys: Iterable[tuple[str, str]]) -> None:
+    """Lock each event id (type, id) of ``keys``, sorted, in one statement (queued: it goes
+    out with the next read)."""
+    _lock_each(tx, "lock_event_ids", ("type", "id"), keys)
+
+
+def _lock_each(tx: Tx, query: str, fields: tuple[str, str],
+               keys: Iterable[tuple[str, str]]) -> None:
+    ordered = sorted(set(keys))
+    if ordered:
+        tx.take(query, [{"keys": json.dumps([dict(zip(fields, key, strict=True))
+                                             for key in ordered])}])
 
 
 def _stored_and_waiting(tx: Tx, events: Sequence[NewEvent]

@@ -160,15 +160,25 @@ SELECT min(due_at) AS due_at FROM (
 
 -- Events ---------------------------------------------------------------------------------
 
--- name: lock_correlation
--- Serialises delivery and wait registration on one correlation until the transaction ends.
-SELECT pg_advisory_xact_lock(hashtext(%(type)s), hashtext(%(match_key)s)) IS NULL AS locked
+-- name: lock_correlations
+-- Serialises delivery and wait registration on each correlation of :keys (a JSON array of
+-- {type, match_key}, in the order to lock them) until the transaction ends. One statement for
+-- any number of locks, taken one after the other: a volatile call in the select list runs
+-- after the ORDER BY.
+SELECT pg_advisory_xact_lock(hashtext(k.key ->> 'type'), hashtext(k.key ->> 'match_key'))
+       IS NULL AS locked
+FROM jsonb_array_elements(%(keys)s::jsonb) WITH ORDINALITY AS k (key, n)
+ORDER BY k.n
 
--- name: lock_event_id
--- Serialises the sends of one event id until the transaction ends, so that a second send
--- of an id sees the first as a duplicate. One bigint key: a lock space apart from the
--- integer pairs of lock_correlation.
-SELECT pg_advisory_xact_lock(hashtextextended(%(type)s || ' ' || %(id)s, 0)) IS NULL AS locked
+-- name: lock_event_ids
+-- Serialises the sends of each event id of :keys (a JSON array of {type, id}, in the order to
+-- lock them) until the transaction ends, so that a second send of an id sees the first as a
+-- duplicate; taken as lock_correlations takes its locks. One bigint key: a lock space apart
+-- from the integer pairs of lock_correlations.
+SELECT pg_advisory_xact_lock(hashtextextended((k.key ->> 'type') || ' ' || (k.key ->> 'id'), 0))
+       IS NULL AS locked
+FROM jsonb_array_elements(%(keys)s::jsonb) WITH ORDINALITY AS k (key, n)
+ORDER BY k.n
 
 -- name: find_event
 SELECT * FROM events WHERE type = %(type)s AND id = %(id)s

@@ -159,12 +159,13 @@ SELECT min(due_at) AS due_at FROM (
 
 -- Events ---------------------------------------------------------------------------------
 
--- name: lock_correlation
--- Serialises delivery and wait registration on one correlation (BEGIN IMMEDIATE already does).
+-- name: lock_correlations
+-- Serialises delivery and wait registration on each correlation of :keys (BEGIN IMMEDIATE
+-- already does).
 SELECT 1 AS locked
 
--- name: lock_event_id
--- Serialises the sends of one event id (BEGIN IMMEDIATE already does).
+-- name: lock_event_ids
+-- Serialises the sends of each event id of :keys (BEGIN IMMEDIATE already does).
 SELECT 1 AS locked
 
 -- name: find_event
