@@ -2,7 +2,7 @@
 
 Every function runs inside the caller's transaction, so an event's record, its delivery into
 run inboxes and the wake of those runs commit together. Delivery and wait registration take
-the same per-correlation lock first (``lock_correlations``), so an event and a wait that
+the same per-correlation lock first (``lock_keys``), so an event and a wait that
 arrive at the same moment always meet: one of them sees the other.
 """
 
@@ -51,8 +51,8 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     commit, however many events (a held trigger start adds its own).
     """
     news = [event for event, _ in events]
-    _lock_event_ids(tx, [(event.type, event.id) for event in news])  # a resend waits
-    _lock_matches(tx, news)
+    _lock(tx, event_ids=[(event.type, event.id) for event in news],  # a resend waits
+          correlations=_matches(news))
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
     stored, waiting = _stored_and_waiting(tx, news)
@@ -93,7 +93,7 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
         raise EventStateError(event.id, stored.state.value,
                               f"event '{event.id}' is {stored.state}; only invalid, unmatched "
                               "or buffered events can be redelivered")
-    _lock_matches(tx, [event])
+    _lock(tx, correlations=_matches([event]))
     branches = _waiting_branches(tx, [event]).get(_correlation(event), [])
     state, runs = _deliver(tx, event, now, branches)
     row = tx.one("replace_event", _event_params(event, state, runs, now))
@@ -133,7 +133,7 @@ def _locked(tx: Tx, event_id: str) -> EventRecord:
     """The stored event, read again once its id is locked: two operators redelivering (or
     discarding) one event at once act one after the other, and the second sees the first."""
     stored = find_by_id(tx, event_id)
-    _lock_event_ids(tx, [(stored.type, event_id)])  # goes out with the read
+    _lock(tx, event_ids=[(stored.type, event_id)])  # goes out with the read
     return find_by_id(tx, event_id)
 
 
@@ -172,7 +172,7 @@ def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> Non
     (PostgreSQL; under SQLite's one writer the locks are no-ops).
     """
     held = tx.all("waits_of_runs", {"ids": json.dumps(run_ids)}) if run_ids else []
-    _lock_correlations(tx, [*((row["type"], row["match_key"]) for row in held),
+    _lock(tx, correlations=[*((row["type"], row["match_key"]) for row in held),
                             *((wait.type, wait.match_key) for wait in waits)])
 
 
@@ -214,7 +214,7 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
             added=tuple(wait for key, wait in wanted.items() if key not in held))
     changed = {(key[1], key[2]) for plan in plans.values() for key in plan.removed}
     changed |= {(w.type, w.match_key) for plan in plans.values() for w in plan.added}
-    _lock_correlations(tx, changed)
+    _lock(tx, correlations=changed)
     return plans
 
 
@@ -249,7 +249,7 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
     turned down by ``accept`` never leaves the run unreachable for the next one (SPEC 3.5.8).
     """
     for wait in waits:
-        _lock_correlations(tx, [(wait.type, wait.match_key)])
+        _lock(tx, correlations=[(wait.type, wait.match_key)])
         tx.many("insert_wait", [{"run_id": run_id, "wait_id": wait.wait_id,
                                  "type": wait.type, "match_key": wait.match_key,
                                  "until": to_millis(wait.until)}])
@@ -280,31 +280,22 @@ def _correlation(event: NewEvent) -> _Correlation:
     return event.type, event.match_key or "", to_millis(event.received_at)
 
 
-def _lock_matches(tx: Tx, events: Sequence[NewEvent]) -> None:
-    """Lock the correlations of the valid ``events``, sorted (queued: they go out with the
-    next read)."""
-    _lock_correlations(tx, [(event.type, event.match_key or "") for event in events
-                            if not event.errors])
+def _matches(events: Sequence[NewEvent]) -> list[tuple[str, str]]:
+    """The correlations (type, match_key) of the valid ``events``."""
+    return [(event.type, event.match_key or "") for event in events if not event.errors]
 
 
-def _lock_correlations(tx: Tx, keys: Iterable[tuple[str, str]]) -> None:
-    """Lock each correlation (type, match_key) of ``keys``, sorted, in one statement
-    (queued: it goes out with the next read)."""
-    _lock_each(tx, "lock_correlations", ("type", "match_key"), keys)
+_Key = tuple[str, str]
+"""A lock's key: an event id (type, id) or a correlation (type, match_key)."""
 
 
-def _lock_event_ids(tx: Tx, keys: Iterable[tuple[str, str]]) -> None:
-    """Lock each event id (type, id) of ``keys``, sorted, in one statement (queued: it goes
-    out with the next read)."""
-    _lock_each(tx, "lock_event_ids", ("type", "id"), keys)
-
-
-def _lock_each(tx: Tx, query: str, fields: tuple[str, str],
-               keys: Iterable[tuple[str, str]]) -> None:
-    ordered = sorted(set(keys))
-    if ordered:
-        tx.take(query, [{"keys": json.dumps([dict(zip(fields, key, strict=True))
-                                             for key in ordered])}])
+def _lock(tx: Tx, *, event_ids: Iterable[_Key] = (), correlations: Iterable[_Key] = ()) -> None:
+    """Lock each of ``event_ids`` and then each of ``correlations``, each kind sorted (the one
+    global order), in one statement (queued: it goes out with the next read)."""
+    keys = [*({"event_id": key} for key in sorted(set(event_ids))),
+            *({"correlation": key} for key in sorted(set(correlations)))]
+    if keys:
+        tx.take("lock_keys", [{"keys": json.dumps(keys)}])
 
 
 def _stored_and_waiting(tx: Tx, events: Sequence[NewEvent]

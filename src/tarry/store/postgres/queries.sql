@@ -160,23 +160,19 @@ SELECT min(due_at) AS due_at FROM (
 
 -- Events ---------------------------------------------------------------------------------
 
--- name: lock_correlations
--- Serialises delivery and wait registration on each correlation of :keys (a JSON array of
--- {type, match_key}, in the order to lock them) until the transaction ends. One statement for
--- any number of locks, taken one after the other: a volatile call in the select list runs
--- after the ORDER BY.
-SELECT pg_advisory_xact_lock(hashtext(k.key ->> 'type'), hashtext(k.key ->> 'match_key'))
-       IS NULL AS locked
-FROM jsonb_array_elements(%(keys)s::jsonb) WITH ORDINALITY AS k (key, n)
-ORDER BY k.n
-
--- name: lock_event_ids
--- Serialises the sends of each event id of :keys (a JSON array of {type, id}, in the order to
--- lock them) until the transaction ends, so that a second send of an id sees the first as a
--- duplicate; taken as lock_correlations takes its locks. One bigint key: a lock space apart
--- from the integer pairs of lock_correlations.
-SELECT pg_advisory_xact_lock(hashtextextended((k.key ->> 'type') || ' ' || (k.key ->> 'id'), 0))
-       IS NULL AS locked
+-- name: lock_keys
+-- Takes, until the transaction ends, the lock of each key of :keys (a JSON array, in the order
+-- to lock them), of two kinds: a correlation ({"correlation": [type, match_key]}) serialises
+-- delivery and wait registration on it; an event id ({"event_id": [type, id]}) the sends of
+-- that id, so that a second send sees the first as a duplicate (one bigint key: a lock space
+-- apart from the correlations' integer pairs). One statement for any number of locks, taken
+-- one after the other: a volatile call in the select list runs after the ORDER BY.
+SELECT CASE WHEN k.key ? 'correlation'
+            THEN pg_advisory_xact_lock(hashtext(k.key #>> '{correlation,0}'),
+                                       hashtext(k.key #>> '{correlation,1}'))
+            ELSE pg_advisory_xact_lock(hashtextextended(
+                     (k.key #>> '{event_id,0}') || ' ' || (k.key #>> '{event_id,1}'), 0))
+       END IS NULL AS locked
 FROM jsonb_array_elements(%(keys)s::jsonb) WITH ORDINALITY AS k (key, n)
 ORDER BY k.n
 

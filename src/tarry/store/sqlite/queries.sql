@@ -159,13 +159,9 @@ SELECT min(due_at) AS due_at FROM (
 
 -- Events ---------------------------------------------------------------------------------
 
--- name: lock_correlations
--- Serialises delivery and wait registration on each correlation of :keys (BEGIN IMMEDIATE
--- already does).
-SELECT 1 AS locked
-
--- name: lock_event_ids
--- Serialises the sends of each event id of :keys (BEGIN IMMEDIATE already does).
+-- name: lock_keys
+-- Serialises delivery and wait registration on each correlation of :keys, and the sends of
+-- each event id (BEGIN IMMEDIATE already does).
 SELECT 1 AS locked
 
 -- name: find_event
