@@ -163,17 +163,16 @@ def inbox_event(row: Row) -> InboxEvent:
                       data=stored_value(row["data"]), received_at=from_millis(row["received_at"]))
 
 
-def lock_correlations(tx: Tx, run_ids: list[str], waits: list[EventWait]) -> None:
-    """Lock, in one global order, every correlation the runs wait on and every one in
-    ``waits``: a transaction that changes runs' waits does this before it writes anything.
+def lock_correlations(tx: Tx, run_ids: list[str]) -> None:
+    """Lock, in one global order, every correlation the runs wait on: a transaction that
+    changes runs' waits does this before it writes anything.
 
     A delivery holds its correlation's lock while it deletes waits and wakes runs, so a
     writer that took the lock only after touching those rows would deadlock with it
     (PostgreSQL; under SQLite's one writer the locks are no-ops).
     """
     held = tx.all("waits_of_runs", {"ids": json.dumps(run_ids)}) if run_ids else []
-    _lock(tx, correlations=[*((row["type"], row["match_key"]) for row in held),
-                            *((wait.type, wait.match_key) for wait in waits)])
+    _lock(tx, correlations=[(row["type"], row["match_key"]) for row in held])
 
 
 _WaitKey = tuple[str, str, str]
@@ -247,9 +246,9 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
 
     A wait stays registered while its run waits, delivered events or not, so that an event
     turned down by ``accept`` never leaves the run unreachable for the next one (SPEC 3.5.8).
+    The caller holds each wait's correlation lock (:func:`plan_wait_changes` took it).
     """
     for wait in waits:
-        _lock(tx, correlations=[(wait.type, wait.match_key)])
         tx.many("insert_wait", [{"run_id": run_id, "wait_id": wait.wait_id,
                                  "type": wait.type, "match_key": wait.match_key,
                                  "until": to_millis(wait.until)}])
@@ -282,7 +281,7 @@ def _correlation(event: NewEvent) -> _Correlation:
 
 def _matches(events: Sequence[NewEvent]) -> list[tuple[str, str]]:
     """The correlations (type, match_key) of the valid ``events``."""
-    return [(event.type, event.match_key or "") for event in events if not event.errors]
+    return [_correlation(event)[:2] for event in events if not event.errors]
 
 
 _Key = tuple[str, str]

@@ -468,7 +468,7 @@ class SqlStore(ABC):
         (``cancel_requested``). Raises ``RunNotFound``, or ``RunStateError`` for a
         finished run."""
         with self._transaction(write=True) as tx:
-            eventstore.lock_correlations(tx, [run_id], [])
+            eventstore.lock_correlations(tx, [run_id])
             found = tx.one("get_run_for_update", {"id": run_id})
             if found is None:
                 raise RunNotFound(run_id)
