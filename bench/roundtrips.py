@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import dataclasses
 import os
 import sys
@@ -130,16 +131,25 @@ class RoundTrips:
 
     def reset(self) -> None:
         """Count from here."""
+        _flush_traces()
         self._marks = {path: path.stat().st_size for path in self._traces}
 
     def count(self) -> int:
         """Round trips since :meth:`reset`, over every traced connection."""
+        _flush_traces()
         total = 0
         for path in self._traces:
             with path.open("rb") as trace:
                 trace.seek(self._marks.get(path, 0))
                 total += _turns(trace.read().decode(errors="replace"))
         return total
+
+
+def _flush_traces() -> None:
+    """Write out what libpq has traced so far: it traces into a C stdio stream (``fdopen``),
+    whose buffer holds a few kilobytes before they reach the file, so a count read from the
+    file alone misses the latest messages and gives them to a later operation."""
+    ctypes.CDLL(None).fflush(None)
 
 
 def _turns(trace: str) -> int:
