@@ -41,9 +41,15 @@ def timers(result: Result, request: Result) -> Figures:
     late = _spread(result["lateness_ms"])
     return {"lateness_p50_ms": late["p50"], "lateness_p99_ms": late["p99"],
             "lateness_max_ms": late["max"],
-            "submits_per_second": request["items"] / result["submit_s"],
+            "submits_per_second": len(result["lateness_ms"]) / result["submit_s"],
             "worker_peak_rss_mib": result["worker_rss_kib"] / 1024,
             "worker_threads_max": result["worker_threads_max"]}
+
+
+def paced(result: Result, request: Result) -> Figures:
+    """:func:`timers`, and how many were submitted within the cap (a system slower than the
+    pace submits fewer)."""
+    return {"submitted": result["submitted"], **timers(result, request)}
 
 
 def flood(result: Result, request: Result) -> Figures:
@@ -190,7 +196,7 @@ def million(result: Result, request: Result) -> Figures:
 
 
 FIGURES: dict[str, Callable[[Result, Result], Figures]] = {
-    "timers": timers, "burst": burst, "flood": flood, "paced": timers, "starts": starts,
+    "timers": timers, "burst": burst, "flood": flood, "paced": paced, "starts": starts,
     "events": events, "suspension": suspension, "million": million}
 
 
@@ -225,6 +231,7 @@ def summarize(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 REACHED: dict[str, tuple[Callable[[Result], int], str, str]] = {
     "flood": (lambda request: int(request["items"]), "submitted", "submitted"),
+    "paced": (lambda request: int(request["items"]), "submitted", "submitted"),
     "events": (lambda request: int(request["waiting"] - request["events"]), "load_sent",
                "sent back to back"),
 }
@@ -289,7 +296,7 @@ LATENESS_COLUMNS = [("lateness p50 ms", "lateness_p50_ms", ".1f"),
 """The columns of the timers and of the paced workload (the same measurement)."""
 COLUMNS: dict[str, list[tuple[str, str, str]]] = {
     "timers": LATENESS_COLUMNS,
-    "paced": LATENESS_COLUMNS,
+    "paced": [*LATENESS_COLUMNS, ("reached N", "reached", TEXT)],
     "burst": [("wakes/s", "wakes_per_second", ",.0f"),
               ("first late ms", "first_wake_late_ms", ",.0f"),
               ("last late ms", "last_wake_late_ms", ",.0f"),

@@ -168,7 +168,8 @@ class Sizes:
     """Sizes of the flood workload (comma-separated): items submitted back to back, each due
     ``delay_s`` after its own submit."""
     flood_cap_s: float = 600.0
-    """How long a flood's submits may go on (a slower system submits fewer: reported)."""
+    """How long the submits of a flood, or of the paced workload, may go on (a slower system
+    submits fewer: reported)."""
     paced_items: str = "1000,10000"
     """Sizes of the paced workload (comma-separated): the flood at one pace for all, items
     started at ``paced_rate`` per second whatever the system's own submit rate, each due
@@ -275,7 +276,7 @@ def adapter_timeout(request: Mapping[str, Any]) -> float:
     """How long the adapter may take to answer ``request``."""
     if request["workload"] == "million":
         return float(request["timeout_s"])
-    if request["workload"] in ("flood", "events"):
+    if request["workload"] in ("flood", "paced", "events"):
         return ADAPTER_TIMEOUT + float(request["cap_s"] + request["timeout_s"])
     return ADAPTER_TIMEOUT
 
@@ -292,7 +293,8 @@ REQUESTS: dict[str, Requests] = {
     "flood": lambda s, _: [{"items": n, "delay_s": s.delay_s, "cap_s": s.flood_cap_s,
                             "timeout_s": s.timeout_s} for n in sizes_of(s.flood_items)],
     "paced": lambda s, _: [{"items": n, "rate": s.paced_rate, "delay_s": s.delay_s,
-                            "timeout_s": s.timeout_s} for n in sizes_of(s.paced_items)],
+                            "cap_s": s.flood_cap_s, "timeout_s": s.timeout_s}
+                           for n in sizes_of(s.paced_items)],
     "events": lambda s, _: [{"waiting": s.waiting, "events": s.events, "rate": s.event_rate,
                              "cap_s": s.event_cap_s, "batch": s.event_batch,
                              "timeout_s": s.timeout_s}],
@@ -463,8 +465,9 @@ def titles(sizes: Sizes) -> dict[str, str]:
                                "submit (wall = first submit → last wake)")
     for n in sizes_of(s.paced_items):
         found[f"paced:{n}"] = (f"paced: {n:,} items started at {s.paced_rate:g}/s by every "
-                               f"system, each due {s.delay_s:g} s after its start (the flood "
-                               "at one pace for all; lateness = wake − due)")
+                               f"system (for at most {s.flood_cap_s:g} s), each due "
+                               f"{s.delay_s:g} s after its start (the flood at one pace for "
+                               "all; lateness = wake − due)")
     return found
 
 

@@ -67,3 +67,40 @@ def test_items_that_stop_waking_are_given_up_once_the_timeout_passes_with_none(
     assert str(caught.value) == ("3 of 5 items never woke, nothing in the last 0.3 s "
                                  "(first: ['i2', 'i3', 'i4'])")
     assert 0.5 <= time.monotonic() - began < 2
+
+
+class _Clock:
+    """``time`` for the kit: ``sleep`` and slow submits move ``monotonic`` on at once."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_system_slower_than_the_pace_submits_until_the_cap_and_no_further(
+        kit: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(kit, "time", clock)
+    submitted: list[int] = []
+
+    def slow_submit(index: int) -> None:  # 8 a second, against a pace of 100
+        submitted.append(index)
+        clock.now += 0.125
+
+    took = kit.paced(1000, 100.0, slow_submit, cap_s=1.0)
+    assert submitted == list(range(8))
+    assert took == pytest.approx(1.0)
+
+
+def test_a_system_that_keeps_the_pace_submits_every_item_at_its_instant(
+        kit: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(kit, "time", clock)
+    instants: list[float] = []
+    kit.paced(5, 100.0, lambda index: instants.append(clock.now), cap_s=10.0)
+    assert instants == pytest.approx([0.0, 0.01, 0.02, 0.03, 0.04])

@@ -194,12 +194,15 @@ def lateness_ms(due: Mapping[str, float], woke: Mapping[str, float]) -> list[flo
     return [(woke[item] - instant) * 1000 for item, instant in due.items()]
 
 
-def paced(count: int, rate: float, submit: Callable[[int], object]) -> float:
-    """Call ``submit(0 … count-1)`` at ``rate`` per second (or as fast as it can, if slower);
-    the seconds it took."""
+def paced(count: int, rate: float, submit: Callable[[int], object],
+          cap_s: float = math.inf) -> float:
+    """Call ``submit(0 … count-1)`` at ``rate`` per second (or as fast as it can, if slower),
+    stopping early once ``cap_s`` seconds have passed; the seconds it took."""
     began = time.monotonic()
     for index in range(count):
         time.sleep(max(began + index / rate - time.monotonic(), 0))
+        if time.monotonic() - began >= cap_s:
+            break
         submit(index)
     return time.monotonic() - began
 
@@ -234,7 +237,9 @@ class Timer:
 
 
 def timers(request: Request, system: Timer) -> Reply:
-    """Items submitted at ``rate`` per second, each due ``delay_s`` after its submit."""
+    """Items submitted at ``rate`` per second, each due ``delay_s`` after its submit, for up
+    to ``cap_s`` seconds if the request has one (the paced workload: a system slower than
+    the pace submits fewer); ``submitted`` says how many were."""
     due: dict[str, float] = {}
 
     def one(index: int) -> None:
@@ -243,10 +248,12 @@ def timers(request: Request, system: Timer) -> Reply:
         system.submit(item, due[item])
 
     with system.worker() as worker, Sampler(worker.pid) as sampler:
-        submit_s = paced(request["items"], request["rate"], one)
+        submit_s = paced(request["items"], request["rate"], one,
+                         request.get("cap_s", math.inf))
         woke = system.woke(due, request["timeout_s"])
         rss = peak_rss_kib(worker.pid)
-    return {"result": {"submit_s": submit_s, "lateness_ms": lateness_ms(due, woke),
+    return {"result": {"submitted": len(due), "submit_s": submit_s,
+                       "lateness_ms": lateness_ms(due, woke),
                        "worker_rss_kib": rss, **sampler.figures()}}
 
 
