@@ -192,6 +192,9 @@ class NewEvent:
     match_key: str | None = None
     errors: tuple[str, ...] = ()
     buffer_until: datetime | None = None
+    data_json: EncodedJSON | None = None
+    """``data`` as JSON text, when the check of the payload already encoded it (the store
+    writes it as it is)."""
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,18 @@ async def test_one_batch_has_every_outcome_and_starts_its_triggers_in_one_transa
         "received", "deployed")
 
 
+async def test_a_payload_is_stored_and_returned_as_every_read_returns_it(
+        harness: Harness) -> None:
+    waiter = await waiting_run(harness, "m-1")
+    sent = harness.send("approval", {"message": "m-1", "approved": True, "note": "ünï ✓",
+                                     "pair": (1, 2), "big": 1e16, "zero": -0.0}, id="e-1")
+    stored = {"message": "m-1", "approved": True, "note": "ünï ✓", "pair": [1, 2],
+              "big": 10**16, "zero": 0.0}
+    assert sent.runs == (waiter,)
+    assert sent.data == harness.engine.store.get_event("e-1").data == stored
+    assert [event.data for event in harness.engine.store.inbox([waiter])[waiter]] == [stored]
+
+
 async def test_concurrent_async_sends_share_one_transaction(
         harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     waiters = [await waiting_run(harness, f"m-{i}") for i in range(10)]

@@ -43,6 +43,7 @@ from tarry.holds.service import Holds
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
 from tarry.model import (
+    EncodedJSON,
     EventRecord,
     EventState,
     HistoryEntry,
@@ -107,14 +108,16 @@ def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
     """The event to record, once its id, payload and correlation values are known to be
     portable (``InvalidValue`` otherwise: nothing is stored)."""
     check_key(event_id, "the event id", limits.key_bytes)
-    check_value(data, "the event's data", limits.event_bytes, "event_bytes")
+    encoded = EncodedJSON(check_value(data, "the event's data", limits.event_bytes,
+                                      "event_bytes"))
     problems = tuple(manifest.problems(data))
     if not problems:
         for key in manifest.correlate_on:
             check_key(data[key], f"the correlation value '{key}'", limits.key_bytes)
     return NewEvent(id=event_id, type=manifest.type, data=data, received_at=now,
                     match_key=None if problems else manifest.key_of(data), errors=problems,
-                    buffer_until=now + manifest.buffer if manifest.buffer else None)
+                    buffer_until=now + manifest.buffer if manifest.buffer else None,
+                    data_json=encoded)
 
 
 def _redactor(settings: Settings | None, environ: Mapping[str, str],

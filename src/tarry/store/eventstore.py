@@ -56,18 +56,18 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
     stored, waiting = _stored_and_waiting(tx, news)
-    known = {(row["type"], row["id"]): record_from_row(row, state=EventState.DUPLICATE)
-             for row in stored}
+    known = {(row["type"], row["id"]): record_from_row(row) for row in stored}
     records = []
     for event, starts in events:
-        record = known.get((event.type, event.id))
-        if record is None:
-            state, runs = _deliver(tx, event, now, waiting.get(_correlation(event), []))
-            params = _event_params(event, state, runs, now)
-            tx.many("insert_event", [params])
-            record = _inserted(event, params, _start(tx, event, starts, now))
-            known[(event.type, event.id)] = replace(record, state=EventState.DUPLICATE)
-        records.append(record)
+        key = (event.type, event.id)
+        if key in known:
+            records.append(replace(known[key], state=EventState.DUPLICATE))
+            continue
+        state, runs = _deliver(tx, event, now, waiting.get(_correlation(event), []))
+        params = _event_params(event, state, runs, now)
+        tx.many("insert_event", [params])
+        known[key] = _inserted(event, params, _start(tx, event, starts, now))
+        records.append(known[key])
     return records
 
 
@@ -340,7 +340,7 @@ def _deliver(tx: Tx, event: NewEvent, now: datetime,
     correlation locked) and wake their runs; its state and the runs it reached."""
     if event.errors:
         return EventState.INVALID, []
-    row = {"type": event.type, "id": event.id, "data": json.dumps(event.data),
+    row = {"type": event.type, "id": event.id, "data": _data_text(event),
            "received_at": to_millis(event.received_at)}
     for branch in branches:
         _put_in_inbox(tx, branch["run_id"], branch["wait_id"], row)
@@ -363,17 +363,22 @@ def _put_in_inbox(tx: Tx, run_id: str, wait_id: str, event: Row) -> None:
 def _event_params(event: NewEvent, state: EventState, runs: list[str],
                   now: datetime) -> dict[str, Any]:
     return {"id": event.id, "type": event.type, "state": state.value,
-            "data": json.dumps(event.data), "match_key": event.match_key,
+            "data": _data_text(event), "match_key": event.match_key,
             "errors": json.dumps(list(event.errors)), "runs": json.dumps(runs),
             "received_at": to_millis(event.received_at),
             "buffer_until": None if event.buffer_until is None else to_millis(event.buffer_until),
             "now": to_millis(now)}
 
 
-def record_from_row(row: Row, *, state: EventState | None = None) -> EventRecord:
-    """The event record of a stored row (``state`` overrides the stored one)."""
+def _data_text(event: NewEvent) -> str:
+    """The event's payload as JSON text: as the check of the payload encoded it, if it did."""
+    return event.data_json if event.data_json is not None else json.dumps(event.data)
+
+
+def record_from_row(row: Row) -> EventRecord:
+    """The event record of a stored row."""
     buffer_until = row["buffer_until"]
-    return EventRecord(id=row["id"], type=row["type"], state=state or EventState(row["state"]),
+    return EventRecord(id=row["id"], type=row["type"], state=EventState(row["state"]),
                        data=stored_value(row["data"]), received_at=from_millis(row["received_at"]),
                        runs=tuple(stored_value(row["runs"])),
                        errors=tuple(stored_value(row["errors"])),
