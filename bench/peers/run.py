@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import fcntl
 import functools
 import json
 import os
@@ -528,9 +529,37 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+@contextlib.contextmanager
+def owned(scratch: Path) -> Iterator[None]:
+    """The scratch folder, this run's alone while the block runs: a run clears the last
+    run's logs and folders and shares its environments and stores, so a second run on the
+    same folder would pull them from under the first. Refused (``SystemExit``) while another
+    run holds it."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    with (scratch / "run.lock").open("a+", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise SystemExit(f"run.py: the scratch folder {scratch} is in use by another run "
+                             f"({holder}); wait for it to end, or give this one its own "
+                             "--scratch") from None
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()}")
+        lock.flush()
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Prepare the systems, measure every round, print the tables, write JSON and plots."""
     args = parse_args(argv)
+    with owned(args.scratch.resolve()):
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """:func:`main` once the scratch folder is this run's."""
     sizes = chosen_sizes(args, FULL, QUICK)
     count = args.rounds or (QUICK_ROUNDS if args.quick else FULL_ROUNDS)
     began = time.perf_counter()

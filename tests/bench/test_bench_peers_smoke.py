@@ -4,6 +4,7 @@ held: a row, with the worker's threads and memory flat however many wait)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -340,3 +341,25 @@ def test_a_system_whose_store_is_unreachable_is_reported_skipped_with_the_reason
         f"PostgreSQL at {nobody} is not reachable: ")
     assert result["measurements"] == []
     assert "skipped tarry-postgresql: PostgreSQL at" in finished.stdout
+
+
+def test_a_second_run_on_a_scratch_folder_in_use_is_refused_and_touches_nothing(
+        tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    logs = scratch / "runs" / "r1-million-tarry-postgresql"  # the first run's, in use
+    logs.mkdir(parents=True)
+    with (scratch / "run.lock").open("a+", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write("pid 4242")
+        lock.flush()
+        finished = subprocess.run(
+            [sys.executable, str(_PEERS / "run.py"), "--systems", "tarry-sqlite",
+             "--workloads", "starts", "--scratch", str(scratch),
+             "--json", str(tmp_path / "peers.json")],
+            capture_output=True, text=True, timeout=55, check=False)
+    assert finished.returncode == 1
+    assert finished.stderr.strip() == (
+        f"run.py: the scratch folder {scratch} is in use by another run (pid 4242); wait "
+        "for it to end, or give this one its own --scratch")
+    assert logs.is_dir()
+    assert not (tmp_path / "peers.json").exists()
