@@ -282,19 +282,30 @@ _INSERT_HISTORY = ("INSERT INTO history (run_id, at, kind, step, data) "
 
 @dataclass(frozen=True)
 class LimitResult:
-    """Minimal durable transactions per second, per round, and their median."""
+    """Minimal durable transactions per second, per round, and their median; each
+    transaction made ``writes`` minimal writes (1: the one-at-a-time limit; more: the
+    batched limit, whose rate of writes is :attr:`writes_per_second`)."""
 
     rounds: tuple[float, ...]
+    writes: int = 1
 
     @property
     def per_second(self) -> float:
-        """The median rate."""
+        """The median rate of transactions."""
         return median(self.rounds)
+
+    @property
+    def writes_per_second(self) -> float:
+        """The median rate of minimal writes (transactions × writes in each)."""
+        return self.per_second * self.writes
 
     def document(self) -> dict[str, Any]:
         """The result as JSON."""
         return {"per_second": self.per_second, "rounds": list(self.rounds),
-                "transaction": "update one run row + insert one history row, then commit"}
+                "writes_per_transaction": self.writes,
+                "writes_per_second": self.writes_per_second,
+                "transaction": f"{self.writes} × (update one run row + insert one history "
+                               "row), then commit"}
 
 
 class _LimitSession:
@@ -302,23 +313,31 @@ class _LimitSession:
 
     def __init__(self, begin: Callable[[], object],
                  execute: Callable[[str, dict[str, Any]], object],
+                 write_many: Callable[[list[dict[str, Any]]], object],
                  commit: Callable[[], object], close: Callable[[], object], *,
                  placeholder: str) -> None:
         self.begin, self.commit, self.close = begin, commit, close
         self._execute = execute
+        self._write_many = write_many
         self._placeholder = placeholder
 
     def execute(self, sql: str, params: dict[str, Any]) -> None:
         """Run one statement written with ``:name`` parameters."""
         self._execute(re.sub(r":(\w+)", self._placeholder, sql), params)
 
-    def transaction(self, number: int) -> None:
-        """One minimal durable transaction: a run row updated, a history row inserted."""
-        params = {"id": f"limit-{number % _LIMIT_ROWS}", "now": number,
-                  "status": ("waiting", "running")[number % 2], "state": _LIMIT_STATE}
+    def transaction(self, number: int, writes: int = 1) -> None:
+        """One minimal durable transaction of ``writes`` minimal writes: each a run row
+        updated and a history row inserted (more than one: as a store writes a batch, the
+        rows of each statement in one call)."""
+        param_sets = [{"id": f"limit-{(number * writes + each) % _LIMIT_ROWS}",
+                       "now": number, "status": ("waiting", "running")[number % 2],
+                       "state": _LIMIT_STATE} for each in range(writes)]
         self.begin()
-        self.execute(_UPDATE_RUN, params)
-        self.execute(_INSERT_HISTORY, params)
+        if writes == 1:
+            self.execute(_UPDATE_RUN, param_sets[0])
+            self.execute(_INSERT_HISTORY, param_sets[0])
+        else:
+            self._write_many(param_sets)
         self.commit()
 
 
@@ -327,15 +346,36 @@ def _sqlite_session(url: str) -> _LimitSession:
     queries = load_queries("tarry.store.sqlite", "connection.sql")
     connection = sqlite3.connect(_sqlite_file(url), isolation_level=None, timeout=5.0)
     connection.executescript(queries["configure"])
+
+    def write_many(param_sets: list[dict[str, Any]]) -> None:
+        connection.executemany(_UPDATE_RUN, param_sets)  # sqlite3 loops in C
+        connection.executemany(_INSERT_HISTORY, param_sets)
+
     return _LimitSession(lambda: connection.execute(queries["begin_write"]), connection.execute,
-                         connection.commit, connection.close, placeholder=r":\1")
+                         write_many, connection.commit, connection.close, placeholder=r":\1")
+
+
+_UPDATE_RUNS_PG = ("UPDATE runs SET status = r.status, state = r.state::jsonb, due_at = r.now, "
+                   "updated_at = r.now FROM jsonb_to_recordset(%(rows)s::jsonb) "
+                   "AS r(id text, status text, state text, now bigint) WHERE runs.id = r.id")
+_INSERT_HISTORY_PG = ("INSERT INTO history (run_id, at, kind, step, data) "
+                      "SELECT id, now, 'step.completed', 'pause', '{}' "
+                      "FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, now bigint)")
 
 
 def _postgres_session(url: str) -> _LimitSession:
-    """A plain psycopg connection, autocommit off (one transaction per commit)."""
+    """A plain psycopg connection, autocommit off (one transaction per commit). A batch's
+    rows go as one JSON array per statement, as the PostgreSQL store sends them (one
+    statement per row would measure psycopg's Python work per statement, not the server)."""
     connection = psycopg.connect(url)
-    return _LimitSession(lambda: None, connection.execute, connection.commit, connection.close,
-                         placeholder=r"%(\1)s")
+
+    def write_many(param_sets: list[dict[str, Any]]) -> None:
+        rows = {"rows": json.dumps(param_sets)}
+        connection.execute(_UPDATE_RUNS_PG, rows)
+        connection.execute(_INSERT_HISTORY_PG, rows)
+
+    return _LimitSession(lambda: None, connection.execute, write_many, connection.commit,
+                         connection.close, placeholder=r"%(\1)s")
 
 
 _SESSIONS: dict[str, Callable[[str], _LimitSession]] = {
@@ -344,19 +384,20 @@ _SESSIONS: dict[str, Callable[[str], _LimitSession]] = {
 }
 
 
-def measure_limit(url: str, *, seconds: float, rounds: int = 3) -> LimitResult:
+def measure_limit(url: str, *, seconds: float, rounds: int = 3,
+                  writes: int = 1) -> LimitResult:
     """The rate of minimal durable transactions on the empty store at ``url``.
 
     The tarry schema is created first (so indexes and triggers are the real ones), then
     ``rounds`` rounds of ``seconds`` each run back-to-back transactions that update one run
-    row and insert one history row.
+    row and insert one history row, ``writes`` times each (more than 1: the batched limit).
     """
-    with limit_rounds(url) as limit_round:
-        return LimitResult(tuple(limit_round(seconds) for _ in range(rounds)))
+    with limit_rounds(url, writes=writes) as limit_round:
+        return LimitResult(tuple(limit_round(seconds) for _ in range(rounds)), writes)
 
 
 @contextmanager
-def limit_rounds(url: str) -> Iterator[Callable[[float], float]]:
+def limit_rounds(url: str, *, writes: int = 1) -> Iterator[Callable[[float], float]]:
     """Rounds of the limit measurement (as :func:`measure_limit`) on the empty store at
     ``url``, one at a time: yields ``round(seconds) -> transactions per second``, so that a
     benchmark can interleave them with its own measurements."""
@@ -367,17 +408,17 @@ def limit_rounds(url: str) -> Iterator[Callable[[float], float]]:
         for number in range(_LIMIT_ROWS):
             session.execute(_SEED_RUN, {"id": f"limit-{number}", "state": _LIMIT_STATE})
         session.commit()
-        yield lambda seconds: _limit_round(session, seconds)
+        yield lambda seconds: _limit_round(session, seconds, writes)
     finally:
         session.close()
 
 
-def _limit_round(session: _LimitSession, seconds: float) -> float:
+def _limit_round(session: _LimitSession, seconds: float, writes: int) -> float:
     count = 0
     started = time.perf_counter()
     deadline = started + seconds
     while (now := time.perf_counter()) < deadline or count == 0:
-        session.transaction(count)
+        session.transaction(count, writes)
         count += 1
     return count / (now - started)
 

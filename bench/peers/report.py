@@ -254,14 +254,54 @@ def reached(measurements: Sequence[Mapping[str, Any]], wanted: Callable[[Result]
             f"{', '.join(f'{each:,}' for each in short)})")
 
 
-RATIOS: dict[str, tuple[tuple[str, str, str, str], ...]] = {"events": (
-    ("tarry_ratio", "delivered_per_second", "delivered_per_second", "÷ this"),
-    ("tarry_batched_ratio", "batched_delivered_per_second", "delivered_per_second",
-     "batched ÷ this"))}
+_LATENESS_RATIO = (("tarry_ratio", "lateness_p99_ms", "lateness_p99_ms", "p99 ÷ this"),)
+RATIOS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    "starts": (("tarry_ratio", "single_per_second", "single_per_second", "÷ this"),
+               ("tarry_batched_ratio", "batched_per_second", "batched_per_second",
+                "batched ÷ this")),
+    "timers": _LATENESS_RATIO, "paced": _LATENESS_RATIO, "flood": _LATENESS_RATIO,
+    "burst": (("tarry_ratio", "wakes_per_second", "wakes_per_second", "÷ this"),),
+    "events": (("tarry_ratio", "delivered_per_second", "delivered_per_second", "÷ this"),
+               ("tarry_batched_ratio", "batched_delivered_per_second", "delivered_per_second",
+                "batched ÷ this")),
+}
 """How tarry is compared in each workload: for each ratio, the summary's key for it, tarry's
 figure, the figure of the system it is divided by, and the column's label after tarry's
-system name. Batched, tarry's batch send is compared with every system's one-at-a-time
-sends (the peers have no batch send)."""
+system name. The targets' figures: submits a second, lateness p99 (below 1: tarry's is
+lower), wakes a second, events delivered a second. Batched, tarry's batch send is compared
+with every system's one-at-a-time sends (the peers have no batch send)."""
+
+LIMIT_RATIOS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "starts": (("single_per_second", "", "÷ limit"),
+               ("batched_per_second", "_batched", "batched ÷ limit")),
+    "burst": (("wakes_per_second", "", "÷ limit"),),
+    "events": (("delivered_per_second", "", "÷ limit"),
+               ("batched_delivered_per_second", "_batched", "batched ÷ limit")),
+}
+"""The figures given as a ratio to the limit of the system's store (``limit_ratio``, for a
+system on SQLite or PostgreSQL): the figure, which limit divides it (``""``: the one-at-a-time
+transactions a second; ``"_batched"``: the writes a second committed in batches) and the
+column's label."""
+
+
+def add_limit_ratios(summaries: Mapping[str, Mapping[str, dict[str, Any]]],
+                     stores: Mapping[str, str], limit: Mapping[str, float]) -> None:
+    """Give each summary of a workload in :data:`LIMIT_RATIOS` of a system whose store has a
+    limit (``stores``: each system's; ``limit``: the run's medians) its ``limit_ratio``: each
+    figure ÷ that limit (None where the figure or the limit is missing)."""
+    for key, by_system in summaries.items():
+        compared = LIMIT_RATIOS.get(key.split(":")[0], ())
+        for system, summary in by_system.items():
+            if not compared or stores.get(system) not in ("sqlite", "postgresql"):
+                continue
+            summary["limit_ratio"] = {
+                figure: _ratio(summary["figures"].get(figure),
+                               limit.get(f"{stores[system]}{which}"))
+                for figure, which, _ in compared}
+
+
+def _ratio(value: float | None, divisor: float | None) -> float | None:
+    return value / divisor if value and divisor else None
 
 
 def add_tarry_ratios(summaries: Mapping[str, Mapping[str, dict[str, Any]]],
@@ -276,8 +316,7 @@ def add_tarry_ratios(summaries: Mapping[str, Mapping[str, dict[str, Any]]],
                     for name in tarry if name in by_system}
             for summary in by_system.values():
                 theirs = summary["figures"].get(divisor)
-                summary[ratio] = {name: value / theirs if value and theirs else None
-                                  for name, value in ours.items()}
+                summary[ratio] = {name: _ratio(value, theirs) for name, value in ours.items()}
 
 
 # -- the printed tables ----------------------------------------------------------------------
@@ -287,7 +326,8 @@ PIPED_WIDTH = 240
 TEXT = "text"
 """A column's format when it shows a text of the summary (not a figure)."""
 RATIO = "ratio"
-"""A column's format when it shows a tarry system's ratio to the row's (``tarry_ratio``)."""
+"""A column's format when it shows a ratio: a tarry system's figure to the row's
+(``tarry_ratio``), or the row's figure to its store's limit (``limit_ratio``)."""
 LATENESS_COLUMNS = [("lateness p50 ms", "lateness_p50_ms", ".1f"),
                     ("p99 ms", "lateness_p99_ms", ".1f"), ("max ms", "lateness_max_ms", ".0f"),
                     ("submits/s", "submits_per_second", ",.0f"),
@@ -359,7 +399,8 @@ def tables(summaries: Mapping[str, Mapping[str, Mapping[str, Any]]],
     console = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
     for key, by_system in summaries.items():
         workload = key.split(":")[0]
-        columns = COLUMNS[workload] + ratio_columns(workload, by_system)
+        columns = (COLUMNS[workload] + ratio_columns(workload, by_system)
+                   + limit_columns(workload, by_system))
         table = Table(title=titles[key], title_justify="left")
         table.add_column("system")
         for label, _, _ in columns:
@@ -379,3 +420,13 @@ def ratio_columns(workload: str, by_system: Mapping[str, Mapping[str, Any]],
             for ratio, _, _, label in RATIOS.get(workload, ())
             for name in dict.fromkeys(name for summary in by_system.values()
                                       for name in summary.get(ratio, {}))]
+
+
+def limit_columns(workload: str, by_system: Mapping[str, Mapping[str, Any]],
+                  ) -> list[tuple[str, str, str]]:
+    """A column per figure of ``workload`` given as a ratio to its store's limit, if any
+    system has them."""
+    if not any("limit_ratio" in summary for summary in by_system.values()):
+        return []
+    return [(label, f"limit_ratio/{figure}", RATIO)
+            for figure, _, label in LIMIT_RATIOS.get(workload, ())]

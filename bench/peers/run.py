@@ -194,6 +194,8 @@ QUICK = Sizes(timer_items=100, timer_rate=50.0, burst_items="50,200", start_item
               million_timeout_s=1800.0)
 FULL_ROUNDS = 5
 QUICK_ROUNDS = 3
+BATCHED_LIMIT_WRITES = 100
+"""Minimal writes per transaction in the batched limit (as many as a batch send's events)."""
 
 
 # -- the measurements ------------------------------------------------------------------------
@@ -344,7 +346,9 @@ def start_rate(measurements: Sequence[Mapping[str, Any]], system: str) -> float 
 
 def limits(context: Context, kinds: set[str]) -> dict[str, float]:
     """One round of the raw durable transaction rate of SQLite and PostgreSQL, those of
-    ``kinds`` (the reference)."""
+    ``kinds`` (the reference): ``<kind>``, minimal transactions a second, one at a time;
+    ``<kind>_batched``, minimal writes a second committed :data:`BATCHED_LIMIT_WRITES` to a
+    transaction."""
     bases = {"sqlite": f"sqlite:///{context.scratch / 'limit.db'}",
              "postgresql": context.postgres}
     rates = {}
@@ -353,6 +357,10 @@ def limits(context: Context, kinds: set[str]) -> dict[str, float]:
             continue
         with scratch_store(base, "peers_limit") as url:
             rates[kind] = measure_limit(url, seconds=context.sizes.limit_s, rounds=1).per_second
+        with scratch_store(base, "peers_limit") as url:
+            rates[f"{kind}_batched"] = measure_limit(
+                url, seconds=context.sizes.limit_s, rounds=1,
+                writes=BATCHED_LIMIT_WRITES).writes_per_second
     return rates
 
 
@@ -426,9 +434,11 @@ def prepare(systems: Sequence[System], context: Context, args: argparse.Namespac
 # -- output ----------------------------------------------------------------------------------
 
 
-def summaries(measurements: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """For each workload (and size), each system's summary of its rounds (with tarry's
-    ratios to it, where the workload has them)."""
+def summaries(measurements: Sequence[Mapping[str, Any]], limit: Mapping[str, float],
+              ) -> dict[str, dict[str, Any]]:
+    """For each workload (and size), each system's summary of its rounds, with tarry's
+    ratios to it and its ratios to its store's ``limit`` (the run's medians), where the
+    workload has them."""
     grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for each in measurements:
         grouped.setdefault(key_of(each["request"]), {}).setdefault(each["system"], []).append(
@@ -436,7 +446,15 @@ def summaries(measurements: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     found = {key: {system: report.summarize(group) for system, group in by_system.items()}
              for key, by_system in grouped.items()}
     report.add_tarry_ratios(found, TARRY)
+    report.add_limit_ratios(found, {system.name: system.store for system in SYSTEMS}, limit)
     return found
+
+
+def limit_medians(limit_rounds: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Each limit's median over the rounds that measured it."""
+    kinds = dict.fromkeys(kind for each in limit_rounds for kind in each)
+    return {kind: median([each[kind] for each in limit_rounds if kind in each])
+            for kind in kinds}
 
 
 def titles(sizes: Sizes) -> dict[str, str]:
@@ -578,7 +596,8 @@ def run(args: argparse.Namespace) -> int:
     redis_started = environment["redis_started_by_run"]
     if redis_started:
         envs.redis_command(context.redis, "SHUTDOWN", "NOSAVE")
-    found = summaries(measurements)
+    limit = limit_medians(limit_rounds)
+    found = summaries(measurements, limit)
     document = {
         "benchmark": "peers", "finished_at": iso(wall_now()),
         "seconds": time.perf_counter() - began, "preset": "quick" if args.quick else "full",
@@ -589,8 +608,7 @@ def run(args: argparse.Namespace) -> int:
                              "version": environment["versions"].get(s.name)} for s in chosen},
         "skipped": skipped, "not_compared": NOT_COMPARED,
         "redis_started_by_run": redis_started,
-        "limit": {kind: median([r[kind] for r in limit_rounds])
-                  for kind in (limit_rounds[0] if limit_rounds else {})},
+        "limit": limit,
         "limit_rounds": limit_rounds, "summary": found,
         "environments": environment["environments"], "measurements": measurements,
     }
@@ -601,7 +619,9 @@ def run(args: argparse.Namespace) -> int:
     report.tables(found, titles(sizes))
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
-    print(f"raw durable transactions/s (median of rounds): {document['limit']}")
+    print("raw durable rate (median of rounds; <store>: transactions/s one at a time, "
+          f"<store>_batched: writes/s {BATCHED_LIMIT_WRITES} to a transaction): "
+          f"{document['limit']}")
     say(f"results written to {args.json}")
     return 0
 

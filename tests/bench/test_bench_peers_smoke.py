@@ -128,7 +128,20 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     # the process's first submit is timed apart from the one-at-a-time rate
     assert set(result["measurements"][0]["reply"]["result"]) == {
         "first_s", "single_s", "batched_s"}
-    assert set(result["limit"]) == {"sqlite"}
+    assert set(result["limit"]) == {"sqlite", "sqlite_batched"}
+    assert result["limit"]["sqlite_batched"] > result["limit"]["sqlite"]  # writes/s, 100 a tx
+    starts = summary["starts"]
+    assert starts["tarry_ratio"] == starts["tarry_batched_ratio"] == {"tarry-sqlite": 1.0}
+    assert summary["burst:8"]["tarry_ratio"] == summary["flood:10"]["tarry_ratio"] == {
+        "tarry-sqlite": 1.0}
+    assert starts["limit_ratio"] == {
+        "single_per_second": pytest.approx(
+            starts["figures"]["single_per_second"] / result["limit"]["sqlite"]),
+        "batched_per_second": pytest.approx(
+            starts["figures"]["batched_per_second"] / result["limit"]["sqlite_batched"])}
+    assert set(summary["events"]["limit_ratio"]) == {"delivered_per_second",
+                                                     "batched_delivered_per_second"}
+    assert "timers" not in {key for key, each in summary.items() if "limit_ratio" in each}
     assert len(result["machine"]["load_average"]) == 3
     assert result["skipped"] == {}
     assert result["plots"] == {"skipped": "--no-plots"}
@@ -140,6 +153,8 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert "wakes/s" in finished.stdout
     assert "send→resume" in finished.stdout
     assert "held as" in finished.stdout
+    assert "tarry-sqlite p99 ÷ this" in finished.stdout
+    assert "batched ÷ limit" in finished.stdout
 
 
 def _interrupted(tmp_path: Path, *args: str, after: str) -> Path:
