@@ -61,14 +61,18 @@ _NO_SERVER = {"server_rss_small_mib", "server_rss_large_mib", "server_threads_sm
 scope)."""
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    result_file = tmp_path / "peers.json"
-    finished = subprocess.run(
+def _invoke(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``run.py`` with ``args``, no plots, its scratch folder and JSON in ``tmp_path``."""
+    return subprocess.run(
         [sys.executable, str(_PEERS / "run.py"), *args, "--no-plots",
-         "--scratch", str(tmp_path / "scratch"), "--json", str(result_file)],
+         "--scratch", str(tmp_path / "scratch"), "--json", str(tmp_path / "peers.json")],
         capture_output=True, text=True, timeout=55, check=False)
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    finished = _invoke(tmp_path, *args)
     assert finished.returncode == 0, finished.stderr
-    return finished, json.loads(result_file.read_text(encoding="utf-8"))
+    return finished, json.loads((tmp_path / "peers.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -221,11 +225,7 @@ def test_a_resume_with_other_options_is_refused_and_keeps_the_interrupted_run(
     partial = _interrupted(tmp_path, *options, after="r1-starts-tarry-sqlite")
     before = partial.read_text(encoding="utf-8")
 
-    refused = subprocess.run(
-        [sys.executable, str(_PEERS / "run.py"), *options, "--start-items", "6", "--resume",
-         "--no-plots", "--scratch", str(tmp_path / "scratch"),
-         "--json", str(tmp_path / "peers.json")],
-        capture_output=True, text=True, timeout=55, check=False)
+    refused = _invoke(tmp_path, *options, "--start-items", "6", "--resume")
 
     assert refused.returncode == 1
     assert refused.stderr.strip() == (
@@ -367,11 +367,7 @@ def test_a_second_run_on_a_scratch_folder_in_use_is_refused_and_touches_nothing(
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         lock.write("pid 4242")
         lock.flush()
-        finished = subprocess.run(
-            [sys.executable, str(_PEERS / "run.py"), "--systems", "tarry-sqlite",
-             "--workloads", "starts", "--scratch", str(scratch),
-             "--json", str(tmp_path / "peers.json")],
-            capture_output=True, text=True, timeout=55, check=False)
+        finished = _invoke(tmp_path, "--systems", "tarry-sqlite", "--workloads", "starts")
     assert finished.returncode == 1
     assert finished.stderr.strip() == (
         f"run.py: the scratch folder {scratch} is in use by another run (pid 4242); wait "
