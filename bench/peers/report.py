@@ -48,8 +48,9 @@ def timers(result: Result, request: Result) -> Figures:
 
 def paced(result: Result, request: Result) -> Figures:
     """:func:`timers`, and how many were submitted within the cap (a system slower than the
-    pace submits fewer)."""
-    return {"submitted": result["submitted"], **timers(result, request)}
+    pace submits fewer; a result of before the cap, kept by ``--resume``, submitted all)."""
+    return {"submitted": result.get("submitted", len(result["lateness_ms"])),
+            **timers(result, request)}
 
 
 def flood(result: Result, request: Result) -> Figures:
@@ -245,8 +246,9 @@ def reached(measurements: Sequence[Mapping[str, Any]], wanted: Callable[[Result]
     cap, or how many did not and how far they got."""
     request = measurements[0]["request"]
     target = wanted(request)
-    short = [m["reply"]["result"][field] for m in measurements
-             if m["reply"]["result"][field] < target]
+    # a result of before its workload had a cap (kept by --resume) lacks the field: it reached
+    got = [m["reply"]["result"].get(field, target) for m in measurements]
+    short = [each for each in got if each < target]
     if not short:
         return "yes"
     return (f"did not reach {target:,} within the cap of {request['cap_s']:g} s "
