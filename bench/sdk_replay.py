@@ -98,7 +98,7 @@ async def measure_size(url: str, folder: Path, steps: int, runs: int) -> dict[st
     store = CountingStore(open_store(url))
     clock = VirtualClock()
     settings = load_settings(folder, env={"TARRY_DATABASE": url})
-    engine = Engine.from_settings(settings, clock=clock, store=store,  # type: ignore[arg-type]
+    engine = Engine.from_settings(settings, clock=clock, store=store,
                                   app=replay_app())
     try:
         began = time.perf_counter()
