@@ -26,7 +26,7 @@ from tarry.model import (
     TriggerStarts,
 )
 from tarry.store import holdstore, triggerstore
-from tarry.store.rows import Row, stored_value
+from tarry.store.rows import Row, json_text, stored_value
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
@@ -372,7 +372,7 @@ def _event_params(event: NewEvent, state: EventState, runs: list[str],
 
 def _data_text(event: NewEvent) -> str:
     """The event's payload as JSON text: as the check of the payload encoded it, if it did."""
-    return event.data_json if event.data_json is not None else json.dumps(event.data)
+    return json_text(event.data if event.data_json is None else event.data_json)
 
 
 def record_from_row(row: Row) -> EventRecord:

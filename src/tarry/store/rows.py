@@ -36,6 +36,7 @@ __all__ = [
     "history_params",
     "journal_entry",
     "journal_params",
+    "json_text",
     "millis",
     "record_from_row",
     "stored_value",
@@ -202,10 +203,16 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 """One encoder for every stored value (``json.dumps`` with options builds one per call)."""
 
 
-def _dump(value: Any) -> str | None:
-    if value is None or isinstance(value, EncodedJSON):
+def json_text(value: Any) -> str:
+    """``value`` as the JSON text a store writes: as it is when already encoded
+    (:class:`EncodedJSON`), else compact."""
+    if isinstance(value, EncodedJSON):
         return value
     return _ENCODER.encode(value) if value != {} else "{}"
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json_text(value)
 
 
 def stored_value(value: Any) -> Any:
