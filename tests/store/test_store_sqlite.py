@@ -95,6 +95,21 @@ def test_a_write_leaves_the_busy_timeout_of_the_other_statements_as_it_was(
         store.close()
 
 
+def test_writes_one_after_another_set_the_busy_timeout_once(db_path: Path) -> None:
+    store = SQLiteStore(db_path, busy_timeout=2.5)
+    statements: list[str] = []
+    store._connection.set_trace_callback(statements.append)
+    try:
+        for run_id in ("r1", "r2", "r3"):
+            store.create_run(new_run(run_id), [])
+        store.get_run("r1")
+        store.create_run(new_run("r4"), [])
+    finally:
+        store.close()
+    assert [s for s in statements if s.startswith("PRAGMA busy_timeout")] == [
+        "PRAGMA busy_timeout = 0", "PRAGMA busy_timeout = 2500", "PRAGMA busy_timeout = 0"]
+
+
 def _synchronous_at_each_commit(statements: list[str]) -> list[str]:
     """The ``synchronous`` setting in effect at each COMMIT of a traced connection (FULL, as
     connecting sets it, until a pragma changes it)."""

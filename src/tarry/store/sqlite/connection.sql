@@ -27,8 +27,9 @@ BEGIN IMMEDIATE
 
 -- name: busy_timeout
 -- How long a statement waits for another connection's lock, in SQLite's own busy handler.
--- A write's BEGIN IMMEDIATE waits with the handler off ({milliseconds} = 0), polling instead
--- (SQLiteStore._begin_write); everything else waits in the handler.
+-- A write runs with the handler off ({milliseconds} = 0), polling for its BEGIN IMMEDIATE
+-- instead (SQLiteStore._begin_write); everything else waits in the handler. The setting is
+-- changed only between a write and something else, not around every write.
 PRAGMA busy_timeout = {milliseconds}
 
 -- name: data_version

@@ -67,6 +67,7 @@ class SQLiteStore(SqlStore):
         self._busy_wait = self._queries["busy_timeout"].format(
             milliseconds=round(busy_timeout * 1000))
         self._no_busy_wait = self._queries["busy_timeout"].format(milliseconds=0)
+        self._polls_for_locks = False
         with self._translated():
             self._connection = sqlite3.connect(self._path, isolation_level=None,
                                                check_same_thread=False, timeout=busy_timeout)
@@ -87,6 +88,7 @@ class SQLiteStore(SqlStore):
         """``PRAGMA data_version`` (moves on other connections' commits) paired with the
         count of this store's own commits (which data_version does not see)."""
         with self._lock, self._translated():
+            self._wait_for_locks(polled=False)
             version = self._connection.execute(self._queries["data_version"]).fetchone()
         return (version["data_version"], self._commits)
 
@@ -109,6 +111,7 @@ class SQLiteStore(SqlStore):
             if write:
                 self._begin_write(connection)
             else:
+                self._wait_for_locks(polled=False)
                 connection.execute(self._queries["begin_read"])
             try:
                 yield Tx(connection.cursor(), self._queries)
@@ -136,12 +139,20 @@ class SQLiteStore(SqlStore):
     def _begin_write(self, connection: sqlite3.Connection) -> None:
         """``BEGIN IMMEDIATE``, polling for the write lock while another connection holds it
         (:data:`WRITE_LOCK_POLL`), for up to the busy timeout."""
-        connection.execute(self._no_busy_wait)
-        try:
-            _while_busy(functools.partial(connection.execute, self._queries["begin_write"]),
-                        self._busy_timeout, *WRITE_LOCK_POLL)
-        finally:
-            connection.execute(self._busy_wait)
+        self._wait_for_locks(polled=True)
+        _while_busy(functools.partial(connection.execute, self._queries["begin_write"]),
+                    self._busy_timeout, *WRITE_LOCK_POLL)
+
+    def _wait_for_locks(self, *, polled: bool) -> None:
+        """How the next statements wait for another connection's lock: ``polled`` (busy
+        timeout 0; :meth:`_begin_write` polls), for a write, or in SQLite's busy handler, for
+        everything else. The write's own statements keep the timeout 0: holding the write
+        lock, none of them waits for another connection (its commit's automatic checkpoint is
+        PASSIVE, which never waits). The pragma runs only when the way changes, so a run of
+        writes (starts one after another) sets it once rather than twice per write."""
+        if polled != self._polls_for_locks:
+            self._connection.execute(self._no_busy_wait if polled else self._busy_wait)
+            self._polls_for_locks = polled
 
     def _run_script(self, tx: Tx, script: str) -> None:
         for statement in _statements(script):
