@@ -161,12 +161,21 @@ def test_the_peers_harness_measures_every_workload_of_tarry_and_writes_the_json(
     assert "batched ÷ limit" in finished.stdout
 
 
+_INTERRUPTIBLE = [sys.executable, "-c", "import os, runpy, signal, sys; "
+                  "signal.signal(signal.SIGINT, signal.default_int_handler); "
+                  "sys.argv = sys.argv[1:]; sys.path[0] = os.path.dirname(sys.argv[0]); "
+                  "runpy.run_path(sys.argv[0], run_name='__main__')"]
+"""Python running the script named next as ``python script`` would, but with Ctrl-C's
+signal acting even when the suite was started in the background (a shell starts a background
+command with SIGINT ignored, and a process passes that on to the processes it starts)."""
+
+
 def _interrupted(tmp_path: Path, *args: str, after: str) -> Path:
     """Start a run and stop it as Ctrl-C in its terminal would, once its measurement
     ``after`` is kept; where it kept what it measured."""
     partial = tmp_path / "peers.partial.jsonl"
     running = subprocess.Popen(
-        [sys.executable, str(_PEERS / "run.py"), *args, "--no-plots",
+        [*_INTERRUPTIBLE, str(_PEERS / "run.py"), *args, "--no-plots",
          "--scratch", str(tmp_path / "scratch"), "--json", str(tmp_path / "peers.json")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
