@@ -38,3 +38,18 @@ def test_events_are_filtered_by_type_and_by_state(store: Store) -> None:
     assert _page(store, type="a.type") == ["a2", "a1"]
     assert _page(store, type="a.type", state=EventState.UNMATCHED) == ["a1"]
     assert _page(store, state=EventState.INVALID) == ["a2"]
+
+
+def test_events_in_every_state_are_merged_newest_first_page_by_page(store: Store) -> None:
+    # No index orders every event: each state is read on its own and the pages merged.
+    for number, (type, received) in enumerate([("b.type", 1), ("a.type", 2), ("b.type", 2),
+                                               ("a.type", 2), ("c.type", 3), ("a.type", 4)]):
+        _send(store, f"e{number}", type, received, invalid=number % 2 == 0)
+    pages: list[list[str]] = []
+    after = None
+    while page := store.list_events(now=at(99), after=after, limit=2):
+        pages.append([event.id for event in page])
+        last = page[-1]
+        after = (last.received_at, last.type, last.id)
+    assert pages == [["e5", "e4"], ["e2", "e3"], ["e1", "e0"]]
+    assert _page(store, type="a.type") == ["e5", "e3", "e1"]

@@ -237,7 +237,8 @@ def test_the_upgrade_to_forms_as_json_text_keeps_the_tasks_and_the_order_of_new_
         postgres_server.execute(_TASK.format(id="before"), database)
 
         upgrade = open_store(url, check_schema=False)
-        assert upgrade.migrate() == ["0008_task_form_order", "0009_created_in_run_row"]
+        assert upgrade.migrate() == ["0008_task_form_order", "0009_created_in_run_row",
+                                     "0010_listed_per_status"]
         upgrade.close()
         postgres_server.execute(_TASK.format(id="after"), database)
 
@@ -528,3 +529,56 @@ def test_one_lock_statement_takes_every_lock_of_its_keys(postgres_url: str) -> N
         holder.rollback()
         assert [other.execute(f"SELECT {lock}").fetchone() for lock in taken_elsewhere] == [
             (True,)] * 4
+
+
+def test_runs_and_events_at_one_instant_page_exactly_whatever_the_collation(
+        postgres_server: PostgresServer) -> None:
+    # Runs of every status (and events in every state) are merged from one page per status;
+    # at one instant, ids (and types) order them. In an en-US collation "a" sorts before "B",
+    # byte by byte after it: whatever the order, pages of one meet exactly.
+    name = f"tarry_test_icu_{threading.get_ident()}"
+    postgres_server.execute(f"CREATE DATABASE {name} TEMPLATE template0 "
+                            f"LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
+    try:
+        store = open_store(postgres_server.url_for(name))
+        try:
+            for run_id, status in (("a", RunStatus.PENDING), ("B", RunStatus.HELD),
+                                   ("C", RunStatus.PENDING), ("b", RunStatus.HELD)):
+                store.create_run(new_run(run_id, status=status), [])
+            for event_id, type, errors in (("x", "a", ("bad",)), ("x", "B", ()),
+                                           ("y", "a", ()), ("Y", "a", ("bad",))):
+                store.record_event(NewEvent(id=event_id, type=type, data={}, received_at=T0,
+                                            match_key=None if errors else '["k"]',
+                                            errors=errors), T0)
+            runs = [run.id for run in store.list_runs()]
+            runs_by_one = _runs_one_at_a_time(store)
+            events = [(event.type, event.id) for event in store.list_events(now=T0)]
+            events_by_one = _events_one_at_a_time(store)
+        finally:
+            store.close()
+    finally:
+        postgres_server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    assert sorted(runs) == ["B", "C", "a", "b"]
+    assert runs_by_one == runs
+    assert sorted(events) == [("B", "x"), ("a", "Y"), ("a", "x"), ("a", "y")]
+    assert events_by_one == events
+
+
+def _runs_one_at_a_time(store: Store) -> list[str]:
+    """The ids of every run, read in pages of one."""
+    ids: list[str] = []
+    after = None
+    while page := store.list_runs(after=after, limit=1):
+        ids.append(page[0].id)
+        after = (page[0].created_at, page[0].id)
+    return ids
+
+
+def _events_one_at_a_time(store: Store) -> list[tuple[str, str]]:
+    """The (type, id) of every event, read in pages of one."""
+    found: list[tuple[str, str]] = []
+    after = None
+    while page := store.list_events(now=T0, after=after, limit=1):
+        found.append((page[0].type, page[0].id))
+        after = (page[0].received_at, page[0].type, page[0].id)
+    return found

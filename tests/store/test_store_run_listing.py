@@ -85,6 +85,24 @@ def test_list_runs_pages_through_runs_created_at_the_same_instant_by_id(store: S
     assert _ids(store, after=(T0, "b")) == ["a"]
 
 
+def test_list_runs_of_every_status_merges_them_newest_first_page_by_page(
+        store: Store) -> None:
+    # No index orders every run: each status is read on its own and the pages merged.
+    created = [("p1", 1, RunStatus.PENDING), ("s1", 2, RunStatus.SUCCEEDED),
+               ("h1", 3, RunStatus.HELD), ("p2", 4, RunStatus.PENDING),
+               ("f1", 5, RunStatus.FAILED), ("c1", 5, RunStatus.CANCELLED),
+               ("s2", 5, RunStatus.SUCCEEDED), ("p3", 6, RunStatus.PENDING)]
+    for run_id, seconds, status in created:
+        store.create_run(new_run(run_id, created_at=at(seconds), status=status), [])
+    pages: list[list[str]] = []
+    after = None
+    while page := store.list_runs(after=after, limit=3):
+        pages.append([run.id for run in page])
+        after = (page[-1].created_at, page[-1].id)
+
+    assert pages == [["p3", "s2", "f1"], ["c1", "p2", "h1"], ["s1", "p1"]]
+
+
 def test_count_runs_per_status_counts_under_the_other_filters(runs: Store) -> None:
     assert runs.count_runs_per_status() == {RunStatus.SUCCEEDED: 1, RunStatus.WAITING: 3,
                                             RunStatus.HELD: 1}

@@ -508,12 +508,14 @@ class SqlStore(ABC):
                   limit: int = 100) -> list[RunRecord]:
         """Runs, newest first, optionally filtered; ``after`` is the position (created_at,
         id) of the last run of the previous page."""
-        params = {**_run_filters(flow, target, waiting_for),
-                  "status": status.value if status else None, "limit": limit,
-                  "before_at": to_millis(after[0]) if after else None,
-                  "before_id": after[1] if after else None}
-        query = ("list_runs_by_status" if status is not None
-                 else "list_runs_by_flow" if flow is not None else "list_runs")
+        params: dict[str, Any] = {**_run_filters(flow, target, waiting_for), "limit": limit,
+                                  "before_at": to_millis(after[0]) if after else None,
+                                  "before_id": after[1] if after else None}
+        if status is None and flow is not None:  # one index orders the flow's runs
+            query = "list_runs_by_flow"
+        else:
+            query = "list_runs"
+            params["statuses"] = json.dumps([status] if status is not None else list(RunStatus))
         with self._transaction(write=False) as tx:
             found = tx.all(query, params)
         return [rows.record_from_row(row) for row in found]
@@ -608,7 +610,8 @@ class SqlStore(ABC):
                     after: tuple[datetime, str, str] | None = None, now: datetime,
                     limit: int = 100) -> list[EventRecord]:
         """Events, newest first, after recording lapsed buffers as unmatched."""
-        params = {"state": state.value if state else None, "type": type, "limit": limit,
+        params = {"states": json.dumps([state] if state is not None else list(EventState)),
+                  "type": type, "limit": limit,
                   "before_at": to_millis(after[0]) if after else None,
                   "before_type": after[1] if after else None,
                   "before_id": after[2] if after else None}

@@ -97,44 +97,39 @@ SELECT id, at, kind, step, data FROM history WHERE run_id = %(run_id)s
 ORDER BY seq
 
 -- name: list_runs
--- Newest first, each filter optional (NULL: any); keyset paging after (before_at, before_id).
--- A wait kind is the kind of the run's earliest wait; an event type is any of its event waits.
-SELECT * FROM runs
-WHERE (%(status)s::text IS NULL OR status = %(status)s::text)
-  AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
-  AND (%(target)s::text IS NULL OR target = %(target)s::text)
-  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
-  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
-                                               WHERE w.run_id = runs.id
-                                                 AND w.type = %(wait_event)s::text))
-  AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
-       OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
-ORDER BY created_at DESC, id DESC LIMIT %(limit)s
-
--- name: list_runs_by_status
--- list_runs for a given status: the (status, created_at) index walks it in order.
-SELECT * FROM runs
-WHERE status = %(status)s::text
-  AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
-  AND (%(target)s::text IS NULL OR target = %(target)s::text)
-  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
-  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
-                                               WHERE w.run_id = runs.id
-                                                 AND w.type = %(wait_event)s::text))
-  AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
-       OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
-ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+-- Runs of the statuses (a JSON array), newest first, each other filter optional (NULL: any);
+-- keyset paging after (before_at, before_id). A wait kind is the kind of the run's earliest
+-- wait; an event type is any of its event waits. No index orders runs of every status: the
+-- (status, created_at) index gives each status's page in order, and one statement merges them
+-- (one snapshot, so a run changing status between two pages is listed once). The bound
+-- `created_at <= coalesce(…)` is the keyset's in a form the index can start from, so a deep
+-- page does not walk past every newer run.
+SELECT page.* FROM jsonb_array_elements_text(%(statuses)s::jsonb) AS listed (status)
+CROSS JOIN LATERAL (
+    SELECT * FROM runs
+    WHERE runs.status = listed.status
+      AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
+      AND (%(target)s::text IS NULL OR target = %(target)s::text)
+      AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
+      AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                                   WHERE w.run_id = runs.id
+                                                     AND w.type = %(wait_event)s::text))
+      AND created_at <= coalesce(%(before_at)s::bigint, 9223372036854775807)
+      AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
+           OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
+    ORDER BY created_at DESC, id DESC LIMIT %(limit)s) AS page
+ORDER BY page.created_at DESC, page.id DESC LIMIT %(limit)s
 
 -- name: list_runs_by_flow
--- list_runs for a given flow: the (flow, created_at) index walks it in order.
+-- list_runs of one flow, of any status: the (flow, created_at) index walks them in order.
 SELECT * FROM runs
-WHERE (%(status)s::text IS NULL OR status = %(status)s::text)
-  AND flow = %(flow)s::text
+WHERE flow = %(flow)s::text
   AND (%(target)s::text IS NULL OR target = %(target)s::text)
   AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
   AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                                WHERE w.run_id = runs.id
                                                  AND w.type = %(wait_event)s::text))
+  AND created_at <= coalesce(%(before_at)s::bigint, 9223372036854775807)
   AND (%(before_at)s::bigint IS NULL OR created_at < %(before_at)s::bigint
        OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
 ORDER BY created_at DESC, id DESC LIMIT %(limit)s
@@ -295,16 +290,22 @@ WHERE state IN ('invalid', 'buffered', 'unmatched')
 GROUP BY state
 
 -- name: list_events
--- Newest first, each filter optional (NULL: any); keyset paging after the position
--- (before_at, before_type, before_id) of the last event of the previous page.
-SELECT * FROM events
-WHERE (%(state)s::text IS NULL OR state = %(state)s::text)
-  AND (%(type)s::text IS NULL OR type = %(type)s::text)
-  AND (%(before_at)s::bigint IS NULL OR received_at < %(before_at)s::bigint
-       OR (received_at = %(before_at)s::bigint
-           AND (type < %(before_type)s::text
-                OR (type = %(before_type)s::text AND id < %(before_id)s::text))))
-ORDER BY received_at DESC, type DESC, id DESC LIMIT %(limit)s
+-- Events in the states (a JSON array), newest first, of one type if given (NULL: any); keyset
+-- paging after the position (before_at, before_type, before_id) of the last event of the
+-- previous page. As list_runs: each state's page from the (state, received_at) index, merged
+-- by one statement.
+SELECT page.* FROM jsonb_array_elements_text(%(states)s::jsonb) AS listed (state)
+CROSS JOIN LATERAL (
+    SELECT * FROM events
+    WHERE events.state = listed.state
+      AND (%(type)s::text IS NULL OR type = %(type)s::text)
+      AND received_at <= coalesce(%(before_at)s::bigint, 9223372036854775807)
+      AND (%(before_at)s::bigint IS NULL OR received_at < %(before_at)s::bigint
+           OR (received_at = %(before_at)s::bigint
+               AND (type < %(before_type)s::text
+                    OR (type = %(before_type)s::text AND id < %(before_id)s::text))))
+    ORDER BY received_at DESC, type DESC, id DESC LIMIT %(limit)s) AS page
+ORDER BY page.received_at DESC, page.type DESC, page.id DESC LIMIT %(limit)s
 
 -- Holds ------------------------------------------------------------------------------------
 

@@ -39,7 +39,6 @@ CREATE TABLE runs (
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
 CREATE INDEX runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX runs_created ON runs (created_at);
 CREATE INDEX runs_status_created ON runs (status, created_at);
 CREATE INDEX runs_flow_created ON runs (flow, created_at);
 
@@ -87,7 +86,6 @@ CREATE TABLE events (
 
 CREATE INDEX events_id ON events (id);
 CREATE INDEX events_state_received ON events (state, received_at);
-CREATE INDEX events_received ON events (received_at);
 -- An early reply waits here for the run that will register its wait later.
 CREATE INDEX events_buffered ON events (type, match_key, received_at) WHERE state = 'buffered';
 

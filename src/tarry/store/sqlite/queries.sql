@@ -100,41 +100,37 @@ SELECT id, at, kind, step, data FROM history WHERE run_id = :run_id
 ORDER BY seq
 
 -- name: list_runs
--- Newest first, each filter optional (NULL: any); keyset paging after (:before_at, :before_id).
--- A wait kind is the kind of the run's earliest wait; an event type is any of its event waits.
-SELECT * FROM runs
-WHERE (:status IS NULL OR status = :status)
-  AND (:flow IS NULL OR flow = :flow)
-  AND (:target IS NULL OR target = :target)
-  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
-  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
-                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
-  AND (:before_at IS NULL OR created_at < :before_at
-       OR (created_at = :before_at AND id < :before_id))
-ORDER BY created_at DESC, id DESC LIMIT :limit
-
--- name: list_runs_by_status
--- list_runs for a given status: the (status, created_at) index walks it in order.
-SELECT * FROM runs
-WHERE status = :status
-  AND (:flow IS NULL OR flow = :flow)
-  AND (:target IS NULL OR target = :target)
-  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
-  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
-                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
-  AND (:before_at IS NULL OR created_at < :before_at
-       OR (created_at = :before_at AND id < :before_id))
-ORDER BY created_at DESC, id DESC LIMIT :limit
+-- Runs of the statuses :statuses (a JSON array), newest first, each other filter optional
+-- (NULL: any); keyset paging after (:before_at, :before_id). A wait kind is the kind of the
+-- run's earliest wait; an event type is any of its event waits. No index orders runs of every
+-- status: the (status, created_at) index gives each status's page in order, and one statement
+-- merges them (one snapshot, so a run changing status between two pages is listed once). The
+-- bound `created_at <= coalesce(…)` is the keyset's in a form the index can start from, so a
+-- deep page does not walk past every newer run.
+SELECT runs.* FROM json_each(:statuses) AS listed
+JOIN runs ON runs.rowid IN (
+    SELECT page.rowid FROM runs AS page
+    WHERE page.status = listed.value
+      AND (:flow IS NULL OR page.flow = :flow)
+      AND (:target IS NULL OR page.target = :target)
+      AND (:wait_kind IS NULL OR json_extract(page.waiting_for, '$.kind') = :wait_kind)
+      AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                          WHERE w.run_id = page.id AND w.type = :wait_event))
+      AND page.created_at <= coalesce(:before_at, 9223372036854775807)
+      AND (:before_at IS NULL OR page.created_at < :before_at
+           OR (page.created_at = :before_at AND page.id < :before_id))
+    ORDER BY page.created_at DESC, page.id DESC LIMIT :limit)
+ORDER BY runs.created_at DESC, runs.id DESC LIMIT :limit
 
 -- name: list_runs_by_flow
--- list_runs for a given flow: the (flow, created_at) index walks it in order.
+-- list_runs of one flow, of any status: the (flow, created_at) index walks them in order.
 SELECT * FROM runs
-WHERE (:status IS NULL OR status = :status)
-  AND flow = :flow
+WHERE flow = :flow
   AND (:target IS NULL OR target = :target)
   AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
   AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                       WHERE w.run_id = runs.id AND w.type = :wait_event))
+  AND created_at <= coalesce(:before_at, 9223372036854775807)
   AND (:before_at IS NULL OR created_at < :before_at
        OR (created_at = :before_at AND id < :before_id))
 ORDER BY created_at DESC, id DESC LIMIT :limit
@@ -273,15 +269,22 @@ WHERE state IN ('invalid', 'buffered', 'unmatched')
 GROUP BY state
 
 -- name: list_events
--- Newest first, each filter optional (NULL: any); keyset paging after the position
--- (:before_at, :before_type, :before_id) of the last event of the previous page.
-SELECT * FROM events
-WHERE (:state IS NULL OR state = :state)
-  AND (:type IS NULL OR type = :type)
-  AND (:before_at IS NULL OR received_at < :before_at
-       OR (received_at = :before_at AND (type < :before_type
-                                         OR (type = :before_type AND id < :before_id))))
-ORDER BY received_at DESC, type DESC, id DESC LIMIT :limit
+-- Events in the states :states (a JSON array), newest first, of one type if given (NULL: any);
+-- keyset paging after the position (:before_at, :before_type, :before_id) of the last event of
+-- the previous page. As list_runs: each state's page from the (state, received_at) index,
+-- merged by one statement.
+SELECT events.* FROM json_each(:states) AS listed
+JOIN events ON events.rowid IN (
+    SELECT page.rowid FROM events AS page
+    WHERE page.state = listed.value
+      AND (:type IS NULL OR page.type = :type)
+      AND page.received_at <= coalesce(:before_at, 9223372036854775807)
+      AND (:before_at IS NULL OR page.received_at < :before_at
+           OR (page.received_at = :before_at
+               AND (page.type < :before_type
+                    OR (page.type = :before_type AND page.id < :before_id))))
+    ORDER BY page.received_at DESC, page.type DESC, page.id DESC LIMIT :limit)
+ORDER BY events.received_at DESC, events.type DESC, events.id DESC LIMIT :limit
 
 -- Holds ------------------------------------------------------------------------------------
 
