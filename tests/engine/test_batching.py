@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from tarry.engine.batching import Batcher
+from tarry.engine.batching import Batcher, Gather
 
 
 class Writes:
@@ -30,6 +30,11 @@ class Writes:
         await gate.wait()
         self.in_flight -= 1
         return [ValueError(item) if item == "bad" else item * 2 for item in batch]
+
+    async def started(self, index: int) -> None:
+        """Return once the ``index``-th write has begun."""
+        while len(self.batches) <= index:
+            await asyncio.sleep(0)
 
     async def finish(self, index: int) -> None:
         """Let the ``index``-th write return, and the loop come round."""
@@ -130,3 +135,53 @@ def test_a_batcher_needs_at_least_one_writer() -> None:
 
     with pytest.raises(ValueError, match=r"^writers must be at least 1$"):
         Batcher(write, writers=0)
+
+
+class Contended:
+    """A :class:`Gather` condition the test sets: whether the last write waited."""
+
+    def __init__(self, waited: bool) -> None:
+        self.waited = waited
+        self.asked = 0
+
+    def __call__(self) -> bool:
+        self.asked += 1
+        return self.waited
+
+
+async def test_after_a_write_that_waited_a_batch_gathers_until_enough_items_wait() -> None:
+    writes = Writes()
+    batcher = Batcher(writes.write, gather=Gather(when=Contended(True), seconds=3600,
+                                                  enough=3))
+    first = await _submitted(batcher, "a")
+    assert writes.batches == []  # gathering: a waits for company
+    later = await _submitted(batcher, "b", "c")  # three wait: the batch goes at once
+    assert writes.batches == [["a", "b", "c"]]
+    await writes.finish(0)
+    assert [task.result() for task in first + later] == ["aa", "bb", "cc"]
+
+
+async def test_a_gathering_batch_goes_when_its_time_is_up() -> None:
+    writes = Writes()
+    batcher = Batcher(writes.write, gather=Gather(when=Contended(True), seconds=0.001,
+                                                  enough=100))
+    task = (await _submitted(batcher, "a"))[0]
+    await asyncio.wait_for(writes.started(0), 1)
+    await writes.finish(0)
+    assert (task.result(), writes.batches) == ("aa", [["a"]])
+
+
+async def test_without_a_write_that_waited_a_batch_goes_at_once() -> None:
+    writes = Writes()
+    contended = Contended(False)
+    batcher = Batcher(writes.write, gather=Gather(when=contended, seconds=3600, enough=3))
+    await _submitted(batcher, "a")
+    assert (writes.batches, contended.asked) == ([["a"]], 1)
+
+
+async def test_a_batch_of_enough_items_goes_without_asking_whether_to_gather() -> None:
+    writes = Writes()
+    contended = Contended(True)
+    batcher = Batcher(writes.write, gather=Gather(when=contended, seconds=3600, enough=2))
+    await _submitted(batcher, "a", "b")
+    assert (writes.batches, contended.asked) == ([["a", "b"]], 0)

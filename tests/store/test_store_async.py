@@ -22,10 +22,10 @@ from tarry.testing import Harness
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 _NOT_AWAITED = {"migrate", "pending_migrations", "close", "concurrency", "subscribe",
-                "change_hint"}
+                "change_hint", "write_waited"}
 """Store members the async boundary leaves out: schema upkeep and the store's lifetime
 belong to whoever opened it, off any event loop; a push subscription and a change hint are
-the boundary's own (``wait_for_change``)."""
+the boundary's own (``wait_for_change``); ``write_waited`` is a flag read where it is kept."""
 
 MANIFESTS = """
 events:

@@ -83,6 +83,25 @@ def test_a_write_polls_for_the_lock_every_50_us_to_1_ms_until_it_is_free(
                                     0.001])
 
 
+def test_a_store_notes_whether_its_last_write_waited_for_another_connection(
+        db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = sqlite3.connect(db_path, isolation_level=None)
+    store = SQLiteStore(db_path)
+    try:
+        store.create_run(new_run("r1"), [])
+        alone = store.write_waited
+        blocker.execute("BEGIN IMMEDIATE")
+        monkeypatch.setattr(sqlite_store.time, "sleep", lambda seconds: blocker.rollback())
+        store.create_run(new_run("r2"), [])  # finds the lock held; its first pause frees it
+        beside = store.write_waited
+        monkeypatch.undo()
+        store.create_run(new_run("r3"), [])
+        assert (alone, beside, store.write_waited) == (False, True, False)
+    finally:
+        store.close()
+        blocker.close()
+
+
 def test_a_write_leaves_the_busy_timeout_of_the_other_statements_as_it_was(
         db_path: Path) -> None:
     store = SQLiteStore(db_path, busy_timeout=2.5)

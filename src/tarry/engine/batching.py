@@ -8,18 +8,36 @@ the fewer the commits — the same figure a one-at-a-time caller is bounded by (
 commit each) becomes the rate of batches, not of items. The worker's checkpoints
 (:class:`tarry.engine.committer.Committer`) and the runs started through ``engine.aio``
 are written this way.
+
+A batcher may also be told to let the next batch grow a little before writing it
+(:class:`Gather`), when each write costs others something: SQLite's one write lock, taken in
+turns with other processes, is held for a commit whatever the batch's size.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["Batcher"]
+__all__ = ["Batcher", "Gather"]
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class Gather:
+    """When a :class:`Batcher` waits for its next batch to grow, and for how long."""
+
+    when: Callable[[], bool]
+    """Asked after each batch is written, if more items wait: whether to let them gather."""
+    seconds: float
+    """How long to wait at most."""
+    enough: int
+    """How many waiting items end the wait at once."""
 
 
 class Batcher(Generic[Item, Result]):
@@ -30,23 +48,31 @@ class Batcher(Generic[Item, Result]):
     Up to ``writers`` batches are written at once (1: one at a time). A store that commits
     several transactions at once (PostgreSQL's pool) syncs them together, so a second batch
     need not wait for the first one's commit; items submitted while every writer is busy
-    gather for whichever finishes first."""
+    gather for whichever finishes first. Given ``gather``, a writer that finds fewer than
+    ``gather.enough`` items waiting after a batch, and ``gather.when()`` true, waits up to
+    ``gather.seconds`` for more before it writes them."""
 
     def __init__(self, write: Callable[[list[Item]],
                                        Awaitable[Sequence[Result | BaseException]]], *,
-                 writers: int = 1) -> None:
+                 writers: int = 1, gather: Gather | None = None) -> None:
         if writers < 1:
             raise ValueError("writers must be at least 1")
         self._write_batch = write
         self._writers = writers
+        self._gather = gather
         self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
         self._writing: set[asyncio.Task[None]] = set()
+        self._gathering: set[asyncio.Event] = set()  # of the writers letting items gather
 
     async def submit(self, item: Item) -> Result:
         """Queue ``item`` for the next batch and wait for its result."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         self._pending.append((item, future))
+        if self._gathering and self._gather is not None \
+                and len(self._pending) >= self._gather.enough:
+            for enough in self._gathering:
+                enough.set()
         if len(self._writing) < self._writers:
             self._writing.add(loop.create_task(self._write()))
         return await future
@@ -67,10 +93,24 @@ class Batcher(Generic[Item, Result]):
         try:
             await asyncio.sleep(0)  # let the calls made this moment join the first batch
             while self._pending:
+                await self._let_gather()
                 batch, self._pending = self._pending, []
                 await self._settle(batch)
         finally:  # at once: an item submitted from now on starts a writer of its own
             self._writing.discard(asyncio.current_task())
+
+    async def _let_gather(self) -> None:
+        """Wait for the next batch to grow, if :class:`Gather` says so."""
+        gather = self._gather
+        if gather is None or len(self._pending) >= gather.enough or not gather.when():
+            return
+        enough = asyncio.Event()
+        self._gathering.add(enough)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(enough.wait(), gather.seconds)
+        finally:
+            self._gathering.discard(enough)
 
     async def _settle(self, batch: list[tuple[Item, asyncio.Future[Result]]]) -> None:
         try:

@@ -7,6 +7,12 @@ async store boundary (:class:`tarry.engine.batching.Batcher`). A wake of ten tho
 costs a few hundred transactions, not ten thousand. A running worker also claims its next due
 runs in the same transaction (:class:`ClaimAlong`), as many as the batch frees slots, so a
 busy worker spends one transaction per batch, not two.
+
+When another process writes to the same SQLite file (a loop of sends or starts beside the
+worker), the two take turns at its one write lock, and a commit holds it for its sync however
+few runs it carries. There, a batch is let grow for a moment first (:data:`CONTENDED_GATHER`),
+so that the worker holds the lock fewer times per run and leaves it to the other writer in
+between, as PostgreSQL's ``commit_delay`` does when other transactions are active.
 """
 
 from __future__ import annotations
@@ -16,16 +22,25 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from tarry.clock import Clock
-from tarry.engine.batching import Batcher
+from tarry.engine.batching import Batcher, Gather
 from tarry.errors import StoreUnavailable
 from tarry.model import CheckpointOutcome, InboxEvent, RunRecord, RunUpdate
 from tarry.store.aio import AsyncStore
 
-__all__ = ["CHECKPOINT_WRITERS", "ClaimAlong", "Committer"]
+__all__ = ["CHECKPOINT_WRITERS", "CONTENDED_GATHER", "CONTENDED_GATHER_ENOUGH", "ClaimAlong",
+           "Committer"]
 
 CHECKPOINT_WRITERS = 4
 """How many checkpoint transactions a worker writes at once, at most (never more than its
 store's threads: one on SQLite, whose single writer takes them in turn anyway)."""
+
+CONTENDED_GATHER = 0.002
+"""Seconds a checkpoint waits for more runs to join it when the store's last write had to wait
+for another connection's (``Store.write_waited``): each run's checkpoint is then this much
+later at most, and a sender beside the worker gets the lock more often."""
+
+CONTENDED_GATHER_ENOUGH = 16
+"""How many waiting updates end that wait at once."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +67,9 @@ class Committer:
         self.claim_along: ClaimAlong | None = None
         """Set by a running worker: each batch's transaction claims its next runs too."""
         self._batcher: Batcher[RunUpdate, CheckpointOutcome] = Batcher(
-            self._write_batch, writers=min(store.threads, CHECKPOINT_WRITERS))
+            self._write_batch, writers=min(store.threads, CHECKPOINT_WRITERS),
+            gather=Gather(when=lambda: store.sync.write_waited, seconds=CONTENDED_GATHER,
+                          enough=CONTENDED_GATHER_ENOUGH))
 
     async def submit(self, update: RunUpdate) -> CheckpointOutcome:
         """Queue ``update`` for the next shared transaction and wait for its outcome."""

@@ -57,6 +57,15 @@ class Store(Protocol):
         1 for SQLite's single writer, the connection pool's size for PostgreSQL."""
         ...
 
+    @property
+    def write_waited(self) -> bool:
+        """Whether this store's last write transaction had to wait for another connection's
+        to finish before it could begin: SQLite's one write lock, taken in turns by every
+        process on the file. Always False for PostgreSQL, whose writers do not take turns.
+        A worker that sees it gathers more runs into each checkpoint (see
+        :data:`tarry.engine.committer.CONTENDED_GATHER`)."""
+        ...
+
     def migrate(self) -> list[str]:
         """Apply pending schema migrations; return the names of those applied."""
         ...

@@ -206,6 +206,12 @@ class SqlStore(ABC):
     def concurrency(self) -> int:
         """How many calls can usefully run at once."""
 
+    @property
+    def write_waited(self) -> bool:
+        """Whether the last write waited for another connection's (False: writers do not
+        take turns)."""
+        return False
+
     @abstractmethod
     def change_token(self) -> object:
         """A cheap value that differs after another connection or process commits."""

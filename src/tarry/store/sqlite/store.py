@@ -68,6 +68,7 @@ class SQLiteStore(SqlStore):
             milliseconds=round(busy_timeout * 1000))
         self._no_busy_wait = self._queries["busy_timeout"].format(milliseconds=0)
         self._polls_for_locks = False
+        self._write_waited = False
         with self._translated():
             self._connection = sqlite3.connect(self._path, isolation_level=None,
                                                check_same_thread=False, timeout=busy_timeout)
@@ -78,6 +79,12 @@ class SQLiteStore(SqlStore):
     def concurrency(self) -> int:
         """1: one connection, one writer."""
         return 1
+
+    @property
+    def write_waited(self) -> bool:
+        """Whether the last write found the file's write lock held by another connection (a
+        process writing beside this one) and waited for it."""
+        return self._write_waited
 
     @property
     def path(self) -> str:
@@ -138,10 +145,12 @@ class SQLiteStore(SqlStore):
 
     def _begin_write(self, connection: sqlite3.Connection) -> None:
         """``BEGIN IMMEDIATE``, polling for the write lock while another connection holds it
-        (:data:`WRITE_LOCK_POLL`), for up to the busy timeout."""
+        (:data:`WRITE_LOCK_POLL`), for up to the busy timeout; notes whether it had to
+        (:attr:`write_waited`)."""
         self._wait_for_locks(polled=True)
-        _while_busy(functools.partial(connection.execute, self._queries["begin_write"]),
-                    self._busy_timeout, *WRITE_LOCK_POLL)
+        self._write_waited = _while_busy(
+            functools.partial(connection.execute, self._queries["begin_write"]),
+            self._busy_timeout, *WRITE_LOCK_POLL)
 
     def _wait_for_locks(self, *, polled: bool) -> None:
         """How the next statements wait for another connection's lock: ``polled`` (busy
@@ -180,22 +189,24 @@ def _configure(connection: sqlite3.Connection, script: str, busy_timeout: float)
 
 
 def _while_busy(attempt: Callable[[], object], timeout: float, first: float,
-                most: float) -> None:
+                most: float) -> bool:
     """``attempt()``, and again after a pause (``first`` seconds, doubling up to ``most``)
     each time it fails because the file is busy, for up to ``timeout`` seconds; past that,
-    its last error."""
+    its last error. Whether it had to try again."""
     deadline = time.monotonic() + timeout
     pause = first
+    retried = False
     while True:
         try:
             attempt()
-            return
+            return retried
         except sqlite3.OperationalError as error:
             if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY \
                     or time.monotonic() + pause > deadline:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, most)
+        retried = True
 
 
 def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
