@@ -10,6 +10,7 @@ import pytest
 from store_samples import LEASE, T0, at, new_run, suspend
 
 from tarry.errors import StoreError, StoreUnavailable
+from tarry.model import NewEvent
 from tarry.store import open_store
 from tarry.store.sqlite import SQLiteStore
 from tarry.store.sqlite import store as sqlite_store
@@ -127,6 +128,22 @@ def test_writes_one_after_another_set_the_busy_timeout_once(db_path: Path) -> No
         store.close()
     assert [s for s in statements if s.startswith("PRAGMA busy_timeout")] == [
         "PRAGMA busy_timeout = 0", "PRAGMA busy_timeout = 2500", "PRAGMA busy_timeout = 0"]
+
+
+def test_a_write_takes_no_row_locks_its_begin_holds_the_file(db_path: Path) -> None:
+    # PostgreSQL locks an event's id and correlation before delivering it; here BEGIN
+    # IMMEDIATE already holds the file's write lock, and a lock statement would be wasted.
+    store = SQLiteStore(db_path)
+    statements: list[str] = []
+    try:
+        store.create_run(new_run("r1"), [])
+        store._connection.set_trace_callback(statements.append)
+        store.record_event(NewEvent(id="e1", type="order.paid", data={}, received_at=T0,
+                                    match_key='[["order","A1"]]'), T0)
+    finally:
+        store.close()
+    assert statements[0] == "BEGIN IMMEDIATE"
+    assert not [s for s in statements if "locked" in s]
 
 
 def _synchronous_at_each_commit(statements: list[str]) -> list[str]:

@@ -157,7 +157,9 @@ SELECT min(due_at) AS due_at FROM (
 
 -- name: lock_keys
 -- Serialises delivery and wait registration on each correlation of :keys, and the sends of
--- each event id (BEGIN IMMEDIATE already does).
+-- each event id. Never run here: a write's BEGIN IMMEDIATE holds the file's lock, so taking
+-- a lock runs nothing (the store's Tx.take); defined as PostgreSQL's is, for both dialects
+-- to name the same queries.
 SELECT 1 AS locked
 
 -- name: find_event
@@ -380,7 +382,7 @@ FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE tasks.id = :id
 
 -- name: lock_task
--- BEGIN IMMEDIATE already holds the write lock.
+-- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
 SELECT state, until FROM tasks WHERE id = :id
 
 -- name: complete_task

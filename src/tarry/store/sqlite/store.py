@@ -16,7 +16,7 @@ import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class SQLiteStore(SqlStore):
                 self._wait_for_locks(polled=False)
                 connection.execute(self._queries["begin_read"])
             try:
-                yield Tx(connection.cursor(), self._queries)
+                yield _FileLockedTx(connection.cursor(), self._queries)
             except BaseException:
                 connection.rollback()
                 raise
@@ -178,6 +178,15 @@ class SQLiteStore(SqlStore):
             unavailable = code is not None and code & 0xFF in _UNAVAILABLE
             kind = StoreUnavailable if unavailable else StoreError
             raise kind(f"SQLite store {self._path}: {error}") from error
+
+
+class _FileLockedTx(Tx):
+    """A transaction on the file: a write holds the whole file's write lock from its ``BEGIN
+    IMMEDIATE`` to its commit, so the row locks another backend takes (:meth:`Tx.take`:
+    PostgreSQL's ``FOR UPDATE`` and advisory locks) are held already."""
+
+    def take(self, name: str, param_sets: Sequence[Mapping[str, Any]]) -> None:
+        """Nothing to run: the write lock covers every row (and a read locks nothing)."""
 
 
 def _configure(connection: sqlite3.Connection, script: str, busy_timeout: float) -> None:
