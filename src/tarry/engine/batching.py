@@ -33,7 +33,8 @@ class Gather:
     """When a :class:`Batcher` waits for its next batch to grow, and for how long."""
 
     when: Callable[[], bool]
-    """Asked after each batch is written, if more items wait: whether to let them gather."""
+    """Asked before a batch of fewer than :attr:`enough` items is written: whether to let more
+    items join it first."""
     seconds: float
     """How long to wait at most."""
     enough: int
@@ -48,9 +49,9 @@ class Batcher(Generic[Item, Result]):
     Up to ``writers`` batches are written at once (1: one at a time). A store that commits
     several transactions at once (PostgreSQL's pool) syncs them together, so a second batch
     need not wait for the first one's commit; items submitted while every writer is busy
-    gather for whichever finishes first. Given ``gather``, a writer that finds fewer than
-    ``gather.enough`` items waiting after a batch, and ``gather.when()`` true, waits up to
-    ``gather.seconds`` for more before it writes them."""
+    gather for whichever finishes first. Given ``gather``, a writer about to write fewer than
+    ``gather.enough`` items, with ``gather.when()`` true, first waits up to ``gather.seconds``
+    for more to join them."""
 
     def __init__(self, write: Callable[[list[Item]],
                                        Awaitable[Sequence[Result | BaseException]]], *,
