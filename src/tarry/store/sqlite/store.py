@@ -74,6 +74,8 @@ class SQLiteStore(SqlStore):
                                                check_same_thread=False, timeout=busy_timeout)
             self._connection.row_factory = _dict_row
             _configure(self._connection, self._queries["configure"], busy_timeout)
+        self._begin_write = functools.partial(self._connection.execute,
+                                              self._queries["begin_write"])
 
     @property
     def concurrency(self) -> int:
@@ -113,44 +115,43 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def _transaction(self, *, write: bool, lease: bool = False) -> Iterator[Tx]:
-        with self._lock, self._translated(), self._synced(not lease):
-            connection = self._connection
-            if write:
-                self._begin_write(connection)
-            else:
-                self._wait_for_locks(polled=False)
-                connection.execute(self._queries["begin_read"])
+        """One transaction on the connection. Written flat (one generator, errors translated
+        in place) rather than as nested context managers: a start is one of these, and the
+        layers cost as much Python as the rest of the start's bookkeeping."""
+        connection = self._connection
+        with self._lock:
             try:
-                yield _FileLockedTx(connection.cursor(), self._queries)
-            except BaseException:
-                connection.rollback()
-                raise
-            connection.commit()
-            if write:
-                self._commits += 1
+                if lease:
+                    connection.execute(self._queries["commit_without_waiting_for_disk"])
+                try:
+                    self._begin(connection, write=write)
+                    try:
+                        yield _FileLockedTx(connection.cursor(), self._queries)
+                    except BaseException:
+                        connection.rollback()
+                        raise
+                    connection.commit()
+                    self._commits += write
+                finally:
+                    if lease:
+                        connection.execute(self._queries["commit_waiting_for_disk"])
+            except sqlite3.Error as error:
+                raise self._store_error(error) from error
 
-    @contextmanager
-    def _synced(self, wait_for_disk: bool) -> Iterator[None]:
-        """A block whose commit syncs the WAL file (the connection's setting) or, without
-        ``wait_for_disk``, one whose commit does not: ``synchronous`` is lowered before its
-        ``BEGIN`` and set back after its commit."""
-        if wait_for_disk:
-            yield
+    def _begin(self, connection: sqlite3.Connection, *, write: bool) -> None:
+        """``BEGIN IMMEDIATE`` for a write: at once when no other connection holds the write
+        lock, else polling for it (:data:`WRITE_LOCK_POLL`) for up to the busy timeout;
+        notes whether it had to (:attr:`write_waited`). ``BEGIN DEFERRED`` for a read.
+
+        A lease (:meth:`SqlStore._transaction`) lowers ``synchronous`` before its ``BEGIN``
+        and sets it back after its commit, so its commit does not sync the WAL file."""
+        if not write:
+            self._wait_for_locks(polled=False)
+            connection.execute(self._queries["begin_read"])
             return
-        self._connection.execute(self._queries["commit_without_waiting_for_disk"])
-        try:
-            yield
-        finally:
-            self._connection.execute(self._queries["commit_waiting_for_disk"])
-
-    def _begin_write(self, connection: sqlite3.Connection) -> None:
-        """``BEGIN IMMEDIATE``, polling for the write lock while another connection holds it
-        (:data:`WRITE_LOCK_POLL`), for up to the busy timeout; notes whether it had to
-        (:attr:`write_waited`)."""
         self._wait_for_locks(polled=True)
-        self._write_waited = _while_busy(
-            functools.partial(connection.execute, self._queries["begin_write"]),
-            self._busy_timeout, *WRITE_LOCK_POLL)
+        self._write_waited = _while_busy(self._begin_write, self._busy_timeout,
+                                         *WRITE_LOCK_POLL)
 
     def _wait_for_locks(self, *, polled: bool) -> None:
         """How the next statements wait for another connection's lock: ``polled`` (busy
@@ -169,15 +170,19 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
-        """Driver errors as :class:`StoreError`; busy, locked or unreachable files as
-        :class:`StoreUnavailable`."""
+        """Driver errors as :meth:`_store_error`."""
         try:
             yield
         except sqlite3.Error as error:
-            code = getattr(error, "sqlite_errorcode", None)
-            unavailable = code is not None and code & 0xFF in _UNAVAILABLE
-            kind = StoreUnavailable if unavailable else StoreError
-            raise kind(f"SQLite store {self._path}: {error}") from error
+            raise self._store_error(error) from error
+
+    def _store_error(self, error: sqlite3.Error) -> StoreError:
+        """A driver error as :class:`StoreError`; busy, locked or unreachable files as
+        :class:`StoreUnavailable`."""
+        code = getattr(error, "sqlite_errorcode", None)
+        unavailable = code is not None and code & 0xFF in _UNAVAILABLE
+        kind = StoreUnavailable if unavailable else StoreError
+        return kind(f"SQLite store {self._path}: {error}")
 
 
 class _FileLockedTx(Tx):
