@@ -29,6 +29,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -95,9 +96,10 @@ class Limits:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
             object.__setattr__(self, "check_interval", CHECK_INTERVAL_FLOOR)
 
-    @property
+    @cached_property
     def values(self) -> ValueLimits:
-        """The size limits of stored values (:mod:`tarry.values`)."""
+        """The size limits of stored values (:mod:`tarry.values`); every start reads them,
+        so they are built once."""
         return ValueLimits(event_bytes=self.event_bytes, value_bytes=self.value_bytes,
                            key_bytes=self.key_bytes)
 
