@@ -227,8 +227,8 @@ def test_a_lease_renewal_finds_its_runs_by_key_whatever_the_table_holds(
     assert "Seq Scan on runs" not in shown, shown        # PostgreSQL: a full scan
 
 
-PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-"""A named parameter in the PostgreSQL store's queries."""
+PLACEHOLDER = re.compile(r"%\((\w+)\)[sb]")
+"""A named parameter in the PostgreSQL store's queries (sent as text, or in binary)."""
 
 
 def generic_plan(url: str, sql: str) -> str:

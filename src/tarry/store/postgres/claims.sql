@@ -59,12 +59,15 @@ FROM claimed JOIN due ON due.id = claimed.id
 -- checkpoint_run for a batch of runs in one statement: the parameters are arrays, one item per
 -- run (the JSON columns as text). The rows are locked in id order, as renew_leases locks them;
 -- a run missing from the rows returned is one whose lease the worker lost (nothing written).
+-- The arrays go in binary (placeholders ending in b): psycopg writes a text array's items
+-- through a regular expression that escapes their quotes, about 20 µs of Python for each
+-- item of JSON, held under the GIL while the worker's timers wait; in binary about 1.
 WITH u AS (
     SELECT *
-    FROM unnest(%(run_ids)s::text[], %(statuses)s::text[], %(states)s::text[],
-                %(exits)s::text[], %(errors)s::text[], %(reasons)s::text[],
-                %(results)s::text[], %(waiting_fors)s::text[], %(releases)s::boolean[],
-                %(due_ats)s::bigint[])
+    FROM unnest(%(run_ids)b::text[], %(statuses)b::text[], %(states)b::text[],
+                %(exits)b::text[], %(errors)b::text[], %(reasons)b::text[],
+                %(results)b::text[], %(waiting_fors)b::text[], %(releases)b::boolean[],
+                %(due_ats)b::bigint[])
          AS u (run_id, status, state, exit, error, reason, result, waiting_for, release,
                due_at)
 ), mine AS (
