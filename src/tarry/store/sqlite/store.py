@@ -115,9 +115,10 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def _transaction(self, *, write: bool, lease: bool = False) -> Iterator[Tx]:
-        """One transaction on the connection. Written flat (one generator, errors translated
-        in place) rather than as nested context managers: a start is one of these, and the
-        layers cost as much Python as the rest of the start's bookkeeping."""
+        """One transaction on the connection, its driver errors as :meth:`_store_error`.
+
+        A lease (:meth:`SqlStore._transaction`) lowers ``synchronous`` before its ``BEGIN``
+        and sets it back after its commit, so its commit does not sync the WAL file."""
         connection = self._connection
         with self._lock:
             try:
@@ -131,7 +132,8 @@ class SQLiteStore(SqlStore):
                         connection.rollback()
                         raise
                     connection.commit()
-                    self._commits += write
+                    if write:
+                        self._commits += 1
                 finally:
                     if lease:
                         connection.execute(self._queries["commit_waiting_for_disk"])
@@ -141,10 +143,7 @@ class SQLiteStore(SqlStore):
     def _begin(self, connection: sqlite3.Connection, *, write: bool) -> None:
         """``BEGIN IMMEDIATE`` for a write: at once when no other connection holds the write
         lock, else polling for it (:data:`WRITE_LOCK_POLL`) for up to the busy timeout;
-        notes whether it had to (:attr:`write_waited`). ``BEGIN DEFERRED`` for a read.
-
-        A lease (:meth:`SqlStore._transaction`) lowers ``synchronous`` before its ``BEGIN``
-        and sets it back after its commit, so its commit does not sync the WAL file."""
+        notes whether it had to (:attr:`write_waited`). ``BEGIN DEFERRED`` for a read."""
         if not write:
             self._wait_for_locks(polled=False)
             connection.execute(self._queries["begin_read"])
