@@ -26,24 +26,21 @@ same run as the reference. Targets: the 10,000-step Python flow's first executio
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from common import (
     Target,
-    add_size_options,
+    benchmark_parser,
     chosen_sizes,
-    machine,
     measure_limit,
     median,
-    publish,
+    run_on_store,
     say,
     scratch_store,
 )
@@ -183,8 +180,16 @@ async def measure_all(base: str, folder: Path, sizes: Sizes) -> list[dict[str, A
     return results
 
 
-def targets(results: Sequence[dict[str, Any]]) -> list[Target]:
+def measure_store(base: str, folder: Path, sizes: Sizes) -> dict[str, Any]:
+    """The store's limit, then every workload at every size."""
+    with scratch_store(base, "checkpoints_limit") as url:
+        limit = measure_limit(url, seconds=sizes.limit_seconds).per_second
+    return {"limit_per_second": limit, "results": eventloop.run(measure_all(base, folder, sizes))}
+
+
+def targets(document: dict[str, Any]) -> list[Target]:
     """Linear first execution (Python: 10,000 steps within 10× 1,000) and a flat resume."""
+    results = document["results"]
     by = {(r["workload"], r["steps"]): r for r in results}
     goals = []
     if ("python", 1000) in by and ("python", 10000) in by:
@@ -200,10 +205,10 @@ def targets(results: Sequence[dict[str, Any]]) -> list[Target]:
     return goals
 
 
-def table_rows(results: Sequence[dict[str, Any]], limit: float,
-               goals: Sequence[Target]) -> list[tuple[str, str, str]]:
-    """One row per workload and size, the limit, then the targets."""
-    rows = [("raw durable transactions/s", f"{limit:,.0f}", "")]
+def table_rows(document: dict[str, Any], goals: Sequence[Target]) -> list[tuple[str, str, str]]:
+    """The limit, one row per workload and size, then the targets."""
+    results = document["results"]
+    rows = [("raw durable transactions/s", f"{document['limit_per_second']:,.0f}", "")]
     rows += [(f"{r['workload']} {r['steps']:,}: first run s / MB written / resume ms",
               f"{r['first_execution_seconds']:.3f} / "
               f"{r['written_bytes'] / 1e6:.1f} / {r['resume_ms']:.2f}", "") for r in results]
@@ -212,32 +217,11 @@ def table_rows(results: Sequence[dict[str, Any]], limit: float,
     return rows
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    add_size_options(parser, FULL)
-    parser.add_argument("--store", help="sqlite:///path.db or postgresql://… (scratch "
-                                        "databases beside it / on that server)")
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        "checkpoints.json", help="where to write the results")
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
-    args = parse_args(argv)
-    sizes = chosen_sizes(args, FULL, QUICK)
-    began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
-        base = args.store or f"sqlite:///{folder}/bench.db"
-        facts = machine(base)
-        with scratch_store(base, "checkpoints_limit") as url:
-            limit = measure_limit(url, seconds=sizes.limit_seconds).per_second
-        results = eventloop.run(measure_all(base, Path(folder), sizes))
-    goals = targets(results)
-    return publish("checkpoints", args, sizes=asdict(sizes), facts=facts,
-                   results={"limit_per_second": limit, "results": results}, goals=goals,
-                   rows=table_rows(results, limit, goals), began=began)
+    args = benchmark_parser("checkpoints", __doc__, FULL).parse_args(argv)
+    return run_on_store("checkpoints", args, chosen_sizes(args, FULL, QUICK),
+                        measure=measure_store, targets=targets, rows=table_rows)
 
 
 if __name__ == "__main__":

@@ -593,21 +593,60 @@ def publish(benchmark: str, args: argparse.Namespace, *, sizes: dict[str, Any],
     return 0
 
 
+SQLITE_OR_POSTGRES = ("sqlite:///path.db (scratch files beside it) or postgresql://user@host/db "
+                      "(scratch databases on that server)")
+"""The ``--store`` help of a benchmark that measures one store, SQLite unless told."""
+
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+"""The store of the benchmarks that measure PostgreSQL alone, unless ``--store`` names one."""
+POSTGRES_ONLY = "postgresql://user@host/db (scratch databases on that server)"
+"""The ``--store`` help of a benchmark that measures PostgreSQL alone."""
+
+
+def benchmark_parser(name: str, doc: str | None, full: Any, *, store_help: str = SQLITE_OR_POSTGRES,
+                     default_store: str | None = None) -> argparse.ArgumentParser:
+    """The command line every benchmark shares: the size options of ``full`` (and
+    ``--quick``), ``--store`` and ``--json`` (``results/<name>.json`` by default); a script
+    adds its own options to it."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
+    add_size_options(parser, full)
+    parser.add_argument("--store", default=default_store, help=store_help)
+    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
+                        f"{name}.json", help="where to write the results")
+    return parser
+
+
 def store_benchmark_args(name: str, doc: str | None, full: Any,
                          argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line of a benchmark run once per store (``--store``, else SQLite and
-    PostgreSQL when ``TARRY_TEST_POSTGRES`` is set): the size options and ``--json``."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
-    add_size_options(parser, full)
-    parser.add_argument("--store", help="sqlite:///path.db or postgresql://… (default: SQLite, "
-                                        "and PostgreSQL when TARRY_TEST_POSTGRES is set)")
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        f"{name}.json", help="where to write the results")
-    return parser.parse_args(argv)
+    PostgreSQL when ``TARRY_TEST_POSTGRES`` is set)."""
+    return benchmark_parser(name, doc, full, store_help=(
+        "sqlite:///path.db or postgresql://… (default: SQLite, and PostgreSQL when "
+        "TARRY_TEST_POSTGRES is set)")).parse_args(argv)
+
+
+Measure = Callable[[str, Path, Any], dict[str, Any]]
+"""A benchmark's measurement: (the store's URL, a scratch folder, the sizes) → its results."""
+
+
+def run_on_store(name: str, args: argparse.Namespace, sizes: Any, *, measure: Measure,
+                 targets: Callable[[dict[str, Any]], list[Target]],
+                 rows: Callable[[dict[str, Any], list[Target]], list[tuple[str, str, str]]],
+                 ) -> int:
+    """Measure the one store of ``args.store`` (default: a scratch SQLite file), then print
+    and write the results."""
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
+        base = args.store or f"sqlite:///{folder}/bench.db"
+        facts = machine(base)  # before the work: the load average says how busy
+        results = measure(base, Path(folder), sizes)
+    goals = targets(results)
+    return publish(name, args, sizes=dataclasses.asdict(sizes), facts=facts, results=results,
+                   goals=goals, rows=rows(results, goals), began=began)
 
 
 def run_per_store(name: str, args: argparse.Namespace, sizes: Any, *,
-                  measure: Callable[[str, Path, Any], dict[str, Any]],
+                  measure: Measure,
                   targets: Callable[[list[dict[str, Any]]], list[Target]],
                   rows: Callable[[list[dict[str, Any]], list[Target]],
                                  list[tuple[str, str, str]]]) -> int:

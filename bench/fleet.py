@@ -39,9 +39,11 @@ from typing import Any
 
 import psycopg
 from common import (
+    LOCAL_POSTGRES,
+    POSTGRES_ONLY,
     Target,
     WorkerProcess,
-    add_size_options,
+    benchmark_parser,
     chosen_sizes,
     iso,
     machine,
@@ -73,7 +75,6 @@ from tarry.config import load_settings
 from tarry.engine.runtime import Engine
 from tarry.language.expressions import compile_template
 
-DEFAULT_STORE = "postgresql://postgres@127.0.0.1:5432/postgres"
 FLEETS = (1, 2, 4)
 """Worker processes per fleet, by default; the first must be 1 (the baseline)."""
 PRESTART_PER_CREATE = 0.5
@@ -385,16 +386,12 @@ def _percent(value: float | None) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line; every size can be overridden (the smoke test uses tiny ones)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        "fleet.json", help="where to write the results")
-    parser.add_argument("--store", default=DEFAULT_STORE,
-                        help="postgresql://user@host/db (scratch databases on that server)")
+    parser = benchmark_parser("fleet", __doc__, FULL, default_store=LOCAL_POSTGRES,
+                              store_help=POSTGRES_ONLY)
     parser.add_argument("--fleets", type=int, nargs="+", default=list(FLEETS), metavar="N",
                         help="worker processes per fleet, starting with 1 (default 1 2 4)")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one worker (in this process) waking the burst")
-    add_size_options(parser, FULL)
     args = parser.parse_args(argv)
     if args.fleets[0] != 1 or min(args.fleets) < 1:
         parser.error("--fleets must start with 1 (the baseline) and name positive sizes")

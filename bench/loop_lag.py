@@ -19,13 +19,11 @@ The target: lag p99 during the burst ≤ 5 ms above the idle loop's (on a quiet 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import math
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -34,11 +32,10 @@ from typing import Any
 
 from common import (
     Target,
-    add_size_options,
+    benchmark_parser,
     chosen_sizes,
-    machine,
     measure_limit,
-    publish,
+    run_on_store,
     say,
     scratch_store,
 )
@@ -193,29 +190,11 @@ def table_rows(results: dict[str, Any], goals: Sequence[Target]) -> list[tuple[s
                     f"{goal.bounds}  {'PASS' if goal.passed else 'FAIL'}") for goal in goals]
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        "loop_lag.json")
-    parser.add_argument("--store", help="sqlite:///path.db (scratch file beside it) or "
-                        "postgresql://user@host/db (scratch databases on that server)")
-    add_size_options(parser, FULL)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
-    args = parse_args(argv)
-    sizes = chosen_sizes(args, FULL, QUICK)
-    began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
-        base = args.store or f"sqlite:///{folder}/bench.db"
-        facts = machine(base)
-        results = measure(base, Path(folder), sizes)
-    goals = targets(results)
-    return publish("loop_lag", args, sizes=dataclasses.asdict(sizes), facts=facts,
-                   results=results, goals=goals, rows=table_rows(results, goals), began=began)
+    args = benchmark_parser("loop_lag", __doc__, FULL).parse_args(argv)
+    return run_on_store("loop_lag", args, chosen_sizes(args, FULL, QUICK), measure=measure,
+                        targets=targets, rows=table_rows)
 
 
 if __name__ == "__main__":

@@ -23,14 +23,12 @@ same run for reference. The targets: a wake in at most 8 round trips, a send in 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import ctypes
 import dataclasses
 import functools
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,12 +38,13 @@ from typing import Any
 
 import psycopg
 from common import (
+    LOCAL_POSTGRES,
+    POSTGRES_ONLY,
     Target,
-    add_size_options,
+    benchmark_parser,
     chosen_sizes,
-    machine,
     measure_limit,
-    publish,
+    run_on_store,
     say,
     scratch_store,
 )
@@ -255,28 +254,12 @@ def table_rows(results: dict[str, Any], goals: Sequence[Target]) -> list[tuple[s
                     f"{goal.bounds}  {'PASS' if goal.passed else 'FAIL'}") for goal in goals]
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        "roundtrips.json")
-    parser.add_argument("--store", default="postgresql://postgres@127.0.0.1:5432/postgres",
-                        help="postgresql://user@host/db (scratch databases on that server)")
-    add_size_options(parser, FULL)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
-    args = parse_args(argv)
-    sizes = chosen_sizes(args, FULL, QUICK)
-    began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
-        facts = machine(args.store)
-        results = measure(args.store, Path(folder), sizes)
-    goals = targets(results)
-    return publish("roundtrips", args, sizes=dataclasses.asdict(sizes), facts=facts,
-                   results=results, goals=goals, rows=table_rows(results, goals), began=began)
+    args = benchmark_parser("roundtrips", __doc__, FULL, default_store=LOCAL_POSTGRES,
+                              store_help=POSTGRES_ONLY).parse_args(argv)
+    return run_on_store("roundtrips", args, chosen_sizes(args, FULL, QUICK), measure=measure,
+                        targets=targets, rows=table_rows)
 
 
 if __name__ == "__main__":

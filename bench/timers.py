@@ -23,11 +23,8 @@ the wait step.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import dataclasses
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,14 +36,13 @@ from typing import Any
 from common import (
     Target,
     WorkerProcess,
-    add_size_options,
+    benchmark_parser,
     chosen_sizes,
     iso,
-    machine,
     measure_limit,
     millis,
     percentile,
-    publish,
+    run_on_store,
     say,
     scratch_store,
     store_size_bytes,
@@ -352,29 +348,11 @@ def measure(base: str, directory: Path, sizes: Sizes) -> dict[str, Any]:
             "rss": run_rss(base, directory, sizes)}
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line; every size can be overridden (the smoke test uses tiny ones)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
-                        "timers.json", help="where to write the results")
-    parser.add_argument("--store", help="sqlite:///path.db (scratch files beside it) or "
-                        "postgresql://user@host/db (scratch databases on that server)")
-    add_size_options(parser, FULL)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the table, write the JSON."""
-    args = parse_args(argv)
-    sizes = chosen_sizes(args, FULL, QUICK)
-    began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tarry-bench-") as folder:
-        base = args.store or f"sqlite:///{folder}/bench.db"
-        platform_facts = machine(base)  # before the work: the load average says how busy
-        results = measure(base, Path(folder), sizes)
-    goals = targets(results)
-    return publish("timers", args, sizes=dataclasses.asdict(sizes), facts=platform_facts,
-                   results=results, goals=goals, rows=table_rows(results, goals), began=began)
+    args = benchmark_parser("timers", __doc__, FULL).parse_args(argv)
+    return run_on_store("timers", args, chosen_sizes(args, FULL, QUICK), measure=measure,
+                        targets=targets, rows=table_rows)
 
 
 if __name__ == "__main__":
