@@ -20,7 +20,7 @@ from rich.table import Table
 
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.options import choice, parse_json_object
-from tarry.cli.session import console, note, open_engine, open_run_store, print_json
+from tarry.cli.session import note, open_engine, open_run_store, print_json, print_listing
 from tarry.clock import SystemClock
 from tarry.config import load_settings
 from tarry.engine.documents import event_document
@@ -107,13 +107,8 @@ def list_events(
     except StoreMissing as exc:
         records = []
         nothing = f"{nothing}: {exc}"
-    docs = [event_document(record) for record in records]
-    if as_json:
-        print_json(docs)
-    elif docs:
-        console().print(events_table(docs))
-    if not docs:
-        note(nothing)
+    print_listing([event_document(record) for record in records], events_table,
+                  as_json=as_json, nothing=nothing)
 
 
 @events_app.command("redeliver", cls=PlainCommand)

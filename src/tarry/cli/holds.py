@@ -15,7 +15,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from tarry.cli.session import console, note, open_run_store, print_json
+from tarry.cli.session import note, open_run_store, print_json, print_listing
 from tarry.clock import SystemClock, from_iso, iso
 from tarry.errors import StoreMissing
 from tarry.holds.doctor import Level, diagnose
@@ -56,14 +56,9 @@ def held(all_rows: Annotated[bool, typer.Option(
     except StoreMissing as exc:
         total, records, nothing = 0, [], f"no held runs: {exc}"
     rows = [held_row(record, SystemClock().now()) for record in records]
-    if as_json:
-        print_json(rows)
-    elif rows:
-        console().print(held_table(rows))
-        if total > len(rows):
-            typer.echo(f"and {total - len(rows)} more (tarry held --all)")
-    if not rows:
-        note(nothing)
+    print_listing(rows, held_table, as_json=as_json, nothing=nothing)
+    if not as_json and total > len(rows):
+        typer.echo(f"and {total - len(rows)} more (tarry held --all)")
 
 
 def _held_runs(every: bool) -> tuple[int, list[RunRecord]]:

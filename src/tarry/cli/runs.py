@@ -19,6 +19,7 @@ from tarry.cli.session import (
     open_engine,
     open_run_store,
     print_json,
+    print_listing,
     resolve_run_id,
 )
 from tarry.clock import SystemClock
@@ -148,12 +149,7 @@ def list_runs(
         docs, total = _newest_runs(status, flow, limit)
     except StoreMissing as exc:
         docs, total, nothing = [], 0, f"no runs: {exc}"
-    if as_json:
-        print_json(docs)
-    elif docs:
-        console().print(render.runs_table(docs))
-    if not docs:
-        note(nothing)
+    print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
     if total > len(docs):
         note(f"{len(docs)} of {total} runs shown; --limit N shows more")
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from tarry.config import Settings, load_settings
 from tarry.engine.runtime import Engine
@@ -106,3 +107,15 @@ def print_json(document: Any) -> None:
 def note(message: str) -> None:
     """A line for the person at the terminal, on standard error."""
     typer.echo(message, err=True)
+
+
+def print_listing(docs: Sequence[Any], table: Callable[[Sequence[Any]], Table], *,
+                  as_json: bool, nothing: str) -> None:
+    """Print a list command's ``docs``: as one JSON list (an empty one too) or as ``table``
+    lays them out; when there are none, say ``nothing`` on standard error."""
+    if as_json:
+        print_json(docs)
+    elif docs:
+        console().print(table(docs))
+    if not docs:
+        note(nothing)

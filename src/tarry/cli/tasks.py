@@ -22,7 +22,7 @@ from rich.table import Table
 from tarry.cli.events import read_data
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.options import current_user
-from tarry.cli.session import console, note, open_run_store, print_json
+from tarry.cli.session import note, open_run_store, print_json, print_listing
 from tarry.clock import SystemClock
 from tarry.config import load_settings
 from tarry.engine import taskdesk
@@ -64,13 +64,8 @@ def list_tasks(
     except StoreMissing as exc:
         records = []
         nothing = f"{nothing}: {exc}"
-    docs = [task_document(record) for record in records]
-    if as_json:
-        print_json(docs)
-    elif docs:
-        console().print(tasks_table(docs))
-    if not docs:
-        note(nothing)
+    print_listing([task_document(record) for record in records], tasks_table,
+                  as_json=as_json, nothing=nothing)
 
 
 @tasks_app.command("complete", cls=PlainCommand)
