@@ -81,12 +81,15 @@ class SystemClock:
     """The real clock."""
 
     def now(self) -> datetime:
+        """The wall-clock instant, to the millisecond."""
         return from_millis(time.time_ns() // 1_000_000)
 
     async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of real time (a negative wait returns at once)."""
         await asyncio.sleep(max(seconds, 0.0))
 
     async def sleep_until(self, instant: datetime) -> None:
+        """Wait until the wall clock reaches ``instant``."""
         # from the clock itself, not from the millisecond of now(): that would oversleep by
         # up to a millisecond
         while (early := instant.timestamp() - time.time()) > 0:
@@ -104,6 +107,7 @@ class VirtualClock:
         self._now = utc(start or VIRTUAL_START)
 
     def now(self) -> datetime:
+        """The instant the clock was last moved to."""
         return self._now
 
     def advance(self, delta: timedelta | float) -> datetime:
@@ -122,10 +126,12 @@ class VirtualClock:
         self._now = target
 
     async def sleep(self, seconds: float) -> None:
+        """Advance the clock by ``seconds`` and yield to the event loop once."""
         self.advance(max(seconds, 0.0))
         await asyncio.sleep(0)
 
     async def sleep_until(self, instant: datetime) -> None:
+        """Jump to ``instant`` if it is later than now, and yield to the event loop once."""
         if utc(instant) > self._now:
             self.set(instant)
         await asyncio.sleep(0)
