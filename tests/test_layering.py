@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+import tarry
+from tarry.client import ApiError, AsyncClient, Client
+
 SOURCE = Path(__file__).resolve().parent.parent / "src" / "tarry"
 
 FORBIDDEN: dict[str, frozenset[str]] = {
@@ -79,3 +82,21 @@ def test_the_command_line_starts_without_the_web_server_modules() -> None:
     printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True, timeout=60).stdout
     assert printed.strip() == "[]"
+
+
+def test_a_worker_starts_without_the_http_client() -> None:
+    """The engine and its worker import httpx (and, through its own command line, click,
+    rich and pygments) only when a flow's ``http.request`` runs or the program asks for
+    :class:`tarry.Client`: about 7 MiB of every worker's memory."""
+    code = ("import sys, tarry, tarry.engine.runtime, tarry.engine.worker; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'click', 'rich', "
+            "'pygments'}))")
+    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, timeout=60).stdout
+    assert printed.strip() == "[]"
+
+
+def test_the_http_client_is_still_a_name_of_the_package() -> None:
+    assert (tarry.Client, tarry.AsyncClient, tarry.ApiError) == (Client, AsyncClient, ApiError)
+    with pytest.raises(AttributeError, match="module 'tarry' has no attribute 'Clients'"):
+        _ = tarry.Clients

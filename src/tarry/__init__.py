@@ -19,7 +19,8 @@ Everything else (the engine, the store, the command line) lives in subpackages; 
 tools are in :mod:`tarry.testing`.
 """
 
-from tarry.client import ApiError, AsyncClient, Client
+from typing import TYPE_CHECKING, Any
+
 from tarry.errors import (
     NondeterminismError,
     SerializationError,
@@ -32,6 +33,23 @@ from tarry.sdk.conditions import CheckContext
 from tarry.sdk.context import Context, EventResult, TaskResult
 from tarry.sdk.serializers import JsonSerializer, Serializer
 from tarry.sdk.strategies import Decision, Jitter, WaitStrategy
+
+if TYPE_CHECKING:
+    from tarry.client import ApiError, AsyncClient, Client
+
+_CLIENT_NAMES = frozenset({"ApiError", "AsyncClient", "Client"})
+"""Imported on first use: the HTTP client (httpx, and through it click, rich and pygments
+where they are installed) is about 9 MiB and 70 ms of start-up that a worker or a command
+that never calls ``tarry serve`` over HTTP does not need."""
+
+
+def __getattr__(name: str) -> Any:
+    """The HTTP client's names, imported when first asked for."""
+    if name in _CLIENT_NAMES:
+        from tarry import client  # noqa: PLC0415 - the point of this function
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'tarry' has no attribute {name!r}")
 
 __all__ = [
     "ApiError",

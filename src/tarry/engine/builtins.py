@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-import httpx
-
 from tarry._suggest import did_you_mean
 from tarry.actions import ActionContext, ActionFunction, ActionRegistry, StepFailure
 from tarry.engine.documents import event_document
@@ -53,6 +51,8 @@ async def http_request(args: dict[str, Any], ctx: ActionContext) -> dict[str, An
         raise StepFailure("http.request needs a 'url'", type="http")
     timeout = float(args.get("timeout", 30))
     headers = {"Idempotency-Key": ctx.idempotency_key, **dict(args.get("headers") or {})}
+    import httpx  # noqa: PLC0415 - only where a flow calls out: see tarry/__init__.py
+
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.request(method, str(args["url"]), headers=headers,
