@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
 _CLIENT_NAMES = frozenset({"ApiError", "AsyncClient", "Client"})
 """Imported on first use: the HTTP client (httpx, and through it click, rich and pygments
-where they are installed) is about 9 MiB and 70 ms of start-up that a worker or a command
-that never calls ``tarry serve`` over HTTP does not need."""
+where they are installed) is about 7 MiB of memory and 70 ms of start-up that a worker, or a
+program that never talks to ``tarry serve``, does not need."""
 
 
 def __getattr__(name: str) -> Any:
