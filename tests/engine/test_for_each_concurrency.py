@@ -83,3 +83,35 @@ async def test_results_are_saved_before_the_next_action_and_the_last_with_the_en
         assert harness.document(run_id)["status"] == RunStatus.SUCCEEDED
         assert harness.history_kinds(run_id).count("step.completed") == 2
     assert len(written) == 1  # first's result, before second ran; second's in the final write
+
+
+PAIR = """
+flow: pair
+steps:
+  - alone: { where: {} }
+  - both:
+      for_each: [1, 2]
+      concurrency: 2
+      steps:
+        - each: { where: {} }
+"""
+
+
+async def test_a_lone_action_runs_in_its_runs_task_and_concurrent_ones_in_their_own(
+        tmp_path: Path, store_url: str) -> None:
+    """A lone action is awaited at once, so that runs woken together do not each wait for
+    all the others' walks before their first action (a burst's first wake); actions that run
+    beside each other each get a task."""
+    ran_in: list[str] = []
+
+    async def where(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        task = asyncio.current_task()
+        assert task is not None
+        ran_in.append(task.get_coro().__qualname__)
+        return {}
+
+    with Harness(tmp_path, actions={"where": where}, store_url=store_url) as harness:
+        run_id = harness.start(harness.flow(PAIR))
+        await harness.run_until_idle()
+        assert harness.document(run_id)["status"] == RunStatus.SUCCEEDED
+    assert ran_in == ["Worker.execute", "call_action", "call_action"]

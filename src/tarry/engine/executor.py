@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -152,6 +152,10 @@ class Executor:
                 if unsaved:
                     await env.checkpoint()
                     unsaved = False
+                lone = _lone_action(outcome.commands, calls)
+                if lone is not None:
+                    unsaved = _record(env, [(lone, await self._call(lone))])
+                    continue
                 read = await self._carry_out(env, outcome.commands, calls)
                 if calls:
                     finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
@@ -173,10 +177,13 @@ class Executor:
                 command.into(await self._entries(env.run_id, command.query))
                 read = True
             else:
-                calls[asyncio.ensure_future(call_action(
-                    self.actions, command.name, command.args, command.context,
-                    redact=self.redactor, value_bytes=self.limits.value_bytes))] = command
+                calls[asyncio.ensure_future(self._call(command))] = command
         return read
+
+    def _call(self, command: RunAction) -> Coroutine[Any, Any, Any]:
+        """The call of ``command``'s action (its result, or why it failed)."""
+        return call_action(self.actions, command.name, command.args, command.context,
+                           redact=self.redactor, value_bytes=self.limits.value_bytes)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -221,6 +228,18 @@ class Executor:
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
                   history=history, redact=self.redactor, limits=self.limits)
         return env
+
+
+def _lone_action(commands: Sequence[Command],
+                 calls: Mapping[asyncio.Future[Any], RunAction]) -> RunAction | None:
+    """The one action the walk asks for when nothing else runs beside it (None otherwise).
+
+    It is awaited at once rather than in a task of its own: a task would first let every
+    other run that woke at the same instant walk to its own action (in a burst of 50 due
+    together, the first action ran 3 ms late, after all 50 walks)."""
+    if calls or len(commands) != 1 or not isinstance(commands[0], RunAction):
+        return None
+    return commands[0]
 
 
 def _record(env: Env, finished: Sequence[tuple[RunAction, Any]]) -> bool:
