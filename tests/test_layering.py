@@ -73,27 +73,28 @@ def test_holds_and_engine_do_not_import_each_other() -> None:
     assert "holds" in engine  # the engine drives the hold gate; the dependency is one way
 
 
+def _packages_imported(modules: str, among: set[str]) -> set[str]:
+    """Which of the packages ``among`` a fresh interpreter has loaded once it imported
+    ``modules`` (a comma-separated list)."""
+    code = f"import sys, {modules}; print(sorted({{m.split('.')[0] for m in sys.modules}}))"
+    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, timeout=60).stdout
+    return among & set(ast.literal_eval(printed))
+
+
 def test_the_command_line_starts_without_the_web_server_modules() -> None:
     """Every command but ``tarry serve`` starts without importing FastAPI or uvicorn (about
     a second of a command's start-up); ``serve`` imports them when it runs."""
-    code = ("import sys, tarry.cli.app; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'fastapi', 'uvicorn', "
-            "'starlette', 'jinja2'}))")
-    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, timeout=60).stdout
-    assert printed.strip() == "[]"
+    assert _packages_imported("tarry.cli.app",
+                              {"fastapi", "uvicorn", "starlette", "jinja2"}) == set()
 
 
 def test_a_worker_starts_without_the_http_client() -> None:
     """The engine and its worker import httpx (and, through its own command line, click,
     rich and pygments) only when a flow's ``http.request`` runs or the program asks for
     :class:`tarry.Client`: about 7 MiB of every worker's memory."""
-    code = ("import sys, tarry, tarry.engine.runtime, tarry.engine.worker; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'click', 'rich', "
-            "'pygments'}))")
-    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, timeout=60).stdout
-    assert printed.strip() == "[]"
+    assert _packages_imported("tarry, tarry.engine.runtime, tarry.engine.worker",
+                              {"httpx", "click", "rich", "pygments"}) == set()
 
 
 def test_the_http_client_is_still_a_name_of_the_package() -> None:
