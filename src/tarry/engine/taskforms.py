@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-
 from tarry._suggest import did_you_mean
-from tarry.language.manifests import schema_message
+from tarry.language.schemas import validation_problems, validator
 from tarry.model import TaskRequest
 
 __all__ = ["completion_problems", "may_complete"]
@@ -42,6 +40,4 @@ def _data_problems(task: TaskRequest, data: Any) -> list[str]:
         return [f"data must be a JSON object, got {type(data).__name__}"]
     if task.form is None:
         return [] if not data else ["this task has no form: send no data"]
-    validator = jsonschema.Draft202012Validator(task.form)
-    return [f"data: {schema_message(error)}"
-            for error in sorted(validator.iter_errors(data), key=lambda e: list(e.path))]
+    return [f"data: {problem}" for problem in validation_problems(validator(task.form), data)]

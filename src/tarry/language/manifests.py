@@ -22,20 +22,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
 from tarry.language.context import LoadContext
 from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
+from tarry.language.schemas import schema_problem, validation_problems, validator
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar, YamlSeq, read_yaml, to_plain
 from tarry.values import load_json
 
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
 __all__ = ["DEFAULT_BUFFER", "SIGNATURE_SCHEMES", "Manifest", "Manifests", "correlation_key",
-           "load_manifests", "parse_manifests", "read_schema", "schema_message"]
+           "load_manifests", "parse_manifests", "read_schema"]
 
 DEFAULT_BUFFER = timedelta(minutes=5)
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -65,8 +66,7 @@ class Manifest:
         found = [f"missing correlation field '{key}'" for key in self.correlate_on
                  if key not in data]
         if self._validator is not None:
-            found += [schema_message(error) for error in
-                      sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))]
+            found += validation_problems(self._validator, data)
         return found
 
     def key_of(self, data: Mapping[str, Any]) -> str:
@@ -153,7 +153,7 @@ def _manifest(ctx: LoadContext, name: str, node: YamlNode) -> Manifest:
         buffer=fields.read("buffer", _read_buffer, DEFAULT_BUFFER),
         secret_env=secret_env,
         signature=(signature or "tarry") if secret_env else None,
-        _validator=_validator(schema),
+        _validator=None if schema is None else validator(schema),
     )
 
 
@@ -174,10 +174,9 @@ def read_schema(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Any] | 
     if not isinstance(schema, dict):
         ctx.report(node.pos, f"'{key}' must be a JSON Schema object")
         return None
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        ctx.report(node.pos, f"'{key}' is not a valid JSON Schema: {exc.message}")
+    problem = schema_problem(schema)
+    if problem is not None:
+        ctx.report(node.pos, f"'{key}' is not a valid JSON Schema: {problem}")
         return None
     return schema
 
@@ -202,13 +201,3 @@ def _read_signature(ctx: LoadContext, node: YamlNode, key: str) -> str:
         ctx.report(node.pos, f"'{key}' must be one of {', '.join(SIGNATURE_SCHEMES)}, got "
                              f"'{text}'{did_you_mean(text, SIGNATURE_SCHEMES)}")
     return text
-
-
-def _validator(schema: Mapping[str, Any] | None) -> Validator | None:
-    return None if schema is None else jsonschema.Draft202012Validator(schema)
-
-
-def schema_message(error: jsonschema.ValidationError) -> str:
-    """A validation error as one line: ``path/to/field: message``."""
-    where = "/".join(str(part) for part in error.path)
-    return f"{where}: {error.message}" if where else error.message

@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import jsonschema
-
 from tarry.clock import from_iso
 from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
@@ -27,6 +25,7 @@ from tarry.engine.tasks import (
     timeout_binding,
 )
 from tarry.language.fields import NAME_PATTERN
+from tarry.language.schemas import schema_problem
 from tarry.sdk.operations import FlowRun
 from tarry.sdk.replay import Scope
 from tarry.sdk.serializers import Codec
@@ -114,10 +113,9 @@ def _form(form: Mapping[str, Any] | None, where: str) -> dict[str, Any] | None:
     if form is None:
         return None
     schema = Codec.plain(dict(form), f"the form of {where}")
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise ValueError(f"{where}: form is not a valid JSON Schema: {exc.message}") from None
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise ValueError(f"{where}: form is not a valid JSON Schema: {problem}")
     if schema.get("type", "object") != "object":
         raise ValueError(f"{where}: form must describe an object (type: object)")
     result: dict[str, Any] = schema
