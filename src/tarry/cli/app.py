@@ -17,7 +17,18 @@ from typing import Annotated, Any
 
 import typer
 
-from tarry.cli import events, holds, project, runs, scenarios, serve, tasks, triggers, worker
+from tarry.cli import (
+    events,
+    graph,
+    holds,
+    project,
+    runs,
+    scenarios,
+    serve,
+    tasks,
+    triggers,
+    worker,
+)
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.errors import LoadError, TarryError
 from tarry.secrets import Redactor
@@ -99,6 +110,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "migrate": project.migrate,
     "test": scenarios.scenario_tests,
     "triggers": triggers.triggers,
+    "graph": graph.graph,
 }
 
 for _name, _command in _COMMANDS.items():

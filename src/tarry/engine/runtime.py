@@ -30,7 +30,13 @@ from tarry.config import Limits, Settings
 from tarry.engine import taskdesk
 from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
-from tarry.engine.catalog import FlowCatalog, FlowFinder, ProgramSource, import_program_source
+from tarry.engine.catalog import (
+    FlowCatalog,
+    FlowFinder,
+    Program,
+    ProgramSource,
+    import_program_source,
+)
 from tarry.engine.documents import run_document
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.triggers import Triggers
@@ -61,7 +67,7 @@ from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
 from tarry.values import ValueLimits, check_key, check_value
 
-__all__ = ["Engine", "SendRequest", "StartRequest", "new_run_id"]
+__all__ = ["Engine", "SendRequest", "StartRequest", "find_flow", "new_run_id"]
 
 _INLINE_LEASE = timedelta(seconds=30)
 
@@ -176,13 +182,7 @@ class Engine:
         app`` names, if any) provides the Python flows. ``must_find`` (a flow name or path) is
         looked up before the store is opened, so that a command starting a run of a flow that
         does not exist raises ``FlowNotFound`` without creating a store."""
-        actions = ActionRegistry()
-        register_builtins(actions)
-        actions.load_user_actions(settings.actions, root=settings.root)
-        manifests = load_manifests(settings.event_files)
-        if app is None and settings.app is not None:
-            app = import_program_source(settings.app, root=settings.root)
-        programs = app.programs(manifests) if app is not None else None
+        actions, manifests, programs = _project(settings, app)
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
                        programs=programs).find(must_find)
@@ -484,3 +484,23 @@ class AsyncEngine:
     discard = offloaded(Engine.discard)
     tasks = offloaded(Engine.tasks)
     complete_task = offloaded(Engine.complete_task)
+
+
+def find_flow(settings: Settings, name_or_path: str) -> Flow:
+    """The flow a project's command names (as ``tarry run`` finds it), without a store."""
+    actions, manifests, programs = _project(settings, None)
+    return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
+                      programs=programs).find(name_or_path)
+
+
+def _project(settings: Settings, app: ProgramSource | None
+             ) -> tuple[ActionRegistry, dict[str, Manifest], Mapping[str, Program] | None]:
+    """A project's actions, event manifests and Python flows (those of ``app``, else of the
+    app that ``[tarry] app`` names, if any)."""
+    actions = ActionRegistry()
+    register_builtins(actions)
+    actions.load_user_actions(settings.actions, root=settings.root)
+    manifests = load_manifests(settings.event_files)
+    if app is None and settings.app is not None:
+        app = import_program_source(settings.app, root=settings.root)
+    return actions, manifests, app.programs(manifests) if app is not None else None

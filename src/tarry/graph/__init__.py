@@ -1,0 +1,14 @@
+"""Flows drawn: a YAML flow's steps as nested boxes, with where its runs are now.
+
+:func:`diagram_of` turns a loaded flow into a :class:`Diagram` (pure data),
+:func:`render_svg` draws it (optionally with run counts per step, or one run's path), and
+:func:`render_mermaid` / :func:`render_dot` write it for Markdown and Graphviz. ``tarry
+graph``, ``GET /v1/flows/{name}/graph`` and the dashboard's flow and run pages use these.
+"""
+
+from tarry.graph.diagram import Diagram, Node, Region, diagram_of, node_id
+from tarry.graph.svg import Mark, render_svg
+from tarry.graph.text import render_dot, render_mermaid
+
+__all__ = ["Diagram", "Mark", "Node", "Region", "diagram_of", "node_id", "render_dot",
+           "render_mermaid", "render_svg"]

@@ -1,0 +1,181 @@
+"""A diagram as SVG text: boxes, arrows and real text (searchable, read by screen readers),
+each node with a ``<title>`` that shows its whole text on hover.
+
+Two overlays share one drawing: **counts** (a flow's page: how many runs are at each node now,
+by status, each a link to those runs) and a **path** (a run's page: what the run did at each
+node). Styling is by class (``kind-wait_for``, ``wait-event``, ``state-failed``, …) in the
+drawing's own ``<style>``, so the SVG is whole on its own (``tarry graph --format svg``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from html import escape
+
+from tarry.graph.diagram import Diagram, Node
+from tarry.graph.layout import CHAR, LINE, Box, Layout, PlacedRegion, layout
+
+__all__ = ["Mark", "StatusLink", "render_svg"]
+
+StatusLink = Callable[[str, str], str]
+"""``(node id, status) → href`` of the runs a count stands for."""
+
+_COUNTED = ("waiting", "held", "running", "failed")
+"""The statuses a flow's page counts per node, in the order they are shown."""
+
+
+@dataclass(frozen=True)
+class Mark:
+    """What one run did at a node: ``state`` is ``done``, ``skipped``, ``failed``, ``retried``
+    or ``here`` (where it is now); ``note`` says more in a few words (a duration, a wait)."""
+
+    state: str
+    note: str = ""
+
+
+_STYLE = """
+text { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill: #1f2933; }
+.region > rect { fill: #f5f7fa; stroke: #9aa5b1; stroke-dasharray: 4 3; }
+.region.kind-recover > rect { fill: #fff5f5; stroke: #e12d39; }
+.region.kind-remind > rect { fill: #fffbea; stroke: #cb6e17; }
+.region > text.title { fill: #52606d; font-style: italic; }
+.node > rect { fill: #ffffff; stroke: #3e4c59; rx: 6; }
+.node.wait > rect { stroke: #2680c2; stroke-width: 2; }
+.node.kind-exit > rect { stroke: #3f9142; stroke-width: 2; }
+.node.kind-fail > rect { stroke: #ba2525; stroke-width: 2; }
+.node text.label { font-weight: bold; }
+.node text.note { fill: #52606d; }
+.node text.count { fill: #0b69a3; text-decoration: underline; }
+.node text.count.status-failed { fill: #ba2525; }
+.node.state-done > rect { fill: #e3f9e5; }
+.node.state-skipped > rect { fill: #f5f7fa; stroke-dasharray: 4 3; }
+.node.state-failed > rect { fill: #ffe3e3; stroke: #ba2525; }
+.node.state-retried > rect { fill: #fffbea; }
+.node.state-here > rect { fill: #fff3c4; stroke: #cb6e17; stroke-width: 3; }
+.pill > rect { fill: #e4e7eb; stroke: #7b8794; rx: 13; }
+.arrow { stroke: #7b8794; stroke-width: 1.5; fill: none; marker-end: url(#arrowhead); }
+"""
+
+
+def render_svg(diagram: Diagram, *, counts: Mapping[str, Mapping[str, int]] | None = None,
+               link: StatusLink | None = None, path: Mapping[str, Mark] | None = None,
+               folded: Collection[str] = ()) -> str:
+    """The SVG of ``diagram``, with runs ``counts`` per node id and status (each linked
+    through ``link``) or one run's ``path`` marks per node id."""
+    counts = {node: by for node, by in (counts or {}).items() if _shown(by)}
+    path = path or {}
+    lines = dict.fromkeys([*counts, *path], 1)
+    placed = layout(diagram, count_lines=lines, folded=folded)
+    parts = [_open(diagram, placed)]
+    for item in placed.items:
+        if isinstance(item, PlacedRegion):
+            parts.append(_region(item.box, item.region.kind, item.region.title))
+            continue
+        mark = path.get(item.node.id)
+        extra = (_count_texts(item.node.id, counts[item.node.id], item.box, item.node, link)
+                 if item.node.id in counts else
+                 [_text(item.box, _line_y_of(item.box, 1 + len(item.node.notes)),
+                        _mark_text(mark), "note")] if mark else [])
+        parts.append(_node(item.node, item.box, item.folded, mark, extra))
+    parts += [f'<line class="arrow" x1="{x:g}" y1="{y1:g}" x2="{x:g}" y2="{y2 - 2:g}"/>'
+              for x, y1, y2 in placed.arrows]
+    if placed.start is not None:
+        parts.append(_pill(placed.start, ["start", *diagram.start]))
+    if placed.end is not None:
+        parts.append(_pill(placed.end, ["end: completed"]))
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _shown(by_status: Mapping[str, int]) -> bool:
+    return any(by_status.get(status) for status in _COUNTED)
+
+
+def _open(diagram: Diagram, placed: Layout) -> str:
+    about = escape(diagram.description or f"The steps of flow {diagram.flow}, top to bottom.")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="flow-graph" role="img" '
+            f'aria-labelledby="graph-title graph-desc" width="{placed.width:g}" '
+            f'height="{placed.height:g}" viewBox="0 0 {placed.width:g} {placed.height:g}">\n'
+            f'<title id="graph-title">flow {escape(diagram.flow)}</title>\n'
+            f'<desc id="graph-desc">{about}</desc>\n<style>{_STYLE}</style>\n'
+            '<defs><marker id="arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+            'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
+            'fill="#7b8794"/></marker></defs>')
+
+
+def _region(box: Box, kind: str, title: str) -> str:
+    return (f'<g class="region kind-{kind}">{_rect(box)}'
+            f'{_text(box, box.y + LINE, title, "title")}</g>')
+
+
+def _node(node: Node, box: Box, folded: bool, mark: Mark | None, extra: list[str]) -> str:
+    classes = ["node", f"kind-{node.kind}"]
+    if node.wait:
+        classes += ["wait", f"wait-{node.wait}"]
+    if mark:
+        classes.append(f"state-{mark.state}")
+    lines = [(f"{node.step}: {node.label}", "label"), *((note, "note") for note in node.notes)]
+    if folded:
+        lines.append((f"▸ {sum(len(region.nodes) for region in node.regions)} steps inside",
+                      "note"))
+    texts = [_text(box, _line_y_of(box, index), text, css) for index, (text, css) in
+             enumerate(lines)]
+    whole = " / ".join(text for text, _ in lines)
+    if mark:
+        whole += f" / {_mark_text(mark)}"
+    return (f'<g class="{" ".join(classes)}" id="node-{escape(node.id)}" '
+            f'data-node="{escape(node.id)}"><title>{escape(whole)}</title>{_rect(box)}'
+            + "".join(texts) + "".join(extra) + "</g>")
+
+
+def _count_texts(node_id: str, by_status: Mapping[str, int], box: Box, node: Node,
+                 link: StatusLink | None) -> list[str]:
+    y = _line_y_of(box, 1 + len(node.notes))
+    x = box.x + 8
+    texts = []
+    for status in _COUNTED:
+        count = by_status.get(status, 0)
+        if not count:
+            continue
+        words = f"{count:,} {status}"
+        text = (f'<text class="count status-{status}" x="{x:g}" y="{y:g}" '
+                f'data-status="{status}" data-count="{count}">{escape(words)}</text>')
+        if link is not None:
+            text = f'<a href="{escape(link(node_id, status))}">{text}</a>'
+        texts.append(text)
+        x += (len(words) + 2) * CHAR
+        if x > box.x + box.w:
+            break
+    return texts
+
+
+def _mark_text(mark: Mark) -> str:
+    return f"{mark.state}: {mark.note}" if mark.note else mark.state
+
+
+def _pill(box: Box, lines: list[str]) -> str:
+    wide = Box(box.x - 60, box.y, box.w + 120, box.h) if len(lines) > 1 else box
+    texts = "".join(_text(wide, wide.y + 17 + LINE * index, line, "pill-text", center=True)
+                    for index, line in enumerate(lines))
+    return f'<g class="pill">{_rect(wide)}{texts}</g>'
+
+
+def _rect(box: Box) -> str:
+    return f'<rect x="{box.x:g}" y="{box.y:g}" width="{box.w:g}" height="{box.h:g}"/>'
+
+
+def _line_y_of(box: Box, index: int) -> float:
+    return box.y + 8 + LINE * index + 12
+
+
+def _text(box: Box, y: float, text: str, css: str, *, center: bool = False) -> str:
+    fit = _fit(text, box.chars())
+    x = box.x + box.w / 2 if center else box.x + 8
+    anchor = ' text-anchor="middle"' if center else ""
+    return f'<text class="{css}" x="{x:g}" y="{y:g}"{anchor}>{escape(fit)}</text>'
+
+
+def _fit(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:max(0, chars - 1)] + "…"
+
