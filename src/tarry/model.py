@@ -9,6 +9,7 @@ All instants are aware UTC datetimes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -40,7 +41,17 @@ __all__ = [
     "TaskRequest",
     "TaskState",
     "TriggerStarts",
+    "step_node",
 ]
+
+
+_LOOP_INDEX = re.compile(r"\[\d+\]")
+
+
+def step_node(step_path: str) -> str:
+    """The place of a step in its flow, the same for every iteration of its loops: a run's
+    step path without its loop indices (``quotes[2].request`` → ``quotes.request``)."""
+    return _LOOP_INDEX.sub("", step_path)
 
 
 class RunStatus(StrEnum):
@@ -336,6 +347,15 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
+
+    @property
+    def at_step(self) -> str | None:
+        """The step the run is at after this update, as a node of its flow's drawing
+        (:func:`step_node`): the step it waits at, else the step it failed at."""
+        for place in (self.waiting_for, self.error):
+            if place and isinstance(place.get("step"), str):
+                return step_node(place["step"])
+        return None
 
 
 class CheckpointOutcome(StrEnum):

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from graph_support import EXAMPLES, load_example
 
-from tarry.graph import Diagram, diagram_of, node_id
+from tarry.graph import Diagram, diagram_of
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import parse_manifests
+from tarry.model import step_node
 
 EVERY_CONSTRUCT = """\
 flow: everything
@@ -101,7 +102,7 @@ def test_labels_and_notes_say_what_each_step_waits_for_and_how_it_ends(
     ("approval", "approval"), ("quotes[3].quote", "quotes.quote"),
     ("a[0].b[12].c", "a.b.c"), ("reply.remind.nudge", "reply.remind.nudge")])
 def test_a_runs_step_path_is_at_the_node_without_its_loop_indices(path: str, node: str) -> None:
-    assert node_id(path) == node
+    assert step_node(path) == node
 
 
 def test_the_external_wait_showcase_reads_as_reply_reminder_deadline_review_escalation(

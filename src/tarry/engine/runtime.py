@@ -314,10 +314,12 @@ class Engine:
 
     def runs(self, *, status: RunStatus | None = None, flow: str | None = None,
              target: str | None = None, waiting_for: str | None = None,
-             after: tuple[datetime, str] | None = None, limit: int = 100) -> list[RunRecord]:
+             at_step: str | None = None, after: tuple[datetime, str] | None = None,
+             limit: int = 100) -> list[RunRecord]:
         """Runs, newest first, filtered and paged as ``Store.list_runs``."""
         return self.store.list_runs(status=status, flow=flow, target=target,
-                                    waiting_for=waiting_for, after=after, limit=limit)
+                                    waiting_for=waiting_for, at_step=at_step, after=after,
+                                    limit=limit)
 
     def held(self, *, limit: int = 100) -> list[RunRecord]:
         """Held runs (SPEC section 5), newest first."""

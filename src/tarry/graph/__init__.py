@@ -6,9 +6,10 @@
 graph``, ``GET /v1/flows/{name}/graph`` and the dashboard's flow and run pages use these.
 """
 
-from tarry.graph.diagram import Diagram, Node, Region, diagram_of, node_id
+from tarry.graph.diagram import Diagram, Node, Region, diagram_of
+from tarry.graph.document import Counts, diagram_document
 from tarry.graph.svg import Mark, render_svg
 from tarry.graph.text import render_dot, render_mermaid
 
-__all__ = ["Diagram", "Mark", "Node", "Region", "diagram_of", "node_id", "render_dot",
-           "render_mermaid", "render_svg"]
+__all__ = ["Counts", "Diagram", "Mark", "Node", "Region", "diagram_document", "diagram_of",
+           "render_dot", "render_mermaid", "render_svg"]

@@ -5,7 +5,8 @@ each step is a node, and a step that holds steps (a group, a ``repeat``'s iterat
 ``for_each`` branch, a wait's reminder, a scope's ``recover`` steps) holds them as regions of
 its own. Every node has an :attr:`Node.id`: the step's place, its ids and its containers'
 joined by dots with loop indices left out (``quotes.request``, ``documents.remind.nudge``),
-which is what :func:`node_id` makes of a run's step path, so runs can be counted per node.
+which is what :func:`~tarry.model.step_node` makes of a run's step path, so runs can be
+counted per node.
 
 This module only describes; :mod:`tarry.graph.layout` places it and the renderers draw it.
 """
@@ -39,8 +40,7 @@ from tarry.language.model import (
     WaitFor,
 )
 
-__all__ = ["Diagram", "Node", "NodeKind", "Region", "RegionKind", "WaitKind", "diagram_of",
-           "node_id"]
+__all__ = ["Diagram", "Node", "NodeKind", "Region", "RegionKind", "WaitKind", "diagram_of"]
 
 NodeKind = Literal["action", "wait", "wait_for", "ask", "repeat", "for_each", "group", "exit",
                    "fail"]
@@ -104,14 +104,6 @@ def _nodes(region: Region) -> Iterator[Node]:
             yield from _nodes(inner)
     if region.recover is not None:
         yield from _nodes(region.recover)
-
-
-_INDEX = re.compile(r"\[\d+\]")
-
-
-def node_id(step_path: str) -> str:
-    """The node a run's step path is at: ``quotes[2].request`` → ``quotes.request``."""
-    return _INDEX.sub("", step_path)
 
 
 def diagram_of(flow: Flow) -> Diagram:

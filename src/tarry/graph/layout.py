@@ -106,7 +106,7 @@ def _text_lines(node: Node, count_lines: int, folded: bool) -> int:
     return 1 + len(node.notes) + count_lines + (1 if folded and node.regions else 0)
 
 
-def _node_height(node: Node, counts: Mapping[str, int], folds: Collection[str]) -> float:
+def _node_height(node: Node, counts: Mapping[str | None, int], folds: Collection[str]) -> float:
     folded = node.id in folds
     height: float = 2 * _PAD + LINE * _text_lines(node, counts.get(node.id, 0), folded)
     if not folded:
@@ -114,7 +114,8 @@ def _node_height(node: Node, counts: Mapping[str, int], folds: Collection[str]) 
     return height
 
 
-def _region_height(region: Region, counts: Mapping[str, int], folds: Collection[str]) -> float:
+def _region_height(region: Region, counts: Mapping[str | None, int],
+                   folds: Collection[str]) -> float:
     height: float = LINE + _PAD + _INSET
     height += sum(_node_height(node, counts, folds) for node in region.nodes)
     height += _GAP * max(0, len(region.nodes) - 1) + _INSET
@@ -136,17 +137,20 @@ def _region_width(region: Region, folds: Collection[str]) -> float:
     return max(widths, default=_NODE) + 2 * _INSET
 
 
-def layout(diagram: Diagram, *, count_lines: Mapping[str, int] | None = None,
+def layout(diagram: Diagram, *, count_lines: Mapping[str | None, int] | None = None,
            folded: Collection[str] = ()) -> Layout:
-    """Place ``diagram``: ``count_lines`` maps a node id to the lines its counts take,
-    ``folded`` names the nodes whose regions are drawn folded."""
+    """Place ``diagram``: ``count_lines`` maps a node id (None: the start mark) to the lines
+    its counts take, ``folded`` names the nodes whose regions are drawn folded."""
     counts = count_lines or {}
     body = diagram.body
     width = _region_width(body, folded)
     margin: float = _INSET
     drawing = Layout(width=width + 2 * margin, height=0)
     y: float = margin
-    drawing.start = Box(margin + width / 2 - 60, y, 120, _PILL + LINE * len(diagram.start))
+    start_lines = len(diagram.start) + counts.get(None, 0)
+    start_width = 120 if not start_lines else min(width, _NODE)
+    drawing.start = Box(margin + (width - start_width) / 2, y, start_width,
+                        _PILL + LINE * start_lines)
     y += drawing.start.h + _GAP
     placer = _Placer(drawing, counts, folded)
     placer.nodes(body, margin, y, width, depth=0)
@@ -171,7 +175,7 @@ class _Placer:
     """Places regions and their nodes into one drawing."""
 
     drawing: Layout
-    counts: Mapping[str, int]
+    counts: Mapping[str | None, int]
     folds: Collection[str]
 
     def nodes(self, region: Region, x: float, y: float, width: float, depth: int) -> float:

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from html import escape
 
 from tarry.graph.diagram import Diagram, Node
+from tarry.graph.document import Counts
 from tarry.graph.layout import CHAR, LINE, Box, Layout, PlacedRegion, layout
 
 __all__ = ["Mark", "StatusLink", "render_svg"]
 
-StatusLink = Callable[[str, str], str]
-"""``(node id, status) → href`` of the runs a count stands for."""
+StatusLink = Callable[[str | None, str], str]
+"""``(node id, status) → href`` of the runs a count stands for (node None: the start's)."""
 
 _COUNTED = ("waiting", "held", "running", "failed")
 """The statuses a flow's page counts per node, in the order they are shown."""
@@ -58,14 +59,18 @@ text { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill
 """
 
 
-def render_svg(diagram: Diagram, *, counts: Mapping[str, Mapping[str, int]] | None = None,
+def render_svg(diagram: Diagram, *, counts: Counts | None = None,
                link: StatusLink | None = None, path: Mapping[str, Mark] | None = None,
                folded: Collection[str] = ()) -> str:
     """The SVG of ``diagram``, with runs ``counts`` per node id and status (each linked
-    through ``link``) or one run's ``path`` marks per node id."""
-    counts = {node: by for node, by in (counts or {}).items() if _shown(by)}
+    through ``link``; those at no step on the start mark) or one run's ``path`` marks per
+    node id."""
+    shown = {node: by for node, by in (counts or {}).items() if node and _shown(by)}
+    at_start = (counts or {}).get(None, {})
     path = path or {}
-    lines = dict.fromkeys([*counts, *path], 1)
+    lines: dict[str | None, int] = dict.fromkeys([*shown, *path], 1)
+    if _shown(at_start):
+        lines[None] = 1
     placed = layout(diagram, count_lines=lines, folded=folded)
     parts = [_open(diagram, placed)]
     for item in placed.items:
@@ -73,17 +78,18 @@ def render_svg(diagram: Diagram, *, counts: Mapping[str, Mapping[str, int]] | No
             parts.append(_region(item.box, item.region.kind, item.region.title))
             continue
         mark = path.get(item.node.id)
-        extra = (_count_texts(item.node.id, counts[item.node.id], item.box, item.node, link)
-                 if item.node.id in counts else
+        extra = (_count_texts(item.node.id, shown[item.node.id], item.box,
+                              _line_y_of(item.box, 1 + len(item.node.notes)), link)
+                 if item.node.id in shown else
                  [_text(item.box, _line_y_of(item.box, 1 + len(item.node.notes)),
                         _mark_text(mark), "note")] if mark else [])
         parts.append(_node(item.node, item.box, item.folded, mark, extra))
     parts += [f'<line class="arrow" x1="{x:g}" y1="{y1:g}" x2="{x:g}" y2="{y2 - 2:g}"/>'
               for x, y1, y2 in placed.arrows]
     if placed.start is not None:
-        parts.append(_pill(placed.start, ["start", *diagram.start]))
+        parts.append(_pill(placed.start, ["start", *diagram.start], at_start, link))
     if placed.end is not None:
-        parts.append(_pill(placed.end, ["end: completed"]))
+        parts.append(_pill(placed.end, ["end: completed"], {}, None))
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -129,9 +135,8 @@ def _node(node: Node, box: Box, folded: bool, mark: Mark | None, extra: list[str
             + "".join(texts) + "".join(extra) + "</g>")
 
 
-def _count_texts(node_id: str, by_status: Mapping[str, int], box: Box, node: Node,
+def _count_texts(node_id: str | None, by_status: Mapping[str, int], box: Box, y: float,
                  link: StatusLink | None) -> list[str]:
-    y = _line_y_of(box, 1 + len(node.notes))
     x = box.x + 8
     texts = []
     for status in _COUNTED:
@@ -154,11 +159,13 @@ def _mark_text(mark: Mark) -> str:
     return f"{mark.state}: {mark.note}" if mark.note else mark.state
 
 
-def _pill(box: Box, lines: list[str]) -> str:
-    wide = Box(box.x - 60, box.y, box.w + 120, box.h) if len(lines) > 1 else box
-    texts = "".join(_text(wide, wide.y + 17 + LINE * index, line, "pill-text", center=True)
+def _pill(box: Box, lines: list[str], counts: Mapping[str, int],
+          link: StatusLink | None) -> str:
+    texts = "".join(_text(box, box.y + 17 + LINE * index, line, "pill-text", center=True)
                     for index, line in enumerate(lines))
-    return f'<g class="pill">{_rect(wide)}{texts}</g>'
+    if _shown(counts):
+        texts += "".join(_count_texts(None, counts, box, box.y + 17 + LINE * len(lines), link))
+    return f'<g class="pill">{_rect(box)}{texts}</g>'
 
 
 def _rect(box: Box) -> str:

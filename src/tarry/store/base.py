@@ -182,21 +182,29 @@ class Store(Protocol):
 
     def list_runs(self, *, status: RunStatus | None = None, flow: str | None = None,
                   target: str | None = None, waiting_for: str | None = None,
-                  after: tuple[datetime, str] | None = None,
+                  at_step: str | None = None, after: tuple[datetime, str] | None = None,
                   limit: int = 100) -> list[RunRecord]:
         """Runs, newest first (by ``created_at``, then id), optionally filtered.
 
         ``waiting_for`` is a wait kind (:data:`tarry.model.WAIT_KINDS`: the kind of the run's
         ``waiting_for``) or an event type (any event wait of the run, every branch and
-        alternative). ``after`` is the position ``(created_at, id)`` of the last run of the
-        previous page (keyset paging: a run created meanwhile never shifts a page).
+        alternative). ``at_step`` is a step of the run's flow without loop indices
+        (:func:`tarry.model.step_node`): the step the run waits at or failed at. ``after`` is
+        the position ``(created_at, id)`` of the last run of the previous page (keyset
+        paging: a run created meanwhile never shifts a page).
         """
         ...
 
     def count_runs_per_status(self, *, flow: str | None = None, target: str | None = None,
-                              waiting_for: str | None = None) -> dict[RunStatus, int]:
+                              waiting_for: str | None = None, at_step: str | None = None
+                              ) -> dict[RunStatus, int]:
         """How many runs have each status (a status without runs is absent), with the
         filters of :meth:`list_runs`."""
+        ...
+
+    def count_runs_per_step(self, flow: str) -> dict[str | None, dict[RunStatus, int]]:
+        """How many of ``flow``'s waiting, held, running and failed runs are at each step
+        (``at_step`` of :meth:`list_runs`; None: at no step, as a held run), per status."""
         ...
 
     def next_due_at(self) -> datetime | None:

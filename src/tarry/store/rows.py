@@ -114,6 +114,7 @@ def update_params(worker: str, now: datetime, update: RunUpdate) -> dict[str, An
         "reason": update.reason,
         "result": _dump(update.result),
         "waiting_for": _dump(update.waiting_for),
+        "at_step": update.at_step,
         "release": update.release or terminal,
         "due_at": None if terminal else millis(update.due_at),
     }

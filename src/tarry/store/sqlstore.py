@@ -160,13 +160,14 @@ class Tx:
             yield
 
 
-def _run_filters(flow: str | None, target: str | None,
-                 waiting_for: str | None) -> dict[str, str | None]:
+def _run_filters(flow: str | None, target: str | None, waiting_for: str | None,
+                 at_step: str | None) -> dict[str, str | None]:
     """The filter parameters of ``list_runs`` and ``count_runs_per_status``: a wait kind,
     else an event type, for ``waiting_for``."""
     kind = waiting_for if waiting_for in WAIT_KINDS else None
     event = waiting_for if waiting_for is not None and kind is None else None
-    return {"flow": flow, "target": target, "wait_kind": kind, "wait_event": event}
+    return {"flow": flow, "target": target, "wait_kind": kind, "wait_event": event,
+            "at_step": at_step}
 
 _COUNT_QUERIES = {
     (False, False): "count_runs",
@@ -510,11 +511,12 @@ class SqlStore(ABC):
 
     def list_runs(self, *, status: RunStatus | None = None, flow: str | None = None,
                   target: str | None = None, waiting_for: str | None = None,
-                  after: tuple[datetime, str] | None = None,
+                  at_step: str | None = None, after: tuple[datetime, str] | None = None,
                   limit: int = 100) -> list[RunRecord]:
         """Runs, newest first, optionally filtered; ``after`` is the position (created_at,
         id) of the last run of the previous page."""
-        params: dict[str, Any] = {**_run_filters(flow, target, waiting_for), "limit": limit,
+        params: dict[str, Any] = {**_run_filters(flow, target, waiting_for, at_step),
+                                  "limit": limit,
                                   "before_at": to_millis(after[0]) if after else None,
                                   "before_id": after[1] if after else None}
         if status is None and flow is not None:  # one index orders the flow's runs
@@ -527,11 +529,23 @@ class SqlStore(ABC):
         return [rows.record_from_row(row) for row in found]
 
     def count_runs_per_status(self, *, flow: str | None = None, target: str | None = None,
-                              waiting_for: str | None = None) -> dict[RunStatus, int]:
+                              waiting_for: str | None = None, at_step: str | None = None
+                              ) -> dict[RunStatus, int]:
         """How many runs have each status (absent: none), filtered as :meth:`list_runs`."""
         with self._transaction(write=False) as tx:
-            found = tx.all("count_runs_per_status", _run_filters(flow, target, waiting_for))
+            found = tx.all("count_runs_per_status",
+                           _run_filters(flow, target, waiting_for, at_step))
         return {RunStatus(row["status"]): int(row["total"]) for row in found}
+
+    def count_runs_per_step(self, flow: str) -> dict[str | None, dict[RunStatus, int]]:
+        """How many of ``flow``'s waiting, held, running and failed runs are at each step,
+        per status (one index read: ``count_runs_per_step``)."""
+        with self._transaction(write=False) as tx:
+            found = tx.all("count_runs_per_step", {"flow": flow})
+        counts: dict[str | None, dict[RunStatus, int]] = {}
+        for row in found:
+            counts.setdefault(row["at_step"], {})[RunStatus(row["status"])] = int(row["total"])
+        return counts
 
     def next_due_at(self) -> datetime | None:
         """The earliest instant something is due: a run's ``due_at`` or a schedule's next

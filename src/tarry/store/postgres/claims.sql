@@ -66,10 +66,10 @@ WITH u AS (
     SELECT *
     FROM unnest(%(run_ids)b::text[], %(statuses)b::text[], %(states)b::text[],
                 %(exits)b::text[], %(errors)b::text[], %(reasons)b::text[],
-                %(results)b::text[], %(waiting_fors)b::text[], %(releases)b::boolean[],
-                %(due_ats)b::bigint[])
-         AS u (run_id, status, state, exit, error, reason, result, waiting_for, release,
-               due_at)
+                %(results)b::text[], %(waiting_fors)b::text[], %(at_steps)b::text[],
+                %(releases)b::boolean[], %(due_ats)b::bigint[])
+         AS u (run_id, status, state, exit, error, reason, result, waiting_for, at_step,
+               release, due_at)
 ), mine AS (
     SELECT runs.id FROM runs JOIN u ON runs.id = u.run_id
     WHERE runs.lease_owner = %(worker)s
@@ -79,7 +79,7 @@ WITH u AS (
 UPDATE runs
 SET status = u.status, state = u.state::jsonb, exit = u.exit, error = u.error::jsonb,
     reason = u.reason, result = u.result::jsonb, waiting_for = u.waiting_for::jsonb,
-    updated_at = %(now)s,
+    at_step = u.at_step, updated_at = %(now)s,
     due_at = CASE WHEN u.release THEN u.due_at ELSE runs.due_at END,
     lease_owner = CASE WHEN u.release THEN NULL ELSE runs.lease_owner END
 FROM mine JOIN u ON u.run_id = mine.id

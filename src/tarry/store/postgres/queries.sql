@@ -61,7 +61,7 @@ RETURNING runs.id
 UPDATE runs
 SET status = %(status)s, state = %(state)s, exit = %(exit)s, error = %(error)s,
     reason = %(reason)s, result = %(result)s, waiting_for = %(waiting_for)s,
-    updated_at = %(now)s,
+    at_step = %(at_step)s, updated_at = %(now)s,
     due_at = CASE WHEN %(release)s THEN %(due_at)s ELSE due_at END,
     lease_owner = CASE WHEN %(release)s THEN NULL ELSE lease_owner END
 WHERE id = %(run_id)s AND lease_owner = %(worker)s
@@ -110,6 +110,7 @@ CROSS JOIN LATERAL (
     WHERE runs.status = listed.status
       AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
       AND (%(target)s::text IS NULL OR target = %(target)s::text)
+      AND (%(at_step)s::text IS NULL OR at_step = %(at_step)s::text)
       AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
       AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                                    WHERE w.run_id = runs.id
@@ -125,6 +126,7 @@ ORDER BY page.created_at DESC, page.id DESC LIMIT %(limit)s
 SELECT * FROM runs
 WHERE flow = %(flow)s::text
   AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(at_step)s::text IS NULL OR at_step = %(at_step)s::text)
   AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
   AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                                WHERE w.run_id = runs.id
@@ -139,11 +141,19 @@ ORDER BY created_at DESC, id DESC LIMIT %(limit)s
 SELECT status, count(*) AS total FROM runs
 WHERE (%(flow)s::text IS NULL OR flow = %(flow)s::text)
   AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(at_step)s::text IS NULL OR at_step = %(at_step)s::text)
   AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
   AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                                WHERE w.run_id = runs.id
                                                  AND w.type = %(wait_event)s::text))
 GROUP BY status
+
+-- name: count_runs_per_step
+-- A flow's waiting, held, running and failed runs counted per step they are at (a flow's
+-- drawing), from the runs_at_step index alone.
+SELECT at_step, status, count(*) AS total FROM runs
+WHERE flow = %(flow)s AND status IN ('waiting', 'held', 'running', 'failed')
+GROUP BY at_step, status
 
 -- name: next_due_at
 -- The earliest instant a worker has something to do: a run due, or a schedule's occurrence.

@@ -34,13 +34,17 @@ CREATE TABLE runs (
     cancelled_by     TEXT,
     created_at       BIGINT  NOT NULL,
     updated_at       BIGINT  NOT NULL,
-    created_data     JSONB
+    created_data     JSONB,
+    at_step          TEXT
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
 CREATE INDEX runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX runs_status_created ON runs (status, created_at);
 CREATE INDEX runs_flow_created ON runs (flow, created_at);
+-- A flow's drawing counts its runs per step (waiting, held, running, failed) from this.
+CREATE INDEX runs_at_step ON runs (flow, at_step, status)
+    WHERE status IN ('waiting', 'held', 'running', 'failed');
 
 CREATE TABLE history (
     id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

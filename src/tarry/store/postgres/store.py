@@ -138,7 +138,7 @@ class PostgresStore(SqlStore):
         columns = {"run_ids": "run_id", "statuses": "status", "states": "state",
                    "exits": "exit", "errors": "error", "reasons": "reason",
                    "results": "result", "waiting_fors": "waiting_for",
-                   "releases": "release", "due_ats": "due_at"}
+                   "at_steps": "at_step", "releases": "release", "due_ats": "due_at"}
         arrays = {name: [each[column] for each in params] for name, column in columns.items()}
         found = tx.all("checkpoint_runs", {**arrays, "worker": worker, "now": to_millis(now)})
         return {row["id"]: bool(row["cancel_requested"]) for row in found}

@@ -63,7 +63,7 @@ RETURNING id
 -- No row back means the worker no longer holds the lease: nothing was written.
 UPDATE runs
 SET status = :status, state = :state, exit = :exit, error = :error, reason = :reason,
-    result = :result, waiting_for = :waiting_for, updated_at = :now,
+    result = :result, waiting_for = :waiting_for, at_step = :at_step, updated_at = :now,
     due_at = CASE WHEN :release THEN :due_at ELSE due_at END,
     lease_owner = CASE WHEN :release THEN NULL ELSE lease_owner END
 WHERE id = :run_id AND lease_owner = :worker
@@ -113,6 +113,7 @@ JOIN runs ON runs.rowid IN (
     WHERE page.status = listed.value
       AND (:flow IS NULL OR page.flow = :flow)
       AND (:target IS NULL OR page.target = :target)
+      AND (:at_step IS NULL OR page.at_step = :at_step)
       AND (:wait_kind IS NULL OR json_extract(page.waiting_for, '$.kind') = :wait_kind)
       AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                           WHERE w.run_id = page.id AND w.type = :wait_event))
@@ -127,6 +128,7 @@ ORDER BY runs.created_at DESC, runs.id DESC LIMIT :limit
 SELECT * FROM runs
 WHERE flow = :flow
   AND (:target IS NULL OR target = :target)
+  AND (:at_step IS NULL OR at_step = :at_step)
   AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
   AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                       WHERE w.run_id = runs.id AND w.type = :wait_event))
@@ -140,10 +142,18 @@ ORDER BY created_at DESC, id DESC LIMIT :limit
 SELECT status, count(*) AS total FROM runs
 WHERE (:flow IS NULL OR flow = :flow)
   AND (:target IS NULL OR target = :target)
+  AND (:at_step IS NULL OR at_step = :at_step)
   AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
   AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
                                       WHERE w.run_id = runs.id AND w.type = :wait_event))
 GROUP BY status
+
+-- name: count_runs_per_step
+-- A flow's waiting, held, running and failed runs counted per step they are at (a flow's
+-- drawing), from the runs_at_step index alone.
+SELECT at_step, status, count(*) AS total FROM runs
+WHERE flow = :flow AND status IN ('waiting', 'held', 'running', 'failed')
+GROUP BY at_step, status
 
 -- name: next_due_at
 -- The earliest instant a worker has something to do: a run due, or a schedule's occurrence.
