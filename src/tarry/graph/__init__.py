@@ -8,8 +8,9 @@ graph``, ``GET /v1/flows/{name}/graph`` and the dashboard's flow and run pages u
 
 from tarry.graph.diagram import Diagram, Node, Region, diagram_of
 from tarry.graph.document import Counts, diagram_document
+from tarry.graph.path import path_marks
 from tarry.graph.svg import Mark, render_svg
 from tarry.graph.text import render_dot, render_mermaid
 
 __all__ = ["Counts", "Diagram", "Mark", "Node", "Region", "diagram_document", "diagram_of",
-           "render_dot", "render_mermaid", "render_svg"]
+           "path_marks", "render_dot", "render_mermaid", "render_svg"]

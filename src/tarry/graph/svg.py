@@ -3,21 +3,24 @@ each node with a ``<title>`` that shows its whole text on hover.
 
 Two overlays share one drawing: **counts** (a flow's page: how many runs are at each node now,
 by status, each a link to those runs) and a **path** (a run's page: what the run did at each
-node). Styling is by class (``kind-wait_for``, ``wait-event``, ``state-failed``, …) in the
-drawing's own ``<style>``, so the SVG is whole on its own (``tarry graph --format svg``).
+node). Styling is by class (``kind-wait_for``, ``wait-event``, ``state-failed``, …) in
+``graph.css``, embedded in the drawing's own ``<style>`` so that the SVG is whole on its own
+(``tarry graph --format svg``), or linked by the page that shows it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from html import escape
+from importlib.resources import files
 
 from tarry.graph.diagram import Diagram, Node
 from tarry.graph.document import Counts
 from tarry.graph.layout import CHAR, LINE, Box, Layout, PlacedRegion, layout
 
-__all__ = ["Mark", "StatusLink", "render_svg"]
+__all__ = ["Mark", "StatusLink", "render_svg", "stylesheet"]
 
 StatusLink = Callable[[str | None, str], str]
 """``(node id, status) → href`` of the runs a count stands for (node None: the start's)."""
@@ -35,36 +38,19 @@ class Mark:
     note: str = ""
 
 
-_STYLE = """
-text { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fill: #1f2933; }
-.region > rect { fill: #f5f7fa; stroke: #9aa5b1; stroke-dasharray: 4 3; }
-.region.kind-recover > rect { fill: #fff5f5; stroke: #e12d39; }
-.region.kind-remind > rect { fill: #fffbea; stroke: #cb6e17; }
-.region > text.title { fill: #52606d; font-style: italic; }
-.node > rect { fill: #ffffff; stroke: #3e4c59; rx: 6; }
-.node.wait > rect { stroke: #2680c2; stroke-width: 2; }
-.node.kind-exit > rect { stroke: #3f9142; stroke-width: 2; }
-.node.kind-fail > rect { stroke: #ba2525; stroke-width: 2; }
-.node text.label { font-weight: bold; }
-.node text.note { fill: #52606d; }
-.node text.count { fill: #0b69a3; text-decoration: underline; }
-.node text.count.status-failed { fill: #ba2525; }
-.node.state-done > rect { fill: #e3f9e5; }
-.node.state-skipped > rect { fill: #f5f7fa; stroke-dasharray: 4 3; }
-.node.state-failed > rect { fill: #ffe3e3; stroke: #ba2525; }
-.node.state-retried > rect { fill: #fffbea; }
-.node.state-here > rect { fill: #fff3c4; stroke: #cb6e17; stroke-width: 3; }
-.pill > rect { fill: #e4e7eb; stroke: #7b8794; rx: 13; }
-.arrow { stroke: #7b8794; stroke-width: 1.5; fill: none; marker-end: url(#arrowhead); }
-"""
+@functools.cache
+def stylesheet() -> str:
+    """The drawing's stylesheet (``graph.css`` in this package)."""
+    return files("tarry.graph").joinpath("graph.css").read_text(encoding="utf-8")
 
 
 def render_svg(diagram: Diagram, *, counts: Counts | None = None,
                link: StatusLink | None = None, path: Mapping[str, Mark] | None = None,
-               folded: Collection[str] = ()) -> str:
+               folded: Collection[str] = (), styled: bool = True) -> str:
     """The SVG of ``diagram``, with runs ``counts`` per node id and status (each linked
     through ``link``; those at no step on the start mark) or one run's ``path`` marks per
-    node id."""
+    node id. ``styled`` embeds :func:`stylesheet`; a page that links it instead (a strict
+    content security policy refuses inline styles) passes False."""
     shown = {node: by for node, by in (counts or {}).items() if node and _shown(by)}
     at_start = (counts or {}).get(None, {})
     path = path or {}
@@ -72,7 +58,7 @@ def render_svg(diagram: Diagram, *, counts: Counts | None = None,
     if _shown(at_start):
         lines[None] = 1
     placed = layout(diagram, count_lines=lines, folded=folded)
-    parts = [_open(diagram, placed)]
+    parts = [_open(diagram, placed, styled)]
     for item in placed.items:
         if isinstance(item, PlacedRegion):
             parts.append(_region(item.box, item.region.kind, item.region.title))
@@ -98,13 +84,14 @@ def _shown(by_status: Mapping[str, int]) -> bool:
     return any(by_status.get(status) for status in _COUNTED)
 
 
-def _open(diagram: Diagram, placed: Layout) -> str:
+def _open(diagram: Diagram, placed: Layout, styled: bool) -> str:
     about = escape(diagram.description or f"The steps of flow {diagram.flow}, top to bottom.")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="flow-graph" role="img" '
             f'aria-labelledby="graph-title graph-desc" width="{placed.width:g}" '
             f'height="{placed.height:g}" viewBox="0 0 {placed.width:g} {placed.height:g}">\n'
             f'<title id="graph-title">flow {escape(diagram.flow)}</title>\n'
-            f'<desc id="graph-desc">{about}</desc>\n<style>{_STYLE}</style>\n'
+            f'<desc id="graph-desc">{about}</desc>\n'
+            + (f"<style>{stylesheet()}</style>\n" if styled else "") +
             '<defs><marker id="arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
             'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
             'fill="#7b8794"/></marker></defs>')

@@ -184,6 +184,7 @@ class AsyncStore:
     history = offloaded(Store.history)
     list_runs = offloaded(Store.list_runs)
     count_runs_per_status = offloaded(Store.count_runs_per_status)
+    count_runs_per_step = offloaded(Store.count_runs_per_step)
     next_due_at = offloaded(Store.next_due_at)
     count_runs = offloaded(Store.count_runs)
     run_ids_starting = offloaded(Store.run_ids_starting)

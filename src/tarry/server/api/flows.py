@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Path
 
 from tarry.engine.catalog import PROGRAM_PREFIX
+from tarry.errors import InvalidRequest
+from tarry.graph import diagram_document, render_svg
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
 from tarry.server.api.context import EngineDep, error_responses
-from tarry.server.api.models import FlowList
+from tarry.server.api.models import FlowGraph, FlowList
 from tarry.server.auth import principal_of_request
 from tarry.server.calls import off_loop
+from tarry.server.drawings import flow_counts, flow_named, runs_link
 from tarry.triggers.describe import trigger_document
 
 __all__ = ["router"]
@@ -32,6 +35,21 @@ async def list_flows(engine: EngineDep) -> dict[str, Any]:
     return {"flows": [_flow(flow, now) for flow in sorted(flows, key=lambda f: f.name)],
             "events": [_manifest(m) for _, m in sorted(engine.manifests.items())],
             "problems": [str(problem) for error in refused for problem in error.problems]}
+
+
+@router.get("/{name}/graph", response_model=FlowGraph, responses=error_responses(404, 422))
+async def flow_graph(name: Annotated[str, Path(description="The flow's name.", max_length=200)],
+                     engine: EngineDep) -> dict[str, Any]:
+    """A YAML flow's drawing: its steps nested as drawn, each with the count of runs at it
+    now by status, and the same as SVG (each count links to the dashboard's run list)."""
+    flow, diagram = await flow_named(engine, name)
+    if diagram is None:
+        raise InvalidRequest(f"flow '{flow.name}' is a Python flow: its steps are known only "
+                             "from what its runs record, on its dashboard page")
+    counts = await flow_counts(engine, flow.name)
+    svg = render_svg(diagram, counts=counts,
+                     link=lambda node, status: runs_link(flow.name, node, status))
+    return {**diagram_document(diagram, counts), "svg": svg}
 
 
 def _flow(flow: Flow, now: datetime) -> dict[str, Any]:

@@ -9,9 +9,10 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from tarry.model import EventState, RunStatus, TaskState
 
-__all__ = ["CompleteTask", "EventDocument", "EventList", "FlowInfo", "FlowList", "Health",
-           "HistoryItem", "ManifestInfo", "RedeliverEvent", "RunDocument", "RunError",
-           "RunList", "SendEvent", "StartRun", "TaskDocument", "TaskList", "WaitingFor"]
+__all__ = ["CompleteTask", "EventDocument", "EventList", "FlowGraph", "FlowInfo", "FlowList",
+           "GraphNode", "GraphRegion", "GraphStart", "Health", "HistoryItem", "ManifestInfo",
+           "RedeliverEvent", "RunDocument", "RunError", "RunList", "SendEvent", "StartRun",
+           "TaskDocument", "TaskList", "WaitingFor"]
 
 JsonObject = dict[str, Any]
 
@@ -206,6 +207,56 @@ class FlowList(BaseModel):
     flows: list[FlowInfo]
     events: list[ManifestInfo]
     problems: list[str] = Field(description="Flow files that were refused at load.")
+
+
+class GraphRegion(BaseModel):
+    """Steps drawn inside a box: the flow's steps, a group, a loop's body, a reminder, or the
+    steps that recover a scope (``recover``)."""
+
+    kind: str = Field(description="flow, group, repeat, for_each, remind or recover")
+    title: str
+    nodes: list[GraphNode]
+    recover: GraphRegion | None
+
+
+class GraphNode(BaseModel):
+    """One step of the drawing, with the runs at it now."""
+
+    id: str = Field(description="The step's place: step ids joined by dots, without loop "
+                                "indices (the run list's at_step).")
+    step: str
+    kind: str = Field(description="action, wait, wait_for, ask, repeat, for_each, group, "
+                                  "exit or fail")
+    label: str
+    notes: list[str]
+    wait: str | None = Field(description="timer, event, task or poll: what its runs wait for")
+    exit: str | None
+    conditional: bool = Field(description="The step has an if: and may be skipped.")
+    ends: bool = Field(description="The run never goes past this step.")
+    counts: dict[str, int] = Field(description="Runs at this step now, by status (waiting, "
+                                               "held, running, failed).")
+    regions: list[GraphRegion]
+
+
+class GraphStart(BaseModel):
+    """What starts or gates the flow's runs, and the runs held there."""
+
+    gates: list[str]
+    counts: dict[str, int]
+
+
+class FlowGraph(BaseModel):
+    """``GET /v1/flows/{name}/graph``: a flow's drawing, as structure and as SVG."""
+
+    flow: str
+    description: str
+    start: GraphStart
+    steps: GraphRegion
+    svg: str = Field(description="The drawing, with the counts linked to the dashboard's "
+                                 "run list.")
+
+
+GraphRegion.model_rebuild()
 
 
 class Health(BaseModel):

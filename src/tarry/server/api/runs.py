@@ -59,10 +59,13 @@ async def list_runs(
         waiting_for: Annotated[str | None, Query(max_length=512, description=(
             "timer, event, hold, poll, task, or an event type (any of the run's event "
             "waits)."))] = None,
+        at_step: Annotated[str | None, Query(max_length=512, description=(
+            "A step of the run's flow, without loop indices (quotes.request): runs waiting "
+            "at it, or failed at it."))] = None,
         cursor: Cursor = None, limit: Limit = 50) -> dict[str, Any]:
     """Runs, newest first, filtered, in keyset pages (history left out)."""
     return await run_page(engine, cursor, limit, status=status, flow=flow, target=target,
-                          waiting_for=waiting_for)
+                          waiting_for=waiting_for, at_step=at_step)
 
 
 async def run_page(engine: Engine, cursor: str | None, limit: int,

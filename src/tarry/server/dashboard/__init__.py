@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tarry.server.dashboard import access, assets, held, inbox, other, runs, tasks
+from tarry.server.dashboard import (
+    access,
+    assets,
+    flowpage,
+    held,
+    inbox,
+    other,
+    runs,
+    tasks,
+)
 
 __all__ = ["router"]
 
 router = APIRouter()
 """The dashboard's pages."""
 
-for _part in (access, runs, held, inbox, tasks, other, assets):
+for _part in (access, runs, held, inbox, tasks, other, flowpage, assets):
     router.include_router(_part.router)

@@ -17,6 +17,7 @@ from tarry.engine.documents import run_document
 from tarry.model import RunRecord, RunStatus
 from tarry.server.dashboard import present
 from tarry.server.dashboard.explain import explanation
+from tarry.server.dashboard.flowpage import run_path_svg
 from tarry.server.dashboard.timeline import layout, timeline
 from tarry.server.dashboard.web import (
     DashboardRoute,
@@ -70,6 +71,7 @@ class RunFilters:
     flow: str | None
     target: str | None
     waiting_for: str | None
+    at_step: str | None = None
 
     @classmethod
     def of(cls, params: Mapping[str, str]) -> RunFilters:
@@ -80,17 +82,20 @@ class RunFilters:
                             f"There is no status '{status}'; choose one of: "
                             f"{', '.join(present.STATUS_ORDER)}.")
         return cls(RunStatus(status) if status else None, query_text(params, "flow"),
-                   query_text(params, "target"), query_text(params, "waiting_for"))
+                   query_text(params, "target"), query_text(params, "waiting_for"),
+                   query_text(params, "at_step"))
 
     def query(self, **changes: str | None) -> str:
         """This filter's query string, with ``changes`` (None drops a parameter)."""
         values = {"status": self.status.value if self.status else None, "flow": self.flow,
-                  "target": self.target, "waiting_for": self.waiting_for, **changes}
+                  "target": self.target, "waiting_for": self.waiting_for,
+                  "at_step": self.at_step, **changes}
         return urlencode({key: value for key, value in values.items() if value})
 
     def store_filters(self) -> dict[str, str | None]:
         """The filters but status, as the store's listing takes them."""
-        return {"flow": self.flow, "target": self.target, "waiting_for": self.waiting_for}
+        return {"flow": self.flow, "target": self.target, "waiting_for": self.waiting_for,
+                "at_step": self.at_step}
 
 
 def _cursor(params: Mapping[str, str]) -> tuple[datetime, str] | None:
@@ -151,7 +156,9 @@ async def run_page(request: Request, run_id: RunId, who: Who) -> HTMLResponse:
     engine = engine_of(request)
     doc = await engine.aio.document(run_id)
     now = engine.clock.now()
+    record = await engine.async_store.get_run(run_id)
     return page(request, who, "run.html", live="run_live.html", doc=doc,
+                path_svg=await run_path_svg(engine, doc, record.flow_digest, now),
                 explanation=explanation(doc), outcome=present.run_line(doc, now),
                 wait_line=present.wait_line(doc.get("waiting_for"), now),
                 drawing=layout(timeline(doc, now)),

@@ -1,0 +1,52 @@
+"""A flow's page: its drawing, with how many runs are at each step now, each count a link to
+those runs; and a run's path drawn on the definition it started with."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from tarry.engine.catalog import PROGRAM_PREFIX
+from tarry.engine.runtime import Engine
+from tarry.graph import diagram_of, path_marks, render_svg
+from tarry.server.calls import off_loop
+from tarry.server.dashboard.web import DashboardRoute, Viewer, engine_of, page, viewer
+from tarry.server.drawings import flow_counts, flow_named, runs_link
+
+__all__ = ["router", "run_path_svg"]
+
+router = APIRouter(route_class=DashboardRoute)
+
+Who = Annotated[Viewer, Depends(viewer)]
+FlowName = Annotated[str, Path(max_length=200)]
+
+
+@router.get("/flows/{name}", response_class=HTMLResponse)
+async def flow_page(request: Request, name: FlowName, who: Who) -> HTMLResponse:
+    """A flow drawn, with its runs counted at each step (a Python flow: its facts only)."""
+    engine = engine_of(request)
+    flow, diagram = await flow_named(engine, name)
+    counts = await flow_counts(engine, flow.name)
+    # render_svg escapes every text it draws: its SVG goes into the page as it is, styled by
+    # /assets/graph.css (the page's content security policy refuses an inline style)
+    svg = None if diagram is None else Markup(render_svg(
+        diagram, counts=counts, link=lambda node, status: runs_link(flow.name, node, status),
+        styled=False))
+    total = {status: sum(by.get(status, 0) for by in counts.values())
+             for status in ("waiting", "held", "running", "failed")}
+    return page(request, who, "flow.html", live="flow_live.html", flow=flow, svg=svg,
+                total=total)
+
+
+async def run_path_svg(engine: Engine, doc: dict[str, Any], digest: str,
+                       now: datetime) -> Markup | None:
+    """The drawing of the definition a YAML run started with, marked with its path."""
+    flow = await off_loop(engine, engine.catalog.by_digest, digest)
+    if flow.source.startswith(PROGRAM_PREFIX):
+        return None
+    marks = path_marks(doc.get("history") or [], now)
+    return Markup(render_svg(diagram_of(flow), path=marks, styled=False))  # escaped within

@@ -1,0 +1,58 @@
+"""A flow's drawing with its runs, as the API and the dashboard serve it.
+
+A flow is looked up by its name only (never a path: a request cannot name a file), and its
+runs are counted per step by the store (one index read), so a flow's page costs the same with
+ten runs waiting as with a million.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+from tarry.engine.catalog import PROGRAM_PREFIX
+from tarry.engine.runtime import Engine
+from tarry.errors import FlowNotFound
+from tarry.graph import Counts, Diagram, diagram_of
+from tarry.language.fields import NAME_PATTERN
+from tarry.language.model import Flow
+from tarry.server.calls import off_loop
+
+__all__ = ["flow_counts", "flow_named", "runs_link"]
+
+_NAME = re.compile(NAME_PATTERN)
+_FILE_SUFFIXES = (".yaml", ".yml")
+
+
+def _find(engine: Engine, name: str) -> Flow:
+    not_found = FlowNotFound(f"no flow named '{name}'", key=name)
+    if not _NAME.fullmatch(name) or name.endswith(_FILE_SUFFIXES):
+        raise not_found
+    try:
+        flow = engine.catalog.find(name)
+    except FlowNotFound:
+        raise not_found from None
+    if flow.name != name:
+        raise not_found
+    return flow
+
+
+async def flow_named(engine: Engine, name: str) -> tuple[Flow, Diagram | None]:
+    """The flow called ``name`` (``FlowNotFound`` otherwise) and its drawing; None for a
+    Python flow, which has no steps to draw before it runs."""
+    flow = await off_loop(engine, _find, engine, name)
+    return flow, None if flow.source.startswith(PROGRAM_PREFIX) else diagram_of(flow)
+
+
+async def flow_counts(engine: Engine, flow: str) -> Counts:
+    """How many of ``flow``'s runs are at each step now, by status."""
+    found = await engine.async_store.count_runs_per_step(flow)
+    return {step: {status.value: count for status, count in by_status.items()}
+            for step, by_status in found.items()}
+
+
+def runs_link(flow: str, node: str | None, status: str) -> str:
+    """The dashboard's list of ``flow``'s runs with ``status`` at step ``node`` (None: at no
+    step, as held runs)."""
+    query = {"flow": flow, "status": status, **({"at_step": node} if node else {})}
+    return f"/runs?{urlencode(query)}"
