@@ -12,7 +12,7 @@ from tarry.engine.runtime import find_flow
 from tarry.language.loader import parse_flow
 from tarry.language.model import Flow
 
-EXAMPLES = Path(__file__).parents[2] / "examples"
+EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
 def example_flows() -> list[Path]:
@@ -30,8 +30,13 @@ def load_example(path: Path, monkeypatch: pytest.MonkeyPatch) -> Flow:
 
 
 def long_flow(steps: int) -> Flow:
-    """A flow of about ``steps`` steps: a log every step, with a group, a repeat and a
-    reminder every 20 steps."""
+    """The flow of :func:`long_flow_text`, loaded."""
+    return parse_flow(long_flow_text(steps), "long.yaml", actions=set())
+
+
+def long_flow_text(steps: int) -> str:
+    """A flow file of about ``steps`` steps: sixteen logs, a group and a repeat in each
+    twenty."""
     lines = ["flow: long", "steps:"]
     for index in range(0, steps, 20):
         lines += [f"  - s{index}: {{ log: {{ message: step {index} }} }}" for index in
@@ -42,4 +47,4 @@ def long_flow(steps: int) -> Flow:
                   f"  - p{index}:",
                   f"      repeat: {{ every: 1m, max: 3, until: \"{{{{ c{index}.x }}}}\" }}",
                   "      steps:", f"        - c{index}: {{ set: {{ x: true }} }}"]
-    return parse_flow("\n".join(lines) + "\n", "long.yaml", actions=set())
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,55 @@
+"""``GET /v1/flows/{name}/graph`` and ``GET /v1/runs?at_step=``, over a real socket, on each
+store: the drawing's structure, its counts, and names that are only names."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+from server_support import Served, eventually, start
+
+
+def _nodes(region: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for node in region["nodes"]:
+        found.append(node)
+        for inner in node["regions"]:
+            found += _nodes(inner)
+    return found
+
+
+def test_the_graph_counts_the_runs_waiting_at_each_step_and_links_to_them(
+        served: Served) -> None:
+    with served.client() as client:
+        for deal in ("a", "b"):
+            start(client, "approval", inputs={"deal": deal})
+        assert eventually(lambda: len(client.get(
+            "/v1/runs", params={"at_step": "approval"}).json()["runs"]) == 2)
+        graph = client.get("/v1/flows/approval/graph")
+        assert graph.status_code == 200, graph.text
+        body = graph.json()
+        nodes = {node["id"]: node for node in _nodes(body["steps"])}
+        assert nodes["approval"]["counts"] == {"waiting": 2}
+        assert (nodes["approval"]["kind"], nodes["approval"]["wait"]) == ("wait_for", "event")
+        assert nodes["decided"] == {**nodes["decided"], "kind": "exit", "exit": "decided",
+                                    "counts": {}, "ends": True}
+        assert body["start"] == {"gates": [], "counts": {}}
+        svg = ET.fromstring(body["svg"])
+        links = [a.get("href") for a in svg.iter("{http://www.w3.org/2000/svg}a")]
+        assert links == ["/runs?flow=approval&status=waiting&at_step=approval"]
+        listed = client.get("/v1/runs", params={"at_step": "approval", "flow": "approval"})
+        assert {run["inputs"]["deal"] for run in listed.json()["runs"]} == {"a", "b"}
+        assert client.get("/v1/runs", params={"at_step": "decided"}).json()["runs"] == []
+
+
+@pytest.mark.parametrize("name", ["..%2Fflows%2Fapproval", "..", "approval.yaml", "/etc/passwd",
+                                  "Approval", "no-such-flow", "flows%2Fapproval"])
+def test_a_graph_is_found_by_flow_name_only_and_a_miss_says_nothing_of_files(
+        served: Served, name: str) -> None:
+    with served.client() as client:
+        answer = client.get(f"/v1/flows/{name}/graph")
+    assert answer.status_code == 404
+    message = answer.json()["error"]["message"]
+    assert message == f"no flow named '{name}'" or message.startswith("no such endpoint: ")
+    assert str(served.settings.root) not in answer.text
