@@ -171,10 +171,16 @@ class Client:
 
     def list(self, *, status: str | None = None, flow: str | None = None,
              target: str | None = None, waiting_for: str | None = None,
-             cursor: str | None = None, limit: int = 50) -> Document:
+             at_step: str | None = None, cursor: str | None = None,
+             limit: int = 50) -> Document:
         """One page of runs, newest first: ``{"runs": [...], "next_cursor": ...}``."""
         return self._call(_runs(status=status, flow=flow, target=target,
-                                waiting_for=waiting_for, cursor=cursor, limit=limit))
+                                waiting_for=waiting_for, at_step=at_step, cursor=cursor,
+                                limit=limit))
+
+    def graph(self, flow: str) -> Document:
+        """A YAML flow's drawing with the runs at each step: ``GET /v1/flows/{name}/graph``."""
+        return self._call(_Call("GET", f"/v1/flows/{_segment(flow)}/graph"))
 
     def cancel(self, run_id: str) -> Document:
         """Cancel a run; its run document (``ApiError`` 409 when it has already ended)."""
@@ -251,10 +257,16 @@ class AsyncClient:
 
     async def list(self, *, status: str | None = None, flow: str | None = None,
                    target: str | None = None, waiting_for: str | None = None,
-                   cursor: str | None = None, limit: int = 50) -> Document:
+                   at_step: str | None = None, cursor: str | None = None,
+                   limit: int = 50) -> Document:
         """See :meth:`Client.list`."""
         return await self._call(_runs(status=status, flow=flow, target=target,
-                                      waiting_for=waiting_for, cursor=cursor, limit=limit))
+                                      waiting_for=waiting_for, at_step=at_step,
+                                      cursor=cursor, limit=limit))
+
+    async def graph(self, flow: str) -> Document:
+        """See :meth:`Client.graph`."""
+        return await self._call(_Call("GET", f"/v1/flows/{_segment(flow)}/graph"))
 
     async def cancel(self, run_id: str) -> Document:
         """See :meth:`Client.cancel`."""

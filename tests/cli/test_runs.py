@@ -177,6 +177,18 @@ def test_runs_filters_by_status_flow_and_limit(flows: Project) -> None:
     assert flows.json("runs", "--status", "succeeded") == []
 
 
+def test_runs_filters_by_the_step_a_run_waits_or_failed_at(flows: Project) -> None:
+    for _ in range(3):
+        flows.tarry("run", "cooling")
+    flows.tarry("run", "broken")
+    assert len(flows.json("runs", "--at-step", "cooling_off")) == 3
+    assert [d["flow"] for d in flows.json("runs", "--at-step", "boom")] == ["broken"]
+    assert flows.json("runs", "--at-step", "cooling_off", "--status", "failed") == []
+    assert flows.json("runs", "--at-step", "greet") == []
+    limited = flows.tarry("runs", "--at-step", "cooling_off", "--limit", "2")
+    assert "2 of 3 runs shown; --limit N shows more" in limited.stderr
+
+
 def test_runs_table_shows_status_ending_and_wait(flows: Project) -> None:
     waiting = flows.json("run", "cooling")
     flows.tarry("run", "broken")

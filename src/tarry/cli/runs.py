@@ -140,13 +140,17 @@ def list_runs(
             help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
         flow: Annotated[str | None, typer.Option(
             "--flow", metavar="F", help="Only runs of this flow.")] = None,
+        at_step: Annotated[str | None, typer.Option(
+            "--at-step", metavar="STEP",
+            help="Only runs waiting or failed at this step of their flow (step ids joined by "
+                 "dots, without loop indices: quotes.request).")] = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
     """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
     nothing = "no runs"
     try:
-        docs, total = _newest_runs(status, flow, limit)
+        docs, total = _newest_runs(status, flow, at_step, limit)
     except StoreMissing as exc:
         docs, total, nothing = [], 0, f"no runs: {exc}"
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
@@ -154,16 +158,23 @@ def list_runs(
         note(f"{len(docs)} of {total} runs shown; --limit N shows more")
 
 
-def _newest_runs(status: RunStatus | None, flow: str | None,
+def _newest_runs(status: RunStatus | None, flow: str | None, at_step: str | None,
                  limit: int) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` run documents, and how many runs the filters select in all."""
     with open_run_store() as store:
-        records = store.list_runs(status=status, flow=flow, limit=limit)
+        records = store.list_runs(status=status, flow=flow, at_step=at_step, limit=limit)
         journals = store.journals([record.id for record in records])
         docs = [run_document(record, None, journals.get(record.id, [])) for record in records]
-        total = (store.count_runs(status=status, flow=flow) if len(docs) == limit
-                 else len(docs))
+        total = len(docs) if len(docs) < limit else _count(store, status, flow, at_step)
     return docs, total
+
+
+def _count(store: Store, status: RunStatus | None, flow: str | None,
+           at_step: str | None) -> int:
+    if at_step is None:
+        return store.count_runs(status=status, flow=flow)
+    counts = store.count_runs_per_status(flow=flow, at_step=at_step)
+    return counts.get(status, 0) if status is not None else sum(counts.values())
 
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
