@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from graph_support import EXAMPLES, load_example
 
-from tarry.graph import Diagram, diagram_of
+from graph_support import EXAMPLES, load_example
+from tarry.graph import Diagram, diagram_of, diagram_of_operations
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import parse_manifests
-from tarry.model import step_node
+from tarry.model import EncodedJSON, JournalEntry, step_node
 
 EVERY_CONSTRUCT = """\
 flow: everything
@@ -124,3 +125,20 @@ def test_every_example_flow_is_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     for path in sorted(EXAMPLES.glob("*/flows/*.yaml")):
         diagram = diagram_of(load_example(Path(path), monkeypatch))
         assert list(diagram.nodes()), path
+
+
+def _op(path: str, kind: str) -> JournalEntry:
+    return JournalEntry("op", path, EncodedJSON(json.dumps({"in": "", "kind": kind,
+                                                            "entry": {}})))
+
+
+def test_a_python_flow_is_the_operations_its_runs_met_in_the_order_first_met() -> None:
+    first = ([_op("reserve", "step"), _op("#1", "now"), _op("fan", "map"),
+              _op("fan[0].charge", "step"), _op("fan[1].charge", "step")],
+             {"kind": "event", "step": "approval"})
+    second = ([_op("reserve", "step"), _op("check", "wait_for_condition")], None)
+    diagram = diagram_of_operations("settle", "", [first, second])
+    assert [(node.id, node.kind, node.wait) for node in diagram.nodes()] == [
+        ("reserve", "action", None), ("fan", "for_each", None), ("fan.charge", "action", None),
+        ("approval", "wait_for", "event"), ("check", "repeat", "poll")]
+    assert diagram.start == ("Python flow: the operations its runs recorded",)

@@ -3,11 +3,14 @@ store: the drawing's structure, its counts, and names that are only names."""
 
 from __future__ import annotations
 
+import sys
+import uuid
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import Served, eventually, start
+from server_support import Served, eventually, serve, start
 
 
 def _nodes(region: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,3 +56,39 @@ def test_a_graph_is_found_by_flow_name_only_and_a_miss_says_nothing_of_files(
     message = answer.json()["error"]["message"]
     assert message == f"no flow named '{name}'" or message.startswith("no such endpoint: ")
     assert str(served.settings.root) not in answer.text
+
+
+PYTHON_FLOWS = """\
+from tarry import App, Context
+
+app = App()
+
+
+def greeting(name):
+    return f"Hello, {name}!"
+
+
+@app.flow("greet")
+async def greet(ctx: Context, name: str = "world") -> str:
+    text = await ctx.step("greet", greeting, name)
+    await ctx.wait("pause", "1d")
+    return text
+"""
+
+
+def test_a_python_flow_is_drawn_from_the_operations_its_runs_recorded(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = f"flows_{uuid.uuid4().hex[:8]}"
+    (project / f"{module}.py").write_text(PYTHON_FLOWS)
+    config = project / "tarry.toml"
+    config.write_text(config.read_text().replace("[tarry]\n", f'[tarry]\napp = "{module}:app"\n'))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    with serve(project) as served, served.client() as client:
+        for name in ("Ada", "Grace"):
+            start(client, "greet", inputs={"name": name})
+        assert eventually(lambda: len(client.get(
+            "/v1/runs", params={"at_step": "pause"}).json()["runs"]) == 2)
+        body = client.get("/v1/flows/greet/graph").json()
+    nodes = [(node["id"], node["kind"], node["wait"], node["counts"])
+             for node in body["steps"]["nodes"]]
+    assert nodes == [("greet", "action", None, {}), ("pause", "wait", "timer", {"waiting": 2})]

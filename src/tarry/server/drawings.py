@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from tarry.engine.catalog import PROGRAM_PREFIX
 from tarry.engine.runtime import Engine
 from tarry.errors import FlowNotFound
-from tarry.graph import Counts, Diagram, diagram_of
+from tarry.graph import Counts, Diagram, diagram_of, diagram_of_operations
 from tarry.language.fields import NAME_PATTERN
 from tarry.language.model import Flow
 from tarry.server.calls import off_loop
@@ -37,11 +37,21 @@ def _find(engine: Engine, name: str) -> Flow:
     return flow
 
 
-async def flow_named(engine: Engine, name: str) -> tuple[Flow, Diagram | None]:
-    """The flow called ``name`` (``FlowNotFound`` otherwise) and its drawing; None for a
-    Python flow, which has no steps to draw before it runs."""
+_SAMPLED = 50
+"""How many of a Python flow's latest runs its drawing is made from."""
+
+
+async def flow_named(engine: Engine, name: str) -> tuple[Flow, Diagram]:
+    """The flow called ``name`` (``FlowNotFound`` otherwise) and its drawing: a YAML flow's
+    steps, or the operations a Python flow's latest runs recorded."""
     flow = await off_loop(engine, _find, engine, name)
-    return flow, None if flow.source.startswith(PROGRAM_PREFIX) else diagram_of(flow)
+    if not flow.source.startswith(PROGRAM_PREFIX):
+        return flow, diagram_of(flow)
+    records = await engine.async_store.list_runs(flow=flow.name, limit=_SAMPLED)
+    journals = await engine.async_store.journals([record.id for record in records])
+    return flow, diagram_of_operations(
+        flow.name, flow.description,
+        [(journals.get(record.id, []), record.waiting_for) for record in records])
 
 
 async def flow_counts(engine: Engine, flow: str) -> Counts:

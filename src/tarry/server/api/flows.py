@@ -8,7 +8,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path
 
 from tarry.engine.catalog import PROGRAM_PREFIX
-from tarry.errors import InvalidRequest
 from tarry.graph import diagram_document, render_svg
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
@@ -37,15 +36,13 @@ async def list_flows(engine: EngineDep) -> dict[str, Any]:
             "problems": [str(problem) for error in refused for problem in error.problems]}
 
 
-@router.get("/{name}/graph", response_model=FlowGraph, responses=error_responses(404, 422))
+@router.get("/{name}/graph", response_model=FlowGraph, responses=error_responses(404))
 async def flow_graph(name: Annotated[str, Path(description="The flow's name.", max_length=200)],
                      engine: EngineDep) -> dict[str, Any]:
-    """A YAML flow's drawing: its steps nested as drawn, each with the count of runs at it
-    now by status, and the same as SVG (each count links to the dashboard's run list)."""
+    """A flow's drawing: its steps nested as drawn (a Python flow's: the operations its
+    latest runs recorded), each with the count of runs at it now by status, and the same as
+    SVG (each count links to the dashboard's run list)."""
     flow, diagram = await flow_named(engine, name)
-    if diagram is None:
-        raise InvalidRequest(f"flow '{flow.name}' is a Python flow: its steps are known only "
-                             "from what its runs record, on its dashboard page")
     counts = await flow_counts(engine, flow.name)
     svg = render_svg(diagram, counts=counts,
                      link=lambda node, status: runs_link(flow.name, node, status))

@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from tarry.engine.catalog import PROGRAM_PREFIX
 from tarry.engine.runtime import Engine
-from tarry.graph import diagram_of, path_marks, render_svg
+from tarry.graph import diagram_of, diagram_of_operations, path_marks, render_svg
 from tarry.server.calls import off_loop
 from tarry.server.dashboard.web import DashboardRoute, Viewer, engine_of, page, viewer
 from tarry.server.drawings import flow_counts, flow_named, runs_link
@@ -27,13 +27,13 @@ FlowName = Annotated[str, Path(max_length=200)]
 
 @router.get("/flows/{name}", response_class=HTMLResponse)
 async def flow_page(request: Request, name: FlowName, who: Who) -> HTMLResponse:
-    """A flow drawn, with its runs counted at each step (a Python flow: its facts only)."""
+    """A flow drawn, with its runs counted at each step."""
     engine = engine_of(request)
     flow, diagram = await flow_named(engine, name)
     counts = await flow_counts(engine, flow.name)
     # render_svg escapes every text it draws: its SVG goes into the page as it is, styled by
     # /assets/graph.css (the page's content security policy refuses an inline style)
-    svg = None if diagram is None else Markup(render_svg(
+    svg = Markup(render_svg(
         diagram, counts=counts, link=lambda node, status: runs_link(flow.name, node, status),
         styled=False))
     total = {status: sum(by.get(status, 0) for by in counts.values())
@@ -44,9 +44,14 @@ async def flow_page(request: Request, name: FlowName, who: Who) -> HTMLResponse:
 
 async def run_path_svg(engine: Engine, doc: dict[str, Any], digest: str,
                        now: datetime) -> Markup | None:
-    """The drawing of the definition a YAML run started with, marked with its path."""
+    """The drawing of the definition a run started with (a Python run: the operations it
+    recorded), marked with its path."""
     flow = await off_loop(engine, engine.catalog.by_digest, digest)
     if flow.source.startswith(PROGRAM_PREFIX):
-        return None
+        journal = await engine.async_store.journals([doc["id"]])
+        diagram = diagram_of_operations(flow.name, flow.description,
+                                        [(journal.get(doc["id"], []), doc.get("waiting_for"))])
+    else:
+        diagram = diagram_of(flow)
     marks = path_marks(doc.get("history") or [], now)
-    return Markup(render_svg(diagram_of(flow), path=marks, styled=False))  # escaped within
+    return Markup(render_svg(diagram, path=marks, styled=False))  # escaped within
