@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from graph_support import example_flows, load_example, long_flow
 
+from graph_support import example_flows, load_example, long_flow
 from tarry.graph import Mark, diagram_of, render_dot, render_mermaid, render_svg
 from tarry.graph.layout import CHAR
 from tarry.language.loader import parse_flow
@@ -115,3 +115,16 @@ def test_graphviz_accepts_the_dot_of_every_example(path: Path,
     assert done.returncode == 0, done.stderr
     assert not done.stderr
     assert "<svg" in done.stdout
+
+
+def test_a_folded_node_counts_the_runs_inside_it_and_hides_its_steps() -> None:
+    diagram = diagram_of(long_flow(20))
+    svg = render_svg(diagram, counts={"g0.w0": {"waiting": 3}, "g0": {"failed": 1},
+                                      "s1": {"waiting": 2}},
+                     link=lambda node, status: f"/runs?at_step={node}", folded={"g0"})
+    groups = {g.get("data-node"): g for g in _groups(svg, "node")}
+    assert "g0.w0" not in groups
+    folded = [text.text for text in groups["g0"].iter(f"{SVG}text")]
+    assert folded[-3:] == ["▸ 2 steps inside", "3 waiting", "1 failed"]
+    assert groups["g0"].find(f".//{SVG}a") is None  # the runs of several steps: no one list
+    assert groups["s1"].find(f".//{SVG}a") is not None

@@ -83,8 +83,16 @@ def test_the_showcase_shows_its_shape_and_the_runs_waiting_at_its_reply(
 
 def test_a_200_step_flow_scrolls_down_and_stays_within_the_screen(
         screen: Tab, showcase: Served) -> None:
-    screen.page.goto(f"{showcase.url}/flows/long")
-    assert screen.page.locator("svg.flow-graph g.node").count() > 200
+    page = screen.page
+    page.goto(f"{showcase.url}/flows/long")
+    nodes = page.locator("svg.flow-graph g.node")
+    assert nodes.count() == 180  # its groups and repeats folded: the top-level steps
+    assert page.locator("g.node[data-node='g0'] text", has_text="▸ 2 steps inside").count() == 1
+    _fits_the_screen(screen)
+    screen.screenshot("long-folded")
+    page.click("#unfold")
+    page.wait_for_url(re.compile(r".*fold=none"))
+    assert nodes.count() == 210
     _fits_the_screen(screen)
     screen.screenshot("long")
 

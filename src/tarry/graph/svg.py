@@ -51,7 +51,8 @@ def render_svg(diagram: Diagram, *, counts: Counts | None = None,
     through ``link``; those at no step on the start mark) or one run's ``path`` marks per
     node id. ``styled`` embeds :func:`stylesheet`; a page that links it instead (a strict
     content security policy refuses inline styles) passes False."""
-    shown = {node: by for node, by in (counts or {}).items() if node and _shown(by)}
+    rolled = _rolled_up(diagram, counts or {}, folded)
+    shown = {node: by for node, by in rolled.items() if node and _shown(by)}
     at_start = (counts or {}).get(None, {})
     path = path or {}
     lines: dict[str | None, int] = dict.fromkeys([*shown, *path], 1)
@@ -64,11 +65,11 @@ def render_svg(diagram: Diagram, *, counts: Counts | None = None,
             parts.append(_region(item.box, item.region.kind, item.region.title))
             continue
         mark = path.get(item.node.id)
-        extra = (_count_texts(item.node.id, shown[item.node.id], item.box,
-                              _line_y_of(item.box, 1 + len(item.node.notes)), link)
+        below = _line_y_of(item.box, 1 + len(item.node.notes) + (1 if item.folded else 0))
+        extra = (_count_texts(item.node.id, shown[item.node.id], item.box, below,
+                              None if item.folded else link)
                  if item.node.id in shown else
-                 [_text(item.box, _line_y_of(item.box, 1 + len(item.node.notes)),
-                        _mark_text(mark), "note")] if mark else [])
+                 [_text(item.box, below, _mark_text(mark), "note")] if mark else [])
         parts.append(_node(item.node, item.box, item.folded, mark, extra))
     parts += [f'<line class="arrow" x1="{x:g}" y1="{y1:g}" x2="{x:g}" y2="{y2 - 2:g}"/>'
               for x, y1, y2 in placed.arrows]
@@ -78,6 +79,20 @@ def render_svg(diagram: Diagram, *, counts: Counts | None = None,
         parts.append(_pill(placed.end, ["end: completed"], {}, None))
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _rolled_up(diagram: Diagram, counts: Counts,
+               folded: Collection[str]) -> dict[str | None, Mapping[str, int]]:
+    """``counts`` with a folded node's standing for every node inside it too."""
+    rolled: dict[str | None, Mapping[str, int]] = dict(counts)
+    for node in diagram.nodes():
+        if node.id not in folded or not node.regions:
+            continue
+        inside = [by for place, by in counts.items()
+                  if place is not None and (place == node.id or place.startswith(node.id + "."))]
+        rolled[node.id] = {status: sum(by.get(status, 0) for by in inside)
+                           for status in _COUNTED}
+    return rolled
 
 
 def _shown(by_status: Mapping[str, int]) -> bool:
