@@ -17,7 +17,7 @@ def test_the_document_is_openapi_3_1_and_lists_every_endpoint(served: Served) ->
         "/healthz", "/metrics", "/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/cancel",
         "/v1/held", "/v1/events", "/v1/events/{event_type}", "/v1/events/{event_id}",
         "/v1/events/{event_id}/redeliver", "/v1/events/{event_id}/discard", "/v1/flows",
-        "/v1/tasks", "/v1/tasks/{task_id}/complete"}
+        "/v1/flows/{name}/graph", "/v1/tasks", "/v1/tasks/{task_id}/complete"}
 
 
 EXAMPLES = 8

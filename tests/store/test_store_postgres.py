@@ -237,8 +237,8 @@ def test_the_upgrade_to_forms_as_json_text_keeps_the_tasks_and_the_order_of_new_
         postgres_server.execute(_TASK.format(id="before"), database)
 
         upgrade = open_store(url, check_schema=False)
-        assert upgrade.migrate() == ["0008_task_form_order", "0009_created_in_run_row",
-                                     "0010_listed_per_status"]
+        assert upgrade.migrate()[:3] == ["0008_task_form_order", "0009_created_in_run_row",
+                                         "0010_listed_per_status"]
         upgrade.close()
         postgres_server.execute(_TASK.format(id="after"), database)
 

@@ -73,7 +73,7 @@ def test_the_upgrade_reads_back_every_history_as_release_8_wrote_it(empty_url: s
     _write_as_release_8(empty_url)
 
     store = open_store(empty_url, check_schema=False)
-    assert store.migrate() == ["0009_created_in_run_row", "0010_listed_per_status"]
+    assert store.migrate()[:2] == ["0009_created_in_run_row", "0010_listed_per_status"]
     histories = {run_id: store.history(run_id) for run_id in HISTORIES}
     store.close()
 
