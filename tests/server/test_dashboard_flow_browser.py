@@ -110,3 +110,14 @@ def test_a_runs_page_draws_its_path_done_and_where_it_is_now(
         "node kind-action")
     _fits_the_screen(screen)
     screen.screenshot("run-path")
+
+
+@pytest.mark.parametrize("flow", ["claim-documents", "customs-clearance", "freight-quote",
+                                  "po-confirmation", "supplier-attestations"])
+def test_every_other_example_flow_draws_within_the_screen(screen: Tab, showcase: Served,
+                                                           flow: str) -> None:
+    screen.page.goto(f"{showcase.url}/flows/{flow}")
+    drawn = screen.page.locator("svg.flow-graph g.node")
+    assert drawn.count() == len(list(diagram_of(showcase.engine.catalog.find(flow)).nodes()))
+    _fits_the_screen(screen)
+    screen.screenshot(flow)
