@@ -6,8 +6,8 @@ import itertools
 from pathlib import Path
 
 import pytest
-from graph_support import example_flows, load_example, long_flow
 
+from graph_support import example_flows, load_example, long_flow
 from tarry.graph import diagram_of
 from tarry.graph.layout import Box, Layout, layout
 
