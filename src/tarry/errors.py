@@ -382,7 +382,7 @@ class SerializationError(TarryError):
 
 
 class InvalidValue(TarryError):
-    """A value that would cross into the store is not portable JSON (SPEC 3.5.9): ``what``
+    """A value that would cross into the store is not portable JSON: ``what``
     names it (``event data``, ``the result of step 'fetch'``), ``reason`` says why and where
     inside it. See :mod:`tarry.values`."""
 

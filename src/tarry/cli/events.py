@@ -1,5 +1,5 @@
 """The commands about events: ``send``, and the ``events`` inbox with ``redeliver`` and
-``discard`` (SPEC 3.5, 8.1).
+``discard``.
 
 Each prints where the event went, one line (an invalid event's errors follow, one a line),
 or with ``--json`` the event document. Exit codes: 0 when the event was delivered, buffered,

@@ -1,4 +1,4 @@
-"""The commands about tasks for people: ``tasks`` (the inbox) and ``tasks complete`` (SPEC 3.7).
+"""The commands about tasks for people: ``tasks`` (the inbox) and ``tasks complete``.
 
 The command line acts as a principal: ``--as NAME``, by default the OS user name (the same
 name ``tarry cancel`` records). A task with ``assign`` can be completed only by one of the

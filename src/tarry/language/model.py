@@ -144,7 +144,7 @@ class WaitFor:
 
 @dataclass(frozen=True)
 class Ask:
-    """``ask:`` a task for a person (SPEC 3.7): a wait whose event comes from a form.
+    """``ask:`` a task for a person: a wait whose event comes from a form.
 
     ``title`` and ``details`` are text that may hold expressions; ``assign`` the principals
     who may complete it (a list of names that may hold expressions, or one expression giving

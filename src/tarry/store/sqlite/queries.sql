@@ -205,7 +205,7 @@ RETURNING *
 -- name: waiting_branches
 -- The branches waiting on each correlation in :keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each, never a scan of waiting runs. A wait whose deadline is
--- not after the event's arrival has lost the race (SPEC 3.5.7).
+-- not after the event's arrival has lost the race.
 SELECT DISTINCT json_extract(k.value, '$.type') AS type,
                 json_extract(k.value, '$.match_key') AS match_key,
                 json_extract(k.value, '$.received_at') AS received_at, w.run_id, w.wait_id
@@ -257,7 +257,7 @@ SELECT 1 AS present FROM inbox WHERE run_id = :run_id LIMIT 1
 
 -- name: oldest_buffered
 -- The earliest buffered event a new wait takes; one received at or after the wait's deadline
--- never counts for it (SPEC 3.5.7).
+-- never counts for it.
 SELECT * FROM events
 WHERE state = 'buffered' AND type = :type AND match_key = :match_key
   AND buffer_until > :now AND received_at < :until
@@ -424,7 +424,7 @@ ON CONFLICT (principal, key) DO NOTHING
 -- name: idempotency_key
 SELECT fingerprint, run_id FROM idempotency_keys WHERE principal = :principal AND key = :key
 
--- Triggers (SPEC 3.8) ------------------------------------------------------------------
+-- Triggers ------------------------------------------------------------------
 
 -- name: add_schedule
 -- A schedule first seen is handled up to now: nothing before it is caught up.
