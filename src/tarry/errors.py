@@ -24,8 +24,10 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     ├── InvalidRequest [API]        the request itself is wrong (``problems``)
     │   ├── InvalidRunRequest       bad inputs, a bad --hold-after      (also a RunError)
     │   │   └── AmbiguousRunId      a run id prefix that several runs' ids start with
-    │   └── InvalidTaskCompletion   an outcome or data the task does not accept (an API
-    │                               answers 422)                        (also a TaskError)
+    │   ├── InvalidTaskCompletion   an outcome or data the task does not accept (an API
+    │   │                           answers 422)                        (also a TaskError)
+    │   └── AmbiguousTaskId         a task id prefix that several tasks' ids start with
+    │                                                                   (also a TaskError)
     ├── Forbidden [API]             the principal may not do this (``principal``)
     │   └── TaskForbidden           completing a task not assigned to one (also a TaskError)
     ├── RunError                    a request about a run cannot be honoured (family)
@@ -65,6 +67,7 @@ from typing import Any
 __all__ = [
     "ActionError",
     "AmbiguousRunId",
+    "AmbiguousTaskId",
     "ConfigError",
     "Conflict",
     "EventError",
@@ -240,8 +243,13 @@ class AmbiguousRunId(InvalidRunRequest):
     def __init__(self, prefix: str, examples: list[str]) -> None:
         self.prefix = prefix
         self.examples = examples
-        super().__init__(f"run id prefix {prefix!r} is ambiguous: runs {', '.join(examples)} "
-                         "and perhaps more start with it; give more of the id")
+        super().__init__(_ambiguous("run", prefix, examples))
+
+
+def _ambiguous(kind: str, prefix: str, examples: list[str]) -> str:
+    """What a command says of an id prefix that several ids of ``kind`` start with."""
+    return (f"{kind} id prefix {prefix!r} is ambiguous: {kind}s {', '.join(examples)} and "
+            "perhaps more start with it; give more of the id")
 
 
 class FlowNotFound(NotFound):
@@ -315,6 +323,15 @@ class TaskForbidden(Forbidden, TaskError):
 class InvalidTaskCompletion(InvalidRequest, TaskError):
     """The outcome is not one of the task's, or the data does not fit its form
     (every reason in ``problems``)."""
+
+
+class AmbiguousTaskId(InvalidRequest, TaskError):
+    """A task id prefix that several tasks' ids start with (``prefix``, ``examples``)."""
+
+    def __init__(self, prefix: str, examples: list[str]) -> None:
+        self.prefix = prefix
+        self.examples = examples
+        super().__init__(_ambiguous("task", prefix, examples))
 
 
 class ActionError(TarryError):

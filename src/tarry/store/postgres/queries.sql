@@ -412,6 +412,11 @@ SELECT tasks.*, runs.flow AS flow, runs.target AS target
 FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE tasks.id = %(id)s
 
+-- name: task_ids_from
+-- The ids from a prefix on, in order (a range scan of the primary key): the tasks whose id
+-- starts with the prefix come first.
+SELECT id FROM tasks WHERE id >= %(prefix)s ORDER BY id LIMIT %(limit)s
+
 -- name: lock_task
 SELECT state, until FROM tasks WHERE id = %(id)s FOR UPDATE
 

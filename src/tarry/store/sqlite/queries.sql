@@ -391,6 +391,11 @@ SELECT tasks.*, runs.flow AS flow, runs.target AS target
 FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE tasks.id = :id
 
+-- name: task_ids_from
+-- The ids from a prefix on, in order (a range scan of the primary key): the tasks whose id
+-- starts with the prefix come first.
+SELECT id FROM tasks WHERE id >= :prefix ORDER BY id LIMIT :limit
+
 -- name: lock_task
 -- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
 SELECT state, until FROM tasks WHERE id = :id
