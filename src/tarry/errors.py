@@ -172,7 +172,13 @@ class Forbidden(TarryError):
 
 
 class ConfigError(TarryError):
-    """The project configuration (``tarry.toml`` or a ``TARRY_*`` variable) is invalid."""
+    """The project configuration (``tarry.toml`` or a ``TARRY_*`` variable) is invalid.
+
+    Several mistakes found at once are its ``args``, one message each (a line each in
+    ``str``), so that one run reports all of them."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(message) for message in self.args)
 
 
 @dataclass(frozen=True)

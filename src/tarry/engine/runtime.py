@@ -501,7 +501,8 @@ def _project(settings: Settings, app: ProgramSource | None
     app that ``[tarry] app`` names, if any)."""
     actions = ActionRegistry()
     register_builtins(actions)
-    actions.load_user_actions(settings.actions, root=settings.root)
+    actions.load_user_actions(settings.actions, root=settings.root,
+                              provided=settings.provided_actions)
     manifests = load_manifests(settings.event_files)
     if app is None and settings.app is not None:
         app = import_program_source(settings.app, root=settings.root)

@@ -9,7 +9,8 @@ or an expression use :class:`Template` for the expression case and the parsed li
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeAlias
 
@@ -43,6 +44,7 @@ __all__ = [
     "Value",
     "Wait",
     "WaitFor",
+    "actions_called",
 ]
 
 Value: TypeAlias = Any
@@ -99,6 +101,18 @@ class Action:
 
     name: str
     args: Value
+
+
+def actions_called(node: object) -> Iterator[str]:
+    """The name of every action a flow (or any node of one) calls, in the order written."""
+    if isinstance(node, Action):
+        yield node.name
+    elif is_dataclass(node) and not isinstance(node, type):
+        for each in fields(node):
+            yield from actions_called(getattr(node, each.name))
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from actions_called(item)
 
 
 @dataclass(frozen=True)
