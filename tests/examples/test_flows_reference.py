@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from markdown_blocks import TARRY, Document, example_copy, run_console
+from markdown_blocks import (
+    TARRY,
+    Document,
+    add_config,
+    example_copy,
+    fresh_project,
+    run_console,
+)
 from tarry.cli import app
 from tarry.errors import LoadError
 from tarry.language.loader import parse_flow
@@ -114,13 +121,13 @@ def test_the_user_action_declaration_runs_the_polling_example(tmp_path: Path) ->
 
 def test_actions_provided_elsewhere_load_and_fail_where_nothing_provides_them(
         tmp_path: Path) -> None:
-    (tmp_path / "tarry.toml").write_text(PROVIDED, encoding="utf-8")
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "pay.yaml").write_text(
+    root = fresh_project(tmp_path / "p")
+    add_config(root, PROVIDED)
+    (root / "flows" / "pay.yaml").write_text(
         "flow: pay\nsteps:\n  - charge: { billing.charge: { amount: 5 } }\n", encoding="utf-8")
-    assert subprocess.run([str(TARRY), "validate"], cwd=tmp_path, capture_output=True,
+    assert subprocess.run([str(TARRY), "validate"], cwd=root, capture_output=True,
                           timeout=60, check=False).returncode == 0
-    result = subprocess.run([str(TARRY), "run", "pay"], cwd=tmp_path, capture_output=True,
+    result = subprocess.run([str(TARRY), "run", "pay"], cwd=root, capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode == 1
     assert ("action 'billing.charge' is provided elsewhere (provided_actions in tarry.toml) and "
@@ -243,9 +250,9 @@ steps:
 def test_the_validate_output_is_what_tarry_validate_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shown = VALIDATE.splitlines()
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "reminder.yaml").write_text(FLOWS["reminder"], encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    root = fresh_project(tmp_path / "p")
+    (root / "flows" / "reminder.yaml").write_text(FLOWS["reminder"], encoding="utf-8")
+    monkeypatch.chdir(root)
     result = CliRunner().invoke(app, ["validate"])
     assert result.exit_code == 1
     assert result.stdout.splitlines() == shown[1:-1]
