@@ -165,6 +165,19 @@ def test_every_unimportable_action_is_reported_and_every_flow_still_checked(
     assert result.stderr == "3 problems in 2 of 2 flow files and 1 project configuration\n"
 
 
+def test_a_command_that_runs_flows_names_every_unimportable_action(project: Project) -> None:
+    (project.root / "tarry.toml").write_text(
+        '[actions]\n"slack.post" = "nowhere_xyz:post"\nnote = "json:nothing_here"\n',
+        encoding="utf-8")
+    project.flow("quick", QUICK_FLOW)
+    result = project.tarry("run", "quick")
+    assert (result.exit_code, result.stderr) == (1, (
+        "error: [actions] slack.post = 'nowhere_xyz:post': cannot import it (No module named "
+        "'nowhere_xyz')\n"
+        "error: [actions] note = 'json:nothing_here': cannot import it (module 'json' has no "
+        "attribute 'nothing_here')\n"))
+
+
 def test_an_action_provided_elsewhere_passes_validation_and_fails_where_it_is_missing(
         project: Project) -> None:
     (project.root / "tarry.toml").write_text(
