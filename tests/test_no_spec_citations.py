@@ -13,7 +13,10 @@ from markdown_blocks import ROOT
 CITATION = re.compile(r"\bSPEC\b|SPEC\.md|\b[Ss]ection \d+(\.\d+)*\b|§ ?\d")
 """A reference to the specification: its name, or a numbered section of it."""
 
-READ_BY_USERS = [*sorted((ROOT / "src").rglob("*.*")), *sorted((ROOT / "docs").glob("*.md"))]
+READ_BY_USERS = [*sorted(path for path in (ROOT / "src").rglob("*.*")
+                         if "__pycache__" not in path.parts),
+                 *sorted((ROOT / "docs").glob("*.md"))]
+"""The package's files (code, queries, templates, scaffold) and the guides."""
 
 
 def citations(path: Path) -> list[str]:

@@ -176,14 +176,19 @@ class ActionRegistry:
                 self.register(name, _import_target(name, target))
             except ConfigError as exc:
                 problems.append((name, str(exc)))
-                self.register(name, _unavailable(str(exc)))
+                self.register_unavailable(name, str(exc))
         for name in sorted(set(provided) - self._entries.keys()):
-            self.register(name, _unavailable(
+            self.register_unavailable(name, (
                 f"action '{name}' is provided elsewhere (provided_actions in tarry.toml) and "
                 "nothing provides it here: run the flow where it is provided (an installed "
                 "package's 'tarry.actions' entry point, or [actions]), or stub it in a test"))
             self._unprovided.add(name)
         return problems
+
+    def register_unavailable(self, name: str, why: str) -> None:
+        """Add the action ``name`` that fails its step saying ``why`` it is not there: flows
+        calling it load, as for an action whose module is missing here."""
+        self.register(name, _unavailable(why))
 
     def _lookup(self, name: str) -> _Entry:
         try:

@@ -160,11 +160,14 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url.removeprefix(_SQLITE_PREFIX))
 
 
-def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None, *,
+                  unreadable_actions: dict[str, str] | None = None) -> Settings:
     """Read ``tarry.toml`` (found from ``cwd`` upwards) and the ``TARRY_*`` variables of ``env``.
 
     ``cwd`` defaults to the working directory and ``env`` to ``os.environ``. Raise
-    :class:`~tarry.errors.ConfigError` on any invalid value.
+    :class:`~tarry.errors.ConfigError` on any invalid value — except, when
+    ``unreadable_actions`` is given, a malformed ``[actions]`` entry: it is put there (name →
+    why) and left out, so that ``tarry validate`` reports it along with everything else.
     """
     start = (cwd or Path.cwd()).resolve()
     environ = os.environ if env is None else env
@@ -173,7 +176,11 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     tables = _read_file(config_file) if config_file else {}
     file = str(config_file)
     values = {**_file_values(tables, file), **_env_values(environ)}
-    actions = _file_actions(tables.get("actions", {}), file)
+    actions, mistakes = _file_actions(tables.get("actions", {}), file)
+    if mistakes and unreadable_actions is None:
+        raise ConfigError(*mistakes.values())
+    unreadable_actions = {} if unreadable_actions is None else unreadable_actions
+    unreadable_actions.update(mistakes)
     provided = values.pop("provided_actions", ())
     _check_provided(provided, actions, "TARRY_PROVIDED_ACTIONS"
                     if environ.get("TARRY_PROVIDED_ACTIONS", "").strip()
@@ -409,18 +416,17 @@ def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
             for name, key in keys.items() if environ.get(key.env, "").strip()}
 
 
-def _file_actions(table: Mapping[str, Any], file: str) -> dict[str, str]:
-    """``[actions]``, every malformed entry reported at once."""
+def _file_actions(table: Mapping[str, Any],
+                  file: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``[actions]``: the well-formed entries, and why each other one is not (by name)."""
     actions: dict[str, str] = {}
-    mistakes: list[str] = []
+    mistakes: dict[str, str] = {}
     for name, ref in table.items():
         try:
             actions[name] = _import_ref(ref, f"{file}: [actions] {name}")
         except ConfigError as exc:
-            mistakes.append(str(exc))
-    if mistakes:
-        raise ConfigError(*mistakes)
-    return actions
+            mistakes[name] = str(exc)
+    return actions, mistakes
 
 
 def _check_provided(provided: Collection[str], actions: Mapping[str, str], where: str) -> None:

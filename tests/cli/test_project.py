@@ -148,9 +148,11 @@ def test_every_unimportable_action_is_reported_and_every_flow_still_checked(
         project: Project) -> None:
     (project.root / "tarry.toml").write_text(
         '[actions]\n"slack.post" = "nowhere_xyz:post"\n'
-        '  note = "json:nothing_here"\nfine = "json:dumps"\n', encoding="utf-8")
+        '  note = "json:nothing_here"\nfine = "json:dumps"\nbroken = "json.dumps"\n',
+        encoding="utf-8")
     project.flow("posting", "flow: posting\nsteps:\n  - a: { slack.post: { text: hi } }\n"
-                            "  - b: { note: {} }\n  - c: { fine: {} }\n")
+                            "  - b: { note: {} }\n  - c: { fine: {} }\n"
+                            "  - d: { broken: {} }\n")
     project.flow("typo", "flow: typo\nsteps:\n  - a: { slack.pots: {} }\n")
     result = project.tarry("validate")
     assert result.exit_code == 1
@@ -159,10 +161,12 @@ def test_every_unimportable_action_is_reported_and_every_flow_still_checked(
         "module named 'nowhere_xyz')",
         "tarry.toml:3:3: [actions] note = 'json:nothing_here': cannot import it (module "
         "'json' has no attribute 'nothing_here')",
+        'tarry.toml:5:1: [actions] broken: expected "module:attribute" such as '
+        '"myproject.flows:app", got "json.dumps"',
         "flows/typo.yaml:3:10: unknown action or key 'slack.pots' (did you mean "
         "'slack.post'?)",
     ]
-    assert result.stderr == "3 problems in 2 of 2 flow files and 1 project configuration\n"
+    assert result.stderr == "4 problems in 2 of 2 flow files and 1 project configuration\n"
 
 
 def test_a_command_that_runs_flows_names_every_unimportable_action(project: Project) -> None:

@@ -84,11 +84,12 @@ def validate(
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
         = False) -> None:
     """Validate flow files and event manifests; print file:line:col: message per problem."""
-    settings = load_settings()
+    unreadable: dict[str, str] = {}
+    settings = load_settings(unreadable_actions=unreadable)
     app = None
     if settings.app is not None and not paths:  # the project's own flows: the app's too
         app = (settings.app, import_program_source(settings.app, root=settings.root))
-    actions, unimportable = _action_names(settings)
+    actions, unimportable = _action_names(settings, unreadable)
     result = validate_files(_yaml_files(paths or [settings.flows_dir]), actions,
                             manifest_files=settings.event_files, app=app)
     if unimportable:
@@ -186,21 +187,25 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _action_names(settings: Settings) -> tuple[dict[str, Mapping[str, Any] | None],
-                                               list[Problem]]:
-    """The actions flows may call, each ``[actions]`` entry that cannot be imported among
-    them (so the flows that call it are still checked), and a problem for each of those,
-    at its line of ``tarry.toml``."""
+def _action_names(settings: Settings, unreadable: Mapping[str, str],
+                  ) -> tuple[dict[str, Mapping[str, Any] | None], list[Problem]]:
+    """The actions flows may call, each ``[actions]`` entry that is malformed (``unreadable``,
+    name → why) or cannot be imported among them (so the flows that call it are still
+    checked), and a problem for each of those, at its line of ``tarry.toml``."""
     registry = ActionRegistry()
     register_builtins(registry)
     failed = registry.try_load_user_actions(settings.actions, root=settings.root,
                                             provided=settings.provided_actions)
+    for name, why in unreadable.items():
+        registry.register_unavailable(name, why)
     problems = []
-    if failed and settings.config_file is not None:
+    if settings.config_file is not None and (failed or unreadable):
         text = settings.config_file.read_text(encoding="utf-8")
         shown = _shown(settings.config_file)
-        problems = [Problem(shown, *_entry_position(text, "actions", name), message)
-                    for name, message in failed]
+        problems = sorted((Problem(shown, *_entry_position(text, "actions", name),
+                                   message.removeprefix(f"{settings.config_file}: "))
+                           for name, message in [*unreadable.items(), *failed]),
+                          key=lambda problem: (problem.line, problem.column))
     return registry.declared_arguments(), problems
 
 
