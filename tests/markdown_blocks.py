@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["COVERED", "READS", "ROOT", "TARRY", "Block", "Directive", "Document",
-           "console_commands", "covered_documents", "example_copy", "fenced_blocks",
-           "run_console", "shown_line"]
+           "add_config", "add_event_types", "console_commands", "covered_documents",
+           "example_copy", "fenced_blocks", "fresh_project", "run_console", "shown_line"]
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository root."""
@@ -185,6 +185,52 @@ def example_copy(name: str, tmp_path: Path) -> Path:
     if not (tmp_path / ".venv").exists():
         (tmp_path / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     return folder
+
+
+def fresh_project(folder: Path) -> Path:
+    """A new project made in ``folder`` by the real ``tarry init``, as a reader of the guides
+    starts one: a document's samples run there, with only what the document says to add."""
+    subprocess.run([str(TARRY), "init", str(folder)], capture_output=True, text=True,
+                   timeout=60, check=True)
+    return folder
+
+
+def add_config(project: Path, toml: str) -> None:
+    """Add a document's ``tarry.toml`` lines to the project's, as a reader edits it: each key
+    goes under the table of that name the file already has (``tarry init`` writes all four),
+    replacing the line of a key it already sets; a table it lacks is appended."""
+    path = project / "tarry.toml"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    headers = [existing.split("#")[0].strip() for existing in lines]
+    at = len(lines)
+    for line in toml.splitlines():
+        if line.strip().startswith("["):
+            table = line.split("#")[0].strip()
+            if table not in headers:
+                lines.append(table)
+                headers.append(table)
+            at = headers.index(table) + 1
+        elif line.strip():
+            key = line.split("=")[0].strip()
+            same = next((index for index in range(at, len(lines))
+                         if lines[index].split("=")[0].strip() == key
+                         or headers[index].startswith("[")), None)
+            if same is not None and lines[same].split("=")[0].strip() == key:
+                lines[same] = line  # the key tarry init wrote, changed
+                continue
+            lines.insert(at, line)
+            headers.insert(at, "")
+            at += 1
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def add_event_types(project: Path, manifests: str) -> None:
+    """Add the event types of a document's ``events:`` block to the project's ``events.yaml``,
+    as a reader does: below the entries already under its ``events:`` key."""
+    head, _, declared = manifests.partition("events:\n")
+    assert not head.strip(), manifests
+    path = project / "events.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + declared, encoding="utf-8")
 
 
 def console_commands(block: str) -> list[tuple[str, list[str]]]:

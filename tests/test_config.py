@@ -284,6 +284,19 @@ DURATION_HELP = "(use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, 1h30m or ISO 8601 like 
     ("[actions]\nnotify = \"notify.send\"\n",
      "[actions] notify: expected \"module:attribute\" such as \"myproject.flows:app\", "
      "got \"notify.send\""),
+    ("[tarry]\nprovided_actions = \"billing.charge\"\n",
+     "[tarry] provided_actions: expected an array of action names such as "
+     "[\"billing.charge\"], got \"billing.charge\""),
+    ("[tarry]\nprovided_actions = [\"billing.charge\", \"\"]\n",
+     "[tarry] provided_actions[1]: expected a non-empty string, got \"\""),
+    ("[tarry]\nprovided_action = [\"billing.charge\"]\n",
+     "[tarry] unknown key 'provided_action' (did you mean 'provided_actions'?)"),
+    ("[tarry]\nprovided_actions = [\"http.request\"]\n",
+     "[tarry] provided_actions: 'http.request' is a built-in action; list only actions that "
+     "no module here provides"),
+    ("[tarry]\nprovided_actions = [\"notify\"]\n[actions]\nnotify = \"notify:send\"\n",
+     "[tarry] provided_actions: 'notify' is also in [actions]; an action is imported through "
+     "[actions] or provided elsewhere, not both"),
     ("[checks]\njira = \"checks/jira.sh\"\n",
      "[checks] jira: a check path must be absolute, got \"checks/jira.sh\""),
     ("[checks]\njira = [\"/bin/true\"]\n",
@@ -313,6 +326,29 @@ def test_a_bad_file_is_refused_naming_the_file_table_and_key(
     with pytest.raises(ConfigError) as refused:
         load_settings(cwd=root, env={})
     assert str(refused.value) == f"{path}: {message}"
+
+
+def test_every_malformed_entry_of_a_table_is_reported_at_once(root: Path) -> None:
+    path = write_config(root, '[actions]\nnotify = "notify.send"\n"slack.post" = true\n'
+                              'fine = "mod:fine"\n')
+    with pytest.raises(ConfigError) as refused:
+        load_settings(cwd=root, env={})
+    assert refused.value.args == (
+        f'{path}: [actions] notify: expected "module:attribute" such as '
+        '"myproject.flows:app", got "notify.send"',
+        f"{path}: [actions] slack.post: expected a non-empty string, got true (a boolean)")
+    assert str(refused.value) == "\n".join(refused.value.args)
+
+
+def test_actions_provided_elsewhere_come_from_the_file_or_the_variable(root: Path) -> None:
+    text = '[tarry]\nprovided_actions = ["billing.charge", "slack.post"]\n'
+    assert load(root, text).provided_actions == {"billing.charge", "slack.post"}
+    assert load(root, text, TARRY_PROVIDED_ACTIONS="crm.sync, audit.write").provided_actions \
+        == {"crm.sync", "audit.write"}
+    with pytest.raises(ConfigError) as refused:
+        load(root, TARRY_PROVIDED_ACTIONS="crm.sync,log")
+    assert str(refused.value) == ("TARRY_PROVIDED_ACTIONS: 'log' is a built-in action; list "
+                                  "only actions that no module here provides")
 
 
 def test_a_toml_syntax_error_is_refused_with_its_line_and_column(root: Path) -> None:

@@ -49,7 +49,7 @@ def uncommented_config() -> str:
 def test_the_scaffolded_config_shows_every_key() -> None:
     document = tomllib.loads(uncommented_config())
     assert {table: set(keys) for table, keys in document.items()} == {
-        "tarry": {"database", "flows", "events", "app"},
+        "tarry": {"database", "flows", "events", "app", "provided_actions"},
         "actions": {"slack.post"},
         "checks": {"jira"},
         "limits": {"hold_max", "hold_after_max", "check_interval", "check_timeout",
@@ -62,6 +62,7 @@ def test_the_commented_examples_are_valid_when_switched_on(tmp_path: Path) -> No
     settings = load_settings(cwd=tmp_path, env={})
     assert settings.app == "myproject.flows:app"
     assert dict(settings.actions) == {"slack.post": "myproject.slack:post"}
+    assert settings.provided_actions == {"billing.charge"}
     assert dict(settings.checks) == {"jira": Path("/opt/checks/wait-jira.sh")}
 
 

@@ -1,6 +1,6 @@
 """tarry: a durable workflow engine whose core competence is waiting.
 
-The Python API (SPEC 6)::
+The Python API::
 
     from tarry import App, Context, WaitStrategy
 

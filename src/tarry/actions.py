@@ -16,7 +16,7 @@ import importlib
 import inspect
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import entry_points
@@ -90,10 +90,17 @@ class ActionRegistry:
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
+        self._unprovided: set[str] = set()
 
     def register(self, name: str, function: ActionFunction, *, pure: bool = False) -> None:
         """Add (or replace) the action ``name``."""
         self._entries[name] = _Entry(function, pure)
+        self._unprovided.discard(name)
+
+    def unprovided(self) -> frozenset[str]:
+        """The actions provided elsewhere that nothing here provides (see
+        :meth:`try_load_user_actions`): calling one fails its step."""
+        return frozenset(self._unprovided)
 
     def names(self) -> frozenset[str]:
         """Every registered action name."""
@@ -135,18 +142,53 @@ class ActionRegistry:
         return dict(result)
 
     def load_user_actions(self, spec: Mapping[str, str], *, root: Path | None = None,
+                          provided: Collection[str] = (),
                           entry_point_group: str = "tarry.actions") -> None:
-        """Register ``name = "module:function"`` pairs and the entry points of the group.
+        """Register ``name = "module:function"`` pairs, the entry points of the group, and
+        the actions ``provided`` elsewhere (see :meth:`try_load_user_actions`).
+
+        Raises :class:`~tarry.errors.ConfigError` naming every pair that cannot be imported.
+        """
+        problems = self.try_load_user_actions(spec, root=root, provided=provided,
+                                              entry_point_group=entry_point_group)
+        if problems:
+            raise ConfigError(*(message for _name, message in problems))
+
+    def try_load_user_actions(self, spec: Mapping[str, str], *, root: Path | None = None,
+                              provided: Collection[str] = (),
+                              entry_point_group: str = "tarry.actions") -> list[tuple[str, str]]:
+        """Register what :meth:`load_user_actions` does; each pair that cannot be imported is
+        returned as ``(name, why)`` and stands in the registry as an action that fails when
+        called, so that flows naming it still load (``tarry validate`` checks them all).
 
         ``root`` (the project root) is put first on the import path, so that an action's
         module may live in the project itself, as it would for ``python -m`` run there.
+        A ``provided`` name that nothing here registers is an action that fails when called,
+        saying where it was expected: it exists where the project runs, and a test stubs it.
         """
         if root is not None and str(root) not in sys.path:
             sys.path.insert(0, str(root))
         for ep in entry_points(group=entry_point_group):
             self.register(ep.name, ep.load())
+        problems: list[tuple[str, str]] = []
         for name, target in spec.items():
-            self.register(name, _import_target(name, target))
+            try:
+                self.register(name, _import_target(name, target))
+            except ConfigError as exc:
+                problems.append((name, str(exc)))
+                self.register_unavailable(name, str(exc))
+        for name in sorted(set(provided) - self._entries.keys()):
+            self.register_unavailable(name, (
+                f"action '{name}' is provided elsewhere (provided_actions in tarry.toml) and "
+                "nothing provides it here: run the flow where it is provided (an installed "
+                "package's 'tarry.actions' entry point, or [actions]), or stub it in a test"))
+            self._unprovided.add(name)
+        return problems
+
+    def register_unavailable(self, name: str, why: str) -> None:
+        """Add the action ``name`` that fails its step saying ``why`` it is not there: flows
+        calling it load, as for an action whose module is missing here."""
+        self.register(name, _unavailable(why))
 
     def _lookup(self, name: str) -> _Entry:
         try:
@@ -154,6 +196,13 @@ class ActionRegistry:
         except KeyError:
             raise ActionError(f"unknown action '{name}'{did_you_mean(name, self._entries)}"
                               ) from None
+
+
+def _unavailable(why: str) -> ActionFunction:
+    """An action that fails its step, saying ``why`` it is not there."""
+    def unavailable(_args: dict[str, Any], _ctx: ActionContext) -> ActionResult:
+        raise ActionError(why)
+    return unavailable
 
 
 def _import_target(name: str, target: str) -> ActionFunction:

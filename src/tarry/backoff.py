@@ -1,9 +1,9 @@
 """Backoff: how delays grow and how they are jittered, for every part of tarry that waits.
 
 One module for the four places that space attempts out: a ``repeat``'s ``backoff`` and an
-action's ``retry`` (flows, SPEC 3.2 and 3.4), the wait strategies of ``wait_for_condition``
-(Python flows, SPEC 6.2), the hold cadence (SPEC 5) and a worker's retries while its store is
-unavailable. Each keeps its own formula (the SPEC's), built from these pure pieces::
+action's ``retry`` (flows), the wait strategies of ``wait_for_condition``
+(Python flows), the hold cadence and a worker's retries while its store is
+unavailable. Each keeps its own formula, built from these pure pieces::
 
     grown(initial, rate, times, cap)      initial · rate^times, at most cap (never overflows)
     linear(initial, increment, times, cap)  initial + increment · times, at most cap

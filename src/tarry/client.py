@@ -10,7 +10,7 @@ without access to the database::
         print(tarry.get(run["id"])["status"])
 
 :class:`AsyncClient` has the same methods as coroutines. Every method returns the JSON
-document the API answers with (the run and event documents of SPEC 8.1; a page is
+document the API answers with (the run and event documents; a page is
 ``{"runs" | "events": [...], "next_cursor": ...}``). A refusal raises :class:`ApiError`
 with the status, the error ``type``, the message and the ``details`` of the API's one error
 shape. The request is built once (:class:`_Call`) and sent by either client, so the two

@@ -12,6 +12,7 @@ the file (or the variable), the table and the key, and says what was expected::
     flows = "flows"                          # TARRY_FLOWS
     events = ["events.yaml"]                 # TARRY_EVENTS (comma-separated)
     app = "myproject.flows:app"              # TARRY_APP
+    provided_actions = ["billing.charge"]    # TARRY_PROVIDED_ACTIONS (comma-separated)
 
     [actions]                                # name = "module:function"
     [checks]                                 # name = "/abs/path"; TARRY_CHECKS adds to these
@@ -26,7 +27,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cached_property
@@ -37,6 +38,7 @@ from typing import Any
 from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError
 from tarry.language.durations import parse_duration
+from tarry.language.loader import BUILTIN_ACTIONS
 from tarry.secrets import redact_database_url
 from tarry.values import MIB, ValueLimits
 
@@ -126,6 +128,10 @@ class Settings:
     """Read-only: check name → absolute path of its executable."""
     limits: Limits = field(default_factory=Limits)
     """Hold bounds and check cadence."""
+    provided_actions: frozenset[str] = frozenset()
+    """Actions that exist where the project runs but are imported by no module here (an
+    installed package's entry point, another deployment's worker): flows that call them
+    load, and a scenario stubs them."""
     api_token: str | None = field(default=None, repr=False)
     """``TARRY_API_TOKEN``: the bearer token the HTTP API requires; environment only."""
     api_tokens: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
@@ -154,11 +160,14 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url.removeprefix(_SQLITE_PREFIX))
 
 
-def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None, *,
+                  unreadable_actions: dict[str, str] | None = None) -> Settings:
     """Read ``tarry.toml`` (found from ``cwd`` upwards) and the ``TARRY_*`` variables of ``env``.
 
     ``cwd`` defaults to the working directory and ``env`` to ``os.environ``. Raise
-    :class:`~tarry.errors.ConfigError` on any invalid value.
+    :class:`~tarry.errors.ConfigError` on any invalid value — except, when
+    ``unreadable_actions`` is given, a malformed ``[actions]`` entry: it is put there (name →
+    why) and left out, so that ``tarry validate`` reports it along with everything else.
     """
     start = (cwd or Path.cwd()).resolve()
     environ = os.environ if env is None else env
@@ -167,7 +176,15 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     tables = _read_file(config_file) if config_file else {}
     file = str(config_file)
     values = {**_file_values(tables, file), **_env_values(environ)}
-    actions = _file_actions(tables.get("actions", {}), file)
+    actions, mistakes = _file_actions(tables.get("actions", {}), file)
+    if mistakes and unreadable_actions is None:
+        raise ConfigError(*mistakes.values())
+    unreadable_actions = {} if unreadable_actions is None else unreadable_actions
+    unreadable_actions.update(mistakes)
+    provided = values.pop("provided_actions", ())
+    _check_provided(provided, actions, "TARRY_PROVIDED_ACTIONS"
+                    if environ.get("TARRY_PROVIDED_ACTIONS", "").strip()
+                    else f"{file}: [tarry] provided_actions")
     checks = {**_file_checks(tables.get("checks", {}), file),
               **_env_checks(environ.get("TARRY_CHECKS", ""))}
     return Settings(
@@ -178,6 +195,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         event_files=tuple(root / name for name in values.pop("events", ["events.yaml"])),
         app=values.pop("app", None),
         actions=MappingProxyType(actions),
+        provided_actions=frozenset(provided),
         checks=MappingProxyType(checks),
         limits=replace(Limits(), **values),
         api_token=environ.get("TARRY_API_TOKEN") or None,
@@ -279,6 +297,13 @@ def _file_list(value: object, where: str) -> list[str]:
     return [_text(item, f"{where}[{index}]") for index, item in enumerate(value)]
 
 
+def _action_names(value: object, where: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected an array of action names such as "
+                          f'["billing.charge"], got {_show(value)}')
+    return [_text(item, f"{where}[{index}]") for index, item in enumerate(value)]
+
+
 def _comma_list(value: str, where: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
@@ -357,6 +382,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "flows": _Key.plain("TARRY_FLOWS", _text),
         "events": _Key("TARRY_EVENTS", _file_list, _comma_list),
         "app": _Key.plain("TARRY_APP", _import_ref),
+        "provided_actions": _Key("TARRY_PROVIDED_ACTIONS", _action_names, _comma_list),
     },
     "limits": {
         "hold_max": _Key.plain("TARRY_HOLD_MAX", _duration),
@@ -390,8 +416,28 @@ def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
             for name, key in keys.items() if environ.get(key.env, "").strip()}
 
 
-def _file_actions(table: Mapping[str, Any], file: str) -> dict[str, str]:
-    return {name: _import_ref(ref, f"{file}: [actions] {name}") for name, ref in table.items()}
+def _file_actions(table: Mapping[str, Any],
+                  file: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``[actions]``: the well-formed entries, and why each other one is not (by name)."""
+    actions: dict[str, str] = {}
+    mistakes: dict[str, str] = {}
+    for name, ref in table.items():
+        try:
+            actions[name] = _import_ref(ref, f"{file}: [actions] {name}")
+        except ConfigError as exc:
+            mistakes[name] = str(exc)
+    return actions, mistakes
+
+
+def _check_provided(provided: Collection[str], actions: Mapping[str, str], where: str) -> None:
+    """An action provided elsewhere is no built-in and not imported through ``[actions]``."""
+    mistakes = [f"{where}: '{name}' is a built-in action; list only actions that no module "
+                "here provides" for name in provided if name in BUILTIN_ACTIONS]
+    mistakes += [f"{where}: '{name}' is also in [actions]; an action is imported through "
+                 "[actions] or provided elsewhere, not both" for name in provided
+                 if name in actions]
+    if mistakes:
+        raise ConfigError(*mistakes)
 
 
 def _file_checks(table: Mapping[str, Any], file: str) -> dict[str, Path]:

@@ -24,8 +24,10 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     ├── InvalidRequest [API]        the request itself is wrong (``problems``)
     │   ├── InvalidRunRequest       bad inputs, a bad --hold-after      (also a RunError)
     │   │   └── AmbiguousRunId      a run id prefix that several runs' ids start with
-    │   └── InvalidTaskCompletion   an outcome or data the task does not accept (an API
-    │                               answers 422)                        (also a TaskError)
+    │   ├── InvalidTaskCompletion   an outcome or data the task does not accept (an API
+    │   │                           answers 422)                        (also a TaskError)
+    │   └── AmbiguousTaskId         a task id prefix that several tasks' ids start with
+    │                                                                   (also a TaskError)
     ├── Forbidden [API]             the principal may not do this (``principal``)
     │   └── TaskForbidden           completing a task not assigned to one (also a TaskError)
     ├── RunError                    a request about a run cannot be honoured (family)
@@ -65,6 +67,7 @@ from typing import Any
 __all__ = [
     "ActionError",
     "AmbiguousRunId",
+    "AmbiguousTaskId",
     "ConfigError",
     "Conflict",
     "EventError",
@@ -169,7 +172,13 @@ class Forbidden(TarryError):
 
 
 class ConfigError(TarryError):
-    """The project configuration (``tarry.toml`` or a ``TARRY_*`` variable) is invalid."""
+    """The project configuration (``tarry.toml`` or a ``TARRY_*`` variable) is invalid.
+
+    Several mistakes found at once are its ``args``, one message each (a line each in
+    ``str``), so that one run reports all of them."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(message) for message in self.args)
 
 
 @dataclass(frozen=True)
@@ -240,8 +249,13 @@ class AmbiguousRunId(InvalidRunRequest):
     def __init__(self, prefix: str, examples: list[str]) -> None:
         self.prefix = prefix
         self.examples = examples
-        super().__init__(f"run id prefix {prefix!r} is ambiguous: runs {', '.join(examples)} "
-                         "and perhaps more start with it; give more of the id")
+        super().__init__(_ambiguous("run", prefix, examples))
+
+
+def _ambiguous(kind: str, prefix: str, examples: list[str]) -> str:
+    """What a command says of an id prefix that several ids of ``kind`` start with."""
+    return (f"{kind} id prefix {prefix!r} is ambiguous: {kind}s {', '.join(examples)} and "
+            "perhaps more start with it; give more of the id")
 
 
 class FlowNotFound(NotFound):
@@ -317,6 +331,15 @@ class InvalidTaskCompletion(InvalidRequest, TaskError):
     (every reason in ``problems``)."""
 
 
+class AmbiguousTaskId(InvalidRequest, TaskError):
+    """A task id prefix that several tasks' ids start with (``prefix``, ``examples``)."""
+
+    def __init__(self, prefix: str, examples: list[str]) -> None:
+        self.prefix = prefix
+        self.examples = examples
+        super().__init__(_ambiguous("task", prefix, examples))
+
+
 class ActionError(TarryError):
     """An action is not registered, or returned something other than a dict or None."""
 
@@ -382,7 +405,7 @@ class SerializationError(TarryError):
 
 
 class InvalidValue(TarryError):
-    """A value that would cross into the store is not portable JSON (SPEC 3.5.9): ``what``
+    """A value that would cross into the store is not portable JSON: ``what``
     names it (``event data``, ``the result of step 'fetch'``), ``reason`` says why and where
     inside it. See :mod:`tarry.values`."""
 

@@ -55,7 +55,7 @@ def step_node(step_path: str) -> str:
 
 
 class RunStatus(StrEnum):
-    """The lifecycle of a run (SPEC section 4)."""
+    """The lifecycle of a run."""
 
     HELD = "held"
     PENDING = "pending"
@@ -85,7 +85,7 @@ run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 
 WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
-any other value filters on an event type (SPEC 8.2, ``GET /v1/runs``)."""
+any other value filters on an event type."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class InboxEvent:
 
 
 class EventState(StrEnum):
-    """What became of an event (SPEC 8.1, the event document)."""
+    """What became of an event."""
 
     DELIVERED = "delivered"
     BUFFERED = "buffered"
@@ -230,7 +230,7 @@ TASK_INBOX_TYPE = "task"
 
 
 class TaskState(StrEnum):
-    """What became of a task for a person (SPEC 3.7)."""
+    """What became of a task for a person."""
 
     OPEN = "open"
     """Waiting for a person; the only state in which it can be completed."""

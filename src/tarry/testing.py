@@ -75,7 +75,8 @@ class Harness:
         registry = ActionRegistry()
         register_builtins(registry)
         if project is not None:
-            registry.load_user_actions(project.actions, root=project.root)
+            registry.load_user_actions(project.actions, root=project.root,
+                                       provided=project.provided_actions)
         for name, function in (actions or {}).items():
             registry.register(name, function)
         declared = load_manifests(project.event_files) if project is not None else {}

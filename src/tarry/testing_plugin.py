@@ -9,6 +9,10 @@ for:
   returns its :class:`~tarry.scenarios.ScenarioResult`, failing the test (with the same
   report ``tarry test`` prints) when the scenario does not pass.
 
+A test written ``async def`` (the harness's methods that execute runs are coroutines) runs on
+tarry's event loop, with no other plugin or configuration; a test that pytest-asyncio or
+anyio's plugin runs (marked, or in pytest-asyncio's auto mode) is left to it.
+
 ::
 
     def test_approval(tarry_scenario):
@@ -23,11 +27,13 @@ for:
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tarry import eventloop
 from tarry.scenarios import (
     ScenarioResult,
     load_scenario,
@@ -37,10 +43,22 @@ from tarry.scenarios import (
 )
 from tarry.testing import Harness
 
-__all__ = ["ScenarioRunner", "tarry_harness", "tarry_scenario"]
+__all__ = ["ScenarioRunner", "pytest_pyfunc_call", "tarry_harness", "tarry_scenario"]
 
 ScenarioRunner = Callable[[str | Path], ScenarioResult]
 """``run(path)``: run the scenario file at ``path``; fail the test unless it passes."""
+
+
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test on tarry's event loop, unless another plugin runs it:
+    pytest-asyncio turns the tests it runs into plain functions before this hook, and anyio's
+    plugin runs those that ask for ``anyio_backend`` before it."""
+    function = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(function) or pyfuncitem.get_closest_marker("anyio"):
+        return None
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    eventloop.run(function(**arguments))
+    return True
 
 
 @pytest.fixture

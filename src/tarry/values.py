@@ -1,4 +1,4 @@
-"""Portable values: the one check every value passes before it reaches a store (SPEC 3.5.9).
+"""Portable values: the one check every value passes before it reaches a store.
 
 SQLite keeps almost anything as text; PostgreSQL refuses a NUL character, a lone surrogate or
 an oversized index entry. So that both stores behave the same and no store ever sees a value

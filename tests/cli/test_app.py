@@ -10,7 +10,7 @@ import tarry.cli
 from tarry.cli import render
 from tarry.cli.app import error_lines
 from tarry.cli.session import console
-from tarry.errors import LoadError, Problem, RunNotFound
+from tarry.errors import ConfigError, LoadError, Problem, RunNotFound
 
 from .conftest import Project
 
@@ -84,6 +84,13 @@ def test_other_errors_are_one_line() -> None:
     assert error_lines(RunNotFound("x")) == ["error: no run with id 'x'"]
     assert error_lines(PermissionError(errno.EACCES, "Permission denied", "/srv/p")) == [
         "error: /srv/p: Permission denied"]
+
+
+def test_several_configuration_mistakes_are_one_line_each() -> None:
+    error = ConfigError("tarry.toml: [actions] a: bad", "tarry.toml: [actions] b: bad")
+    assert error_lines(error) == ["error: tarry.toml: [actions] a: bad",
+                                  "error: tarry.toml: [actions] b: bad"]
+    assert error_lines(ConfigError("one")) == ["error: one"]
 
 
 def test_output_to_a_pipe_is_wide_unless_columns_say_otherwise(

@@ -214,6 +214,33 @@ def test_events_lists_newest_first_in_a_table(events: Project) -> None:
                      rows[1])
 
 
+ISSUE = {"action": "labeled", "label": {"name": "deploy"},
+         "issue": {"number": 7, "title": "Ship it", "body": "x" * 2000,
+                   "labels": [{"id": n, "name": f"label-{n}"} for n in range(40)]},
+         "repository": {"full_name": "acme/web"}, "sender": {"login": "ada"}}
+"""A payload shaped like a GitHub issues delivery: large, and nested."""
+
+
+@pytest.mark.parametrize("columns", [None, "100"], ids=["pipe", "terminal"])
+def test_events_shows_one_line_of_each_payload_however_large(
+        events: Project, monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    send(events, "ping", "--data", json.dumps({"to": "ada", **ISSUE}), "--id", "g1")
+    send(events, "ping", "--data", json.dumps({"to": "bob", **ISSUE}), "--id", "g2")
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    result = events.tarry("events")
+    assert result.exit_code == 0
+    _header, _rule, *rows = result.stdout.splitlines()
+    assert [row.split()[0] for row in rows] == ["g2", "g1"]
+    assert all(len(row) <= 300 for row in rows)
+    assert all(row.rstrip().endswith(("...", "…")) for row in rows)
+    stored = events.json("events")[0]["data"]  # whole, as a store keeps its keys
+    assert stored == {"to": "bob", **ISSUE}
+    if columns is None:  # as wide as it likes: the payload's first 80 characters
+        shown = json.dumps(stored, separators=(",", ":"))[:77] + "..."
+        assert rows[0].rstrip().endswith(shown)
+
+
 def test_events_json_lists_event_documents(events: Project) -> None:
     sent = send(events, "ping", "--data", '{"from": "x"}', "--id", "p1")
     assert events.json("events") == [sent]

@@ -137,3 +137,27 @@ def test_no_store_yet_means_no_tasks(project: Project) -> None:
     assert result.exit_code == 0
     assert json.loads(result.stdout) == []
     assert result.stderr.startswith("no open tasks: ")
+
+
+def test_a_unique_prefix_names_a_task_as_it_names_a_run(tasks: Project) -> None:
+    task = open_task(tasks)
+    done = tasks.json("tasks", "complete", task["id"][:6], "--outcome", "accept", "--data",
+                      '{"note": "x"}', "--as", "ops")
+    assert (done["id"], done["state"]) == (task["id"], "completed")
+
+
+def test_an_ambiguous_or_unknown_prefix_is_refused_as_by_show(tasks: Project) -> None:
+    for _ in range(17):  # 17 tasks, ids of 16 hex digits: two share a first character
+        assert tasks.tarry("run", "review").exit_code == 0
+    task_ids = sorted(doc["id"] for doc in tasks.json("tasks"))
+    shared = next(task_id[0] for task_id in task_ids
+                  if sum(other.startswith(task_id[0]) for other in task_ids) > 1)
+    two = [task_id for task_id in task_ids if task_id.startswith(shared)][:2]
+    result = tasks.tarry("tasks", "complete", shared, "--outcome", "accept", "--as", "ops")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"error: task id prefix '{shared}' is ambiguous: tasks {two[0]}, {two[1]} and perhaps "
+        "more start with it; give more of the id\n"))
+    unknown = tasks.tarry("tasks", "complete", "g", "--outcome", "accept")
+    assert (unknown.exit_code, unknown.stderr) == (1, "error: no task with id 'g'\n")
+    assert tasks.tarry("show", "g").stderr == "error: no run with id 'g'\n"
+    assert all(doc["state"] == "open" for doc in tasks.json("tasks"))

@@ -144,6 +144,63 @@ def test_user_actions_of_the_config_are_known_to_validation(project: Project) ->
     assert project.json("validate")["ok"] is True
 
 
+def test_every_unimportable_action_is_reported_and_every_flow_still_checked(
+        project: Project) -> None:
+    (project.root / "tarry.toml").write_text(
+        '[actions]\n"slack.post" = "nowhere_xyz:post"\n'
+        '  note = "json:nothing_here"\nfine = "json:dumps"\nbroken = "json.dumps"\n',
+        encoding="utf-8")
+    project.flow("posting", "flow: posting\nsteps:\n  - a: { slack.post: { text: hi } }\n"
+                            "  - b: { note: {} }\n  - c: { fine: {} }\n"
+                            "  - d: { broken: {} }\n")
+    project.flow("typo", "flow: typo\nsteps:\n  - a: { slack.pots: {} }\n")
+    result = project.tarry("validate")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "tarry.toml:2:1: [actions] slack.post = 'nowhere_xyz:post': cannot import it (No "
+        "module named 'nowhere_xyz')",
+        "tarry.toml:3:3: [actions] note = 'json:nothing_here': cannot import it (module "
+        "'json' has no attribute 'nothing_here')",
+        'tarry.toml:5:1: [actions] broken: expected "module:attribute" such as '
+        '"myproject.flows:app", got "json.dumps"',
+        "flows/typo.yaml:3:10: unknown action or key 'slack.pots' (did you mean "
+        "'slack.post'?)",
+    ]
+    assert result.stderr == "4 problems in 2 of 2 flow files and 1 project configuration\n"
+
+
+def test_a_command_that_runs_flows_names_every_unimportable_action(project: Project) -> None:
+    (project.root / "tarry.toml").write_text(
+        '[actions]\n"slack.post" = "nowhere_xyz:post"\nnote = "json:nothing_here"\n',
+        encoding="utf-8")
+    project.flow("quick", QUICK_FLOW)
+    result = project.tarry("run", "quick")
+    assert (result.exit_code, result.stderr) == (1, (
+        "error: [actions] slack.post = 'nowhere_xyz:post': cannot import it (No module named "
+        "'nowhere_xyz')\n"
+        "error: [actions] note = 'json:nothing_here': cannot import it (module 'json' has no "
+        "attribute 'nothing_here')\n"))
+
+
+def test_an_action_provided_elsewhere_passes_validation_and_fails_where_it_is_missing(
+        project: Project) -> None:
+    (project.root / "tarry.toml").write_text(
+        'provided_actions = ["billing.charge"]\n', encoding="utf-8")
+    assert "must be written inside the [tarry] table" in project.tarry("validate").stderr
+    (project.root / "tarry.toml").write_text(
+        '[tarry]\ndatabase = "sqlite:///state/tarry.db"\n'
+        'provided_actions = ["billing.charge"]\n', encoding="utf-8")
+    project.flow("charging", "flow: charging\nsteps:\n  - charge: { billing.charge: {} }\n")
+    assert project.json("validate")["ok"] is True
+    result = project.tarry("run", "charging", "--json")
+    run = json.loads(result.stdout)
+    assert (result.exit_code, run["status"], run["error"]["step"]) == (1, "failed", "charge")
+    assert run["error"]["message"] == (
+        "action 'billing.charge' is provided elsewhere (provided_actions in tarry.toml) and "
+        "nothing provides it here: run the flow where it is provided (an installed package's "
+        "'tarry.actions' entry point, or [actions]), or stub it in a test")
+
+
 # --- migrate ----------------------------------------------------------------------------------
 
 def test_migrate_applies_then_is_up_to_date(project: Project) -> None:

@@ -1,5 +1,6 @@
 """docs/events.md shows only what works: its manifest declares what it says, its ``emit`` step
-sends, and the ``tarry send`` session and the event document are what tarry prints."""
+sends, and the ``tarry send`` session and the event document are what tarry prints, in a
+project made by ``tarry init`` with the guide's manifest and flow added."""
 
 from __future__ import annotations
 
@@ -10,23 +11,16 @@ from textwrap import indent
 
 import pytest
 
-from markdown_blocks import TARRY, Document, run_console
+from markdown_blocks import TARRY, Document, add_event_types, fresh_project, run_console
 from tarry.language.manifests import parse_manifests
 from tarry.testing import Harness
 
 GUIDE = Document("docs/events.md", __file__)
 MANIFEST = GUIDE.block("yaml", after="## Manifests")
 EMIT = GUIDE.block("yaml", after="## Sending from a flow: `emit`")
+APPROVAL = GUIDE.block("yaml", after="## The command line")
 SESSION = GUIDE.block("console", after="## The command line")
 EVENT_DOCUMENT = GUIDE.block("json", after="## The event document")
-APPROVAL = """\
-flow: approval
-steps:
-  - approval:
-      wait_for: slack.approval
-      match: { message: "1700000000.100" }
-      timeout: 1d
-"""
 
 pytestmark = pytest.mark.timeout(240)  # processes, on a machine that may be busy
 
@@ -53,14 +47,13 @@ async def test_the_emit_step_sends_its_event_with_its_id(tmp_path: Path) -> None
 def project(tmp_path: Path) -> Path:
     """A project of the page's manifest, with a run waiting for the approval the session
     sends."""
-    (tmp_path / "tarry.toml").write_text("", encoding="utf-8")
-    (tmp_path / "events.yaml").write_text(MANIFEST, encoding="utf-8")
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "approval.yaml").write_text(APPROVAL, encoding="utf-8")
-    started = subprocess.run([str(TARRY), "run", "approval"], cwd=tmp_path,
+    root = fresh_project(tmp_path / "p")
+    add_event_types(root, MANIFEST)
+    (root / "flows" / "approval.yaml").write_text(APPROVAL, encoding="utf-8")
+    started = subprocess.run([str(TARRY), "run", "approval"], cwd=root,
                              capture_output=True, text=True, timeout=60, check=False)
     assert started.returncode == 0, started.stderr
-    return tmp_path
+    return root
 
 
 def test_the_send_session_prints_what_the_page_shows(project: Path) -> None:

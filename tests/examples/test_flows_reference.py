@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from markdown_blocks import TARRY, Document, example_copy, run_console
+from markdown_blocks import (
+    TARRY,
+    Document,
+    add_config,
+    example_copy,
+    fresh_project,
+    run_console,
+)
 from tarry.cli import app
 from tarry.errors import LoadError
 from tarry.language.loader import parse_flow
@@ -24,6 +31,7 @@ INPUTS = REFERENCE.block("yaml", after="## Inputs")
 INPUT_REFUSALS = REFERENCE.block("console", after="## Inputs")
 STEP = REFERENCE.block("yaml", after="## Steps, ids and bindings")
 USER_ACTION = REFERENCE.block("toml", after="### User actions")
+PROVIDED = REFERENCE.block("toml", after="### Actions provided elsewhere")
 DECLARED_ARGUMENTS = REFERENCE.block("python", after="### Arguments are checked at load")
 WAITS = REFERENCE.block("yaml", after="either may be an expression:")
 WAIT_FOR, WAIT_FOR_ANY = REFERENCE.blocks("yaml", after="### `wait_for`", before="### `repeat`")
@@ -109,6 +117,21 @@ def test_the_user_action_declaration_runs_the_polling_example(tmp_path: Path) ->
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "waiting to poll again at step 'indexed'" in result.stdout  # polled once, and waits
+
+
+def test_actions_provided_elsewhere_load_and_fail_where_nothing_provides_them(
+        tmp_path: Path) -> None:
+    root = fresh_project(tmp_path / "p")
+    add_config(root, PROVIDED)
+    (root / "flows" / "pay.yaml").write_text(
+        "flow: pay\nsteps:\n  - charge: { billing.charge: { amount: 5 } }\n", encoding="utf-8")
+    assert subprocess.run([str(TARRY), "validate"], cwd=root, capture_output=True,
+                          timeout=60, check=False).returncode == 0
+    result = subprocess.run([str(TARRY), "run", "pay"], cwd=root, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 1
+    assert ("action 'billing.charge' is provided elsewhere (provided_actions in tarry.toml) and "
+            "nothing provides it here: ") in result.stdout + result.stderr
 
 
 async def test_the_wait_examples_wait_until_the_day_before_then_for_the_interval(
@@ -227,9 +250,9 @@ steps:
 def test_the_validate_output_is_what_tarry_validate_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shown = VALIDATE.splitlines()
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "reminder.yaml").write_text(FLOWS["reminder"], encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    root = fresh_project(tmp_path / "p")
+    (root / "flows" / "reminder.yaml").write_text(FLOWS["reminder"], encoding="utf-8")
+    monkeypatch.chdir(root)
     result = CliRunner().invoke(app, ["validate"])
     assert result.exit_code == 1
     assert result.stdout.splitlines() == shown[1:-1]

@@ -1,5 +1,6 @@
-"""docs/python.md shows only what works: its flow and its test run, its serializer round-trips,
-its tables say what the code does, and the messages it quotes are the code's."""
+"""docs/python.md shows only what works: its flow and its test run (in a project made by
+``tarry init``, with only what the guide says to add), its serializer round-trips, its tables
+say what the code does, and the messages it quotes are the code's."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from markdown_blocks import ROOT, TARRY, Document
+from markdown_blocks import ROOT, TARRY, Document, add_config, add_event_types, fresh_project
 from tarry import Jitter, WaitStrategy
 from tarry.sdk import runner
 from tarry.sdk.serializers import Codec
@@ -24,6 +25,7 @@ from tarry.sdk.serializers import Codec
 GUIDE = Document("docs/python.md", __file__)
 OPENING = GUIDE.block("python")
 APP_CONFIG = GUIDE.block("toml", after="### Running Python flows from the command line")
+EVENT_TYPE = GUIDE.block("yaml", after="### Running Python flows from the command line")
 CONDITION = GUIDE.block("python", after="## wait_for_condition and wait strategies")
 SERIALIZER = GUIDE.block("python", after="### Serialization")
 TESTING = GUIDE.block("python", after="## Testing")
@@ -45,20 +47,29 @@ def run_block(source: str, module: ModuleType) -> dict[str, Any]:
     return module.__dict__
 
 
-async def test_the_opening_flow_and_the_testing_example_run(tmp_path: Path,
-                                                            module: ModuleType) -> None:
-    run_block(OPENING, module)
-    namespace = run_block(TESTING, module)
-    await namespace["test_settles_after_approval"](tmp_path)
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    """A new project (``tarry init``) with the guide's ``shop.py``, named in its tarry.toml,
+    and the event type it waits for added to its events.yaml."""
+    root = fresh_project(tmp_path / "shop")
+    (root / "shop.py").write_text(OPENING, encoding="utf-8")
+    add_config(root, APP_CONFIG)
+    add_event_types(root, EVENT_TYPE)
+    return root
 
 
-def test_the_app_named_in_tarry_toml_runs_from_the_command_line(tmp_path: Path) -> None:
-    (tmp_path / "tarry.toml").write_text(APP_CONFIG, encoding="utf-8")
-    (tmp_path / "shop.py").write_text(OPENING, encoding="utf-8")
-    (tmp_path / "events.yaml").write_text(
-        run_block(TESTING, ModuleType("manifests"))["MANIFESTS"], encoding="utf-8")
+@pytest.mark.timeout(120)  # pytest, in a process of its own
+def test_the_testing_example_passes_under_pytest_as_written(shop: Path) -> None:
+    (shop / "test_shop.py").write_text(TESTING, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                            cwd=shop, capture_output=True, text=True, timeout=100, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+def test_the_app_named_in_tarry_toml_runs_from_the_command_line(shop: Path) -> None:
     result = subprocess.run([str(TARRY), "run", "settle-order", "-i", "order_id=A1"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            cwd=shop, capture_output=True, text=True, timeout=60,
                             check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[1].startswith("waiting for timer at step 'cooling-off'")

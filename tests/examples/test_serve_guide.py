@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from markdown_blocks import TARRY, Document
+from markdown_blocks import TARRY, Document, fresh_project
 from tarry import Client
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import parse_manifests
@@ -104,11 +104,11 @@ def _first_answer(address: str, process: subprocess.Popen[str]) -> bool:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_the_serve_commands_serve_with_a_token_on_their_addresses(tmp_path: Path) -> None:
-    (tmp_path / "tarry.toml").write_text("", encoding="utf-8")
+    root = fresh_project(tmp_path / "p")
     _, first, second = COMMANDS.splitlines()
-    error, _ = served(tmp_path, first, "http://127.0.0.1:8620")
+    error, _ = served(root, first, "http://127.0.0.1:8620")
     assert error == json.loads(ERROR)
-    _, logged = served(tmp_path, second, "http://127.0.0.1:8080")
+    _, logged = served(root, second, "http://127.0.0.1:8080")
     assert all(json.loads(line)["level"] for line in logged.splitlines())
 
 

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from markdown_blocks import ROOT, TARRY, Document, run_console
+from markdown_blocks import ROOT, TARRY, Document, fresh_project, run_console
 from tarry.config import load_settings
 from tarry.engine.documents import task_document
 from tarry.scenarios import parse_scenario, run_scenario
@@ -33,11 +33,10 @@ START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 async def test_the_guides_flow_and_scenario_pass(tmp_path: Path) -> None:
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
-    (tmp_path / "tarry.toml").write_text("[tarry]\n", encoding="utf-8")
+    root = fresh_project(tmp_path / "p")
+    (root / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
     scenario = parse_scenario(SCENARIO, "guide.yaml")
-    result = await run_scenario(scenario, load_settings(tmp_path), directory=tmp_path)
+    result = await run_scenario(scenario, load_settings(root), directory=tmp_path)
     assert result.passed, result.mismatches
 
 
@@ -106,14 +105,13 @@ async def test_a_completed_review_binds_what_the_guide_shows(tmp_path: Path) -> 
 
 
 def test_the_command_line_lists_and_completes_the_task_as_shown(tmp_path: Path) -> None:
-    (tmp_path / "tarry.toml").write_text("", encoding="utf-8")
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
+    root = fresh_project(tmp_path / "p")
+    (root / "flows" / "reply-check.yaml").write_text(FLOW, encoding="utf-8")
     for args in (["start", "reply-check", "--inputs", json.dumps({"request": REQUEST})],
                  ["worker", "--once"]):
-        subprocess.run([str(TARRY), *args], cwd=tmp_path, capture_output=True, timeout=60,
+        subprocess.run([str(TARRY), *args], cwd=root, capture_output=True, timeout=60,
                        check=True)
-    listed = subprocess.run([str(TARRY), "tasks", "--json"], cwd=tmp_path, capture_output=True,
+    listed = subprocess.run([str(TARRY), "tasks", "--json"], cwd=root, capture_output=True,
                             text=True, timeout=60, check=True)
     [task] = json.loads(listed.stdout)
-    run_console(SESSION.replace(SHOWN_TASK_ID, task["id"]), tmp_path)
+    run_console(SESSION.replace(SHOWN_TASK_ID, task["id"]), root)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from markdown_blocks import ROOT, TARRY, Document, run_console
+from markdown_blocks import ROOT, TARRY, Document, add_event_types, fresh_project, run_console
 from tarry.language.loader import BUILTIN_ACTIONS, parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.testing import Harness
@@ -67,17 +67,16 @@ async def test_a_trigger_that_cannot_compute_its_target_records_the_refusal_show
 
 
 def project(root: Path, deploy: str = DEPLOY, report: str = REPORT) -> Path:
-    """A project of the page's manifest and its two flows."""
-    (root / "flows").mkdir(parents=True)
+    """A new project (``tarry init``) with the page's manifest and its two flows added."""
+    fresh_project(root)
     (root / "flows" / "deploy.yaml").write_text(deploy, encoding="utf-8")
     (root / "flows" / "report.yaml").write_text(report, encoding="utf-8")
-    (root / "events.yaml").write_text(MANIFEST, encoding="utf-8")
-    (root / "tarry.toml").write_text("", encoding="utf-8")
+    add_event_types(root, MANIFEST)
     return root
 
 
 def test_tarry_triggers_lists_the_triggers_as_shown(tmp_path: Path) -> None:
-    run_console(LISTING, project(tmp_path))
+    run_console(LISTING, project(tmp_path / "p"))
 
 
 def test_each_refusal_shown_is_what_tarry_validate_says_of_its_mistake(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hold_support import T0, script
 
-from markdown_blocks import TARRY, Document
+from markdown_blocks import TARRY, Document, add_config, fresh_project
 from tarry.config import Limits, load_settings
 from tarry.errors import ConfigError, InvalidRunRequest
 from tarry.holds.checks import CheckRunner, check_environment
@@ -89,21 +89,22 @@ def test_a_target_a_check_could_misread_is_refused_at_start(
 
 
 def test_tarry_start_refuses_such_targets_with_the_messages_quoted(tmp_path: Path) -> None:
-    (tmp_path / "flows").mkdir()
-    (tmp_path / "flows" / "deploy.yaml").write_text(HELD, encoding="utf-8")
-    said = [subprocess.run([str(TARRY), "start", "deploy", "--target", target], cwd=tmp_path,
+    root = fresh_project(tmp_path / "p")
+    (root / "flows" / "deploy.yaml").write_text(HELD, encoding="utf-8")
+    said = [subprocess.run([str(TARRY), "start", "deploy", "--target", target], cwd=root,
                            capture_output=True, text=True, timeout=60, check=False)
             for target in ("", "--help")]
     assert [result.returncode for result in said] == [1, 1]
     assert "".join(result.stderr for result in said) == TARGET_REFUSALS
-    listed = subprocess.run([str(TARRY), "runs"], cwd=tmp_path, capture_output=True,
+    listed = subprocess.run([str(TARRY), "runs"], cwd=root, capture_output=True,
                             text=True, timeout=60, check=False)
     assert listed.stderr == "no runs\n"
 
 
 def test_the_documented_check_env_setting_loads(tmp_path: Path) -> None:
-    (tmp_path / "tarry.toml").write_text(CHECK_ENV, encoding="utf-8")
-    limits = load_settings(cwd=tmp_path, env={}).limits
+    root = fresh_project(tmp_path / "p")
+    add_config(root, CHECK_ENV)
+    limits = load_settings(cwd=root, env={}).limits
     assert limits.check_env == ("JIRA_API_TOKEN", "HTTPS_PROXY")
 
 

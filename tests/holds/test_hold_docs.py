@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hold_support import NoJitter, script
 
-from markdown_blocks import TARRY, Document
+from markdown_blocks import TARRY, Document, add_config, fresh_project
 from tarry.cli.holds import held_row, held_table
 from tarry.cli.session import console
 from tarry.config import load_settings
@@ -24,6 +24,7 @@ from tarry.testing import Harness
 
 DOC = Document("docs/holds.md", __file__)
 DEPLOY = DOC.block("yaml", after="## Declaring a hold")
+HOTFIX = DOC.block("yaml", after="A single start can add an `after`")
 HOLD_AFTER = DOC.block("sh", after="A single start can add an `after`")
 CHECKS_TOML = DOC.block("toml", after="## `check`: a program you write")
 CHECKS_ENV = DOC.block("sh", after="## `check`: a program you write")
@@ -71,11 +72,12 @@ def tarry(root: Path, *args: str, env: dict[str, str] | None = None,
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-def project(root: Path, flow: str, config: str = "") -> Path:
-    """A project in ``root`` with ``flows/deploy.yaml`` and ``config`` as its tarry.toml."""
-    (root / "flows").mkdir(parents=True)
-    (root / "flows" / "deploy.yaml").write_text(flow, encoding="utf-8")
-    (root / "tarry.toml").write_text(config, encoding="utf-8")
+def project(root: Path, flow: str, config: str = "", name: str = "deploy") -> Path:
+    """A new project (``tarry init``) in ``root`` with ``flow`` as ``flows/<name>.yaml`` and
+    the lines of ``config`` added to its tarry.toml."""
+    fresh_project(root)
+    (root / "flows" / f"{name}.yaml").write_text(flow, encoding="utf-8")
+    add_config(root, config)
     return root
 
 
@@ -101,8 +103,7 @@ def test_the_deploy_flow_is_held_until_its_ticket_says_go(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("line", [0, 1], ids=["start", "run"])
 def test_a_start_adds_an_after_of_its_own(tmp_path: Path, line: int) -> None:
-    unheld = DEPLOY.split("hold:\n")[0] + "steps:" + DEPLOY.split("steps:", 1)[1]
-    root = project(tmp_path, unheld)
+    root = project(tmp_path / "p", HOTFIX, name="hotfix")
     result = shell(root, HOLD_AFTER.splitlines()[line])
     assert result.returncode == 0, result.stderr
     run_id = result.stdout.split()[0 if line == 0 else 1]
@@ -113,8 +114,8 @@ def test_a_start_adds_an_after_of_its_own(tmp_path: Path, line: int) -> None:
 
 def test_a_flow_with_an_after_takes_no_second_one_and_nothing_is_created(
         tmp_path: Path) -> None:
-    root = project(tmp_path, DEPLOY)
-    result = shell(root, HOLD_AFTER.splitlines()[0])
+    root = project(tmp_path / "p", DEPLOY)
+    result = shell(root, HOLD_AFTER.splitlines()[0].replace("hotfix", "deploy"))
     assert (result.returncode, result.stderr) == (1, (
         "error: flow 'deploy' already holds its runs until 2026-09-01T09:00:00.000Z; a hold "
         "has at most one 'after', so --hold-after cannot add another\n"))

@@ -30,7 +30,7 @@ from tarry.cli import (
     worker,
 )
 from tarry.cli.layout import PlainCommand, PlainGroup
-from tarry.errors import LoadError, TarryError
+from tarry.errors import ConfigError, LoadError, TarryError
 from tarry.secrets import Redactor
 
 __all__ = ["app", "error_lines", "main"]
@@ -42,6 +42,8 @@ def error_lines(exc: BaseException) -> list[str]:
     redact = Redactor.from_environment()
     if isinstance(exc, LoadError) and exc.problems:
         return [redact(str(problem)) for problem in exc.problems]
+    if isinstance(exc, ConfigError):
+        return [redact(f"error: {message}") for message in exc.args]
     if isinstance(exc, OSError) and exc.filename is not None:
         return [redact(f"error: {exc.filename}: {exc.strerror}")]
     return [redact(f"error: {exc}")]

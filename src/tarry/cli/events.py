@@ -1,5 +1,5 @@
 """The commands about events: ``send``, and the ``events`` inbox with ``redeliver`` and
-``discard`` (SPEC 3.5, 8.1).
+``discard``.
 
 Each prints where the event went, one line (an invalid event's errors follow, one a line),
 or with ``--json`` the event document. Exit codes: 0 when the event was delivered, buffered,
@@ -17,7 +17,9 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
+from tarry._text import clip
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.options import choice, parse_json_object
 from tarry.cli.session import note, open_engine, open_run_store, print_json, print_listing
@@ -182,19 +184,33 @@ def _runs(runs: Sequence[str]) -> str:
     return f"run {runs[0]}" if len(runs) == 1 else f"{len(runs)} runs: {', '.join(runs)}"
 
 
+SUMMARY_WIDTH = 80
+"""How many characters of an event's payload, and of its detail, a row of ``tarry events``
+shows: one line per event however large its payload (``--json`` prints whole payloads)."""
+
+
 def events_table(docs: Sequence[_Document]) -> Table:
-    """One row per event: id, type, state, when received, detail, data."""
+    """One row per event: id, type, state, when received, detail, and the start of its
+    payload as one line of JSON (each cut to :data:`SUMMARY_WIDTH` characters)."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column("id", no_wrap=True)
     table.add_column("type", min_width=6)
     table.add_column("state", no_wrap=True)
     table.add_column("received", no_wrap=True)
     table.add_column("detail", min_width=10, overflow="fold")
-    table.add_column("data", overflow="fold")
+    table.add_column("data", overflow="ellipsis")
     for doc in docs:
-        table.add_row(doc["id"], doc["type"], doc["state"], doc["received_at"], _detail(doc),
-                      json.dumps(doc["data"], ensure_ascii=False, separators=(",", ":")))
+        table.add_row(doc["id"], doc["type"], doc["state"], doc["received_at"],
+                      clip(_detail(doc), SUMMARY_WIDTH),
+                      _summary(doc["data"]))
     return table
+
+
+def _summary(data: Any) -> Text:
+    """The payload as one line of JSON, cut to :data:`SUMMARY_WIDTH` characters and never
+    wrapped: a narrow terminal cuts it shorter."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return Text(clip(text, SUMMARY_WIDTH), no_wrap=True, overflow="ellipsis")
 
 
 def _detail(doc: _Document) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,8 @@ class Validation:
     files: list[str] = field(default_factory=list)
     manifests: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
+    configs: list[str] = field(default_factory=list)
+    """The project configuration, when an ``[actions]`` entry of it cannot be imported."""
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -63,7 +66,8 @@ class Validation:
             return "no flow files to validate"
         counts = [_count(len(names), noun) for names, noun in (
             (self.files, "flow file"), (self.manifests, "event manifest"),
-            (self.apps, "app of Python flows")) if names]
+            (self.apps, "app of Python flows"), (self.configs, "project configuration"))
+            if names]
         checked = " and ".join([", ".join(counts[:-1]), counts[-1]] if len(counts) > 1
                                else counts)
         if self.ok:
@@ -80,12 +84,17 @@ def validate(
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
         = False) -> None:
     """Validate flow files and event manifests; print file:line:col: message per problem."""
-    settings = load_settings()
+    unreadable: dict[str, str] = {}
+    settings = load_settings(unreadable_actions=unreadable)
     app = None
     if settings.app is not None and not paths:  # the project's own flows: the app's too
         app = (settings.app, import_program_source(settings.app, root=settings.root))
-    result = validate_files(_yaml_files(paths or [settings.flows_dir]), _action_names(settings),
+    actions, unimportable = _action_names(settings, unreadable)
+    result = validate_files(_yaml_files(paths or [settings.flows_dir]), actions,
                             manifest_files=settings.event_files, app=app)
+    if unimportable:
+        result.configs.append(unimportable[0].file)
+        result.problems[:0] = unimportable
     if as_json:
         print_json(result.document())
     else:
@@ -178,11 +187,38 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _action_names(settings: Settings) -> dict[str, Mapping[str, Any] | None]:
+def _action_names(settings: Settings, unreadable: Mapping[str, str],
+                  ) -> tuple[dict[str, Mapping[str, Any] | None], list[Problem]]:
+    """The actions flows may call, each ``[actions]`` entry that is malformed (``unreadable``,
+    name → why) or cannot be imported among them (so the flows that call it are still
+    checked), and a problem for each of those, at its line of ``tarry.toml``."""
     registry = ActionRegistry()
     register_builtins(registry)
-    registry.load_user_actions(settings.actions, root=settings.root)
-    return registry.declared_arguments()
+    failed = registry.try_load_user_actions(settings.actions, root=settings.root,
+                                            provided=settings.provided_actions)
+    for name, why in unreadable.items():
+        registry.register_unavailable(name, why)
+    problems = []
+    if settings.config_file is not None and (failed or unreadable):
+        text = settings.config_file.read_text(encoding="utf-8")
+        shown = _shown(settings.config_file)
+        problems = sorted((Problem(shown, *_entry_position(text, "actions", name),
+                                   message.removeprefix(f"{settings.config_file}: "))
+                           for name, message in [*unreadable.items(), *failed]),
+                          key=lambda problem: (problem.line, problem.column))
+    return registry.declared_arguments(), problems
+
+
+def _entry_position(toml: str, table: str, key: str) -> tuple[int, int]:
+    """Line and column of ``key = …`` in the ``[table]`` of a TOML text (1, 1 if not found)."""
+    current = None
+    for number, line in enumerate(toml.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped.strip("[]").strip()
+        elif current == table and re.match(rf"""(["']?){re.escape(key)}\1\s*=""", stripped):
+            return number, len(line) - len(line.lstrip()) + 1
+    return 1, 1
 
 
 def _count(number: int, noun: str) -> str:

@@ -19,12 +19,20 @@ from rich.table import Table
 
 from tarry.config import Settings, load_settings
 from tarry.engine.runtime import Engine
-from tarry.errors import AmbiguousRunId, FlowNotFound, RunNotFound, StoreMissing
+from tarry.errors import (
+    AmbiguousRunId,
+    AmbiguousTaskId,
+    FlowNotFound,
+    RunNotFound,
+    StoreMissing,
+    TarryError,
+    TaskNotFound,
+)
 from tarry.store import open_store
 from tarry.store.base import Store
 
 __all__ = ["console", "note", "open_engine", "open_run_store", "print_json",
-           "resolve_run_id"]
+           "resolve_run_id", "resolve_task_id"]
 
 _PIPE_WIDTH = 200
 
@@ -81,10 +89,25 @@ def resolve_run_id(store: Store, given: str) -> str:
     Raises ``RunNotFound`` when none does and ``AmbiguousRunId`` when several do.
     """
     found = store.run_ids_starting(given, limit=2) if given else []
+    return _the_one(found, lambda: RunNotFound(given), lambda: AmbiguousRunId(given, found))
+
+
+def resolve_task_id(store: Store, given: str) -> str:
+    """The id of the one task whose id is or starts with ``given``, as for runs.
+
+    Raises ``TaskNotFound`` when none does and ``AmbiguousTaskId`` when several do.
+    """
+    found = store.task_ids_starting(given, limit=2) if given else []
+    return _the_one(found, lambda: TaskNotFound(given), lambda: AmbiguousTaskId(given, found))
+
+
+def _the_one(found: list[str], missing: Callable[[], TarryError],
+             ambiguous: Callable[[], TarryError]) -> str:
+    """The one id of ``found``; else the error ``missing`` or ``ambiguous`` makes."""
     if not found:
-        raise RunNotFound(given)
+        raise missing()
     if len(found) > 1:
-        raise AmbiguousRunId(given, found)
+        raise ambiguous()
     return found[0]
 
 

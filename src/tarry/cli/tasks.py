@@ -1,4 +1,4 @@
-"""The commands about tasks for people: ``tasks`` (the inbox) and ``tasks complete`` (SPEC 3.7).
+"""The commands about tasks for people: ``tasks`` (the inbox) and ``tasks complete``.
 
 The command line acts as a principal: ``--as NAME``, by default the OS user name (the same
 name ``tarry cancel`` records). A task with ``assign`` can be completed only by one of the
@@ -22,7 +22,7 @@ from rich.table import Table
 from tarry.cli.events import read_data
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.options import current_user
-from tarry.cli.session import note, open_run_store, print_json, print_listing
+from tarry.cli.session import note, open_run_store, print_json, print_listing, resolve_task_id
 from tarry.clock import SystemClock
 from tarry.config import load_settings
 from tarry.engine import taskdesk
@@ -70,7 +70,8 @@ def list_tasks(
 
 @tasks_app.command("complete", cls=PlainCommand)
 def complete(
-        task_id: Annotated[str, typer.Argument(metavar="ID", help="A task id.")],
+        task_id: Annotated[str, typer.Argument(
+            metavar="ID", help="A task id, or a prefix of one that no other task's id has.")],
         outcome: Annotated[str, typer.Option(
             "--outcome", metavar="O", help="The decision: one of the task's outcomes.")],
         data: Annotated[str | None, typer.Option(
@@ -87,6 +88,7 @@ def complete(
     answer = read_data(data, settings.limits.value_bytes, "value_bytes")
     by = principal or current_user()
     with open_run_store(settings) as store:
+        task_id = resolve_task_id(store, task_id)
         try:
             record = taskdesk.complete_task(store, SystemClock().now(), task_id,
                                             outcome=outcome, data=answer, by=by,

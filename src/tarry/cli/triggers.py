@@ -17,7 +17,7 @@ __all__ = ["triggers"]
 
 def triggers(as_json: Annotated[bool, typer.Option(
         "--json", help="Print every trigger as JSON.")] = False) -> None:
-    """Triggers of the project's flows (SPEC 3.8): what starts each, and when next."""
+    """Triggers of the project's flows: what starts each, and when next."""
     now = SystemClock().now()
     with open_engine() as engine:
         documents = [trigger_document(flow, trigger, now)

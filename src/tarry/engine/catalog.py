@@ -3,7 +3,7 @@
 A run keeps the digest of the exact flow source it started with (saved in the store), so it
 resumes against that definition on any worker, even after the file was edited or removed.
 
-Python flows (functions registered on an App, SPEC 6) are *programs*: the catalog knows them
+Python flows (functions registered on an App) are *programs*: the catalog knows them
 by name and stores a small descriptor in place of a YAML source (``python:<flow name>``), so
 their runs resume on any worker whose app registers that name; the executor hands such a run
 to the program instead of the interpreter.

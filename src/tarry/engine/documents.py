@@ -1,4 +1,4 @@
-"""The run and event documents: the JSON shapes every interface prints (SPEC 8.1)."""
+"""The run and event documents: the JSON shapes every interface prints."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def history_document(history: list[HistoryEntry]) -> list[dict[str, Any]]:
 def event_document(record: EventRecord) -> dict[str, Any]:
     """The event document of ``record``: what ``tarry send --json`` prints and
     ``tarry events --json`` lists. ``buffer_until`` is null unless the event is buffered;
-    ``started`` lists the runs its event triggers started (SPEC 3.8)."""
+    ``started`` lists the runs its event triggers started."""
     return {
         "id": record.id,
         "type": record.type,

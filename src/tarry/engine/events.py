@@ -90,7 +90,7 @@ def _take_event(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: 
 
 def received_in_time(delivered: dict[str, Any], until: str) -> bool:
     """Whether a delivered event counts for a wait with deadline ``until``: only if it was
-    received before it, whenever a worker gets to look (SPEC 3.5.7)."""
+    received before it, whenever a worker gets to look."""
     return from_iso(delivered["received_at"]) < from_iso(until)
 
 

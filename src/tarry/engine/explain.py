@@ -1,4 +1,4 @@
-"""What a run waits for, in one line (SPEC principle 5): the same words everywhere.
+"""What a run waits for, in one line: the same words everywhere.
 
 Every interface explains a wait with :func:`explain_wait` over the run document, so ``tarry
 show``, ``tarry run``, the API (``waiting_for.explanation``) and the dashboard say the same

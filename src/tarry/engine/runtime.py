@@ -205,7 +205,7 @@ class Engine:
         """Create a run of ``flow`` (a name, a path or a loaded flow); a worker executes it.
 
         A flow with ``hold:`` (or a start with ``hold_after``, an aware instant) creates a
-        held run — or a refused one, when its hold is refused at start (SPEC section 5).
+        held run — or a refused one, when its hold is refused at start.
         One store transaction (the first start of a flow also saves its source). ``run_id``
         is the new run's id (default: a fresh one; an idempotent start reserves it first).
         """
@@ -217,7 +217,7 @@ class Engine:
     def start_each(self, requests: Sequence[StartRequest]) -> list[RunRecord | Exception]:
         """Start every request on its own terms, in one transaction where it can: for each,
         in order, its run or why it was refused (what :meth:`start` would raise). The runs
-        of held flows are admitted one by one (SPEC section 5); the others are inserted
+        of held flows are admitted one by one; the others are inserted
         together, or, if that fails, each alone, so one bad request never fails another.
         ``engine.aio.start`` sends concurrent starts here together (group commit)."""
         now, limits = self.clock.now(), self.limits.values
@@ -258,7 +258,7 @@ class Engine:
         the runs are inserted in one transaction — all of them or, on any error, none.
 
         The runs of a flow with ``hold:`` are admitted one after another instead (each start
-        is decided against the runs held before it, SPEC section 5).
+        is decided against the runs held before it).
         """
         loaded = self._loaded(flow)
         given = list(inputs)
@@ -322,7 +322,7 @@ class Engine:
                                     limit=limit)
 
     def held(self, *, limit: int = 100) -> list[RunRecord]:
-        """Held runs (SPEC section 5), newest first."""
+        """Held runs, newest first."""
         return self.store.list_runs(status=RunStatus.HELD, limit=limit)
 
     def cancel(self, run_id: str, *, by: str) -> RunRecord:
@@ -330,8 +330,8 @@ class Engine:
         return self.store.cancel(run_id, by, self.clock.now())
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
-        """Validate and deliver an event (SPEC 3.5); an invalid one is quarantined, not raised.
-        The runs its event triggers start (SPEC 3.8) are created in the same transaction."""
+        """Validate and deliver an event; an invalid one is quarantined, not raised.
+        The runs its event triggers start are created in the same transaction."""
         sent = self.send_each([SendRequest(type, data, id)])[0]
         if isinstance(sent, Exception):
             raise sent
@@ -501,7 +501,8 @@ def _project(settings: Settings, app: ProgramSource | None
     app that ``[tarry] app`` names, if any)."""
     actions = ActionRegistry()
     register_builtins(actions)
-    actions.load_user_actions(settings.actions, root=settings.root)
+    actions.load_user_actions(settings.actions, root=settings.root,
+                              provided=settings.provided_actions)
     manifests = load_manifests(settings.event_files)
     if app is None and settings.app is not None:
         app = import_program_source(settings.app, root=settings.root)

@@ -1,4 +1,4 @@
-"""Listing and completing tasks for people (SPEC 3.7): what the CLI, the API, the dashboard
+"""Listing and completing tasks for people: what the CLI, the API, the dashboard
 and the test harness call, over the store alone (no flow needs to load).
 
 A completion is checked in this order, and a refusal raises: the task must exist

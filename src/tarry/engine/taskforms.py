@@ -1,4 +1,4 @@
-"""Checking a person's answer to a task, without I/O: who may answer, and what (SPEC 3.7).
+"""Checking a person's answer to a task, without I/O: who may answer, and what.
 
 A task assigned to principals may be completed by those only (no ``assign``: by anyone). The
 outcome must be one of the task's; the data must be a JSON object that its form (a JSON

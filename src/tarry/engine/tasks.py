@@ -1,4 +1,4 @@
-"""``ask``: a task for a person, a wait whose event comes from a form (SPEC 3.7).
+"""``ask``: a task for a person, a wait whose event comes from a form.
 
 The step renders its title, details and assignees once, registers a task with a fresh id and
 its deadline, and waits like a ``wait_for``: whichever comes first wins, a completion (put in

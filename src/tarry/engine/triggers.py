@@ -1,4 +1,4 @@
-"""The engine's triggers (SPEC 3.8): the runs an event starts, and each schedule's occurrences.
+"""The engine's triggers: the runs an event starts, and each schedule's occurrences.
 
 Deciding is pure (:mod:`tarry.triggers`); this module turns the decisions into runs and hands
 them to the store, which inserts them in the transaction that records the event or advances

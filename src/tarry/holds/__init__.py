@@ -1,4 +1,4 @@
-"""Holds: the gate in front of a run's first step (SPEC section 5).
+"""Holds: the gate in front of a run's first step.
 
 - ``cadence``: the pure timing (interval, jitter, clamps, slot re-deferral);
 - ``checks``: running one operator check under the exit-code contract;

@@ -1,6 +1,6 @@
 """Running one check: an operator's executable asked "may this run start yet?".
 
-The contract (SPEC section 5): the path is executed directly (an argv array, never a shell)
+The contract: the path is executed directly (an argv array, never a shell)
 with one argument, the run's target (or its id); stdin is ``/dev/null``, so a script that
 prompts gets end-of-file at once; stdout and stderr are read, counted and thrown away — the
 byte counts and the check's *name* are all that is ever logged or stored, never the output and

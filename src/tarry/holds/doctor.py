@@ -89,7 +89,7 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
     try:
         settings = load_settings(cwd, env)
     except ConfigError as exc:
-        return [Finding(Level.ERROR, "config", redact(str(exc)))]
+        return [Finding(Level.ERROR, "config", redact(str(message))) for message in exc.args]
     findings = [Finding(Level.OK, "config", f"the configuration parses ({settings.origin})")]
     findings += _check_paths(settings.checks)
     flows, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
@@ -186,7 +186,7 @@ def _load_flows(settings: Settings, cwd: Path) -> tuple[list[Flow], list[Finding
         manifests = load_manifests(settings.event_files)
     except LoadError as exc:
         findings += [Finding(Level.ERROR, "manifest", str(problem)) for problem in exc.problems]
-    actions = BUILTIN_ACTIONS | frozenset(settings.actions)
+    actions = BUILTIN_ACTIONS | frozenset(settings.actions) | settings.provided_actions
     flows: list[Flow] = []
     for path in _flow_files(settings.flows_dir, cwd):
         try:

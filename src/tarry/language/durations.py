@@ -1,4 +1,4 @@
-"""Durations and instants exactly as SPEC 3.6 defines them.
+"""Durations and instants as flows write them.
 
 Durations: ``500ms``, ``30s``, ``15m``, ``24h``, ``2d``, ``1w``, compounds (``1h30m``) and ISO
 8601 (``PT30S``, ``P2D``, ``P1W``). Months and years are refused: their length is ambiguous.

@@ -1,4 +1,4 @@
-"""Checking a flow's use of events against the declared manifests, at load (SPEC 3.4).
+"""Checking a flow's use of events against the declared manifests, at load.
 
 With the project's manifests at hand the loader refuses, at ``file:line:column``: a
 ``wait_for`` (or ``emit``) naming an undeclared event type, a ``match`` without a value for

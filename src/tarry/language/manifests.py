@@ -1,4 +1,4 @@
-"""Event manifests: the declaration of each event type (SPEC 3.1, 3.5).
+"""Event manifests: the declaration of each event type.
 
 ```yaml
 events:
@@ -43,7 +43,7 @@ _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV = re.compile(r"[A-Z_][A-Z0-9_]*")
 _MANIFEST_KEYS = ("correlate_on", "schema", "buffer", "secret_env", "signature")
 SIGNATURE_SCHEMES = ("tarry", "github", "slack")
-"""How an HTTP sender signs the events of a type that declares ``secret_env`` (SPEC 8.2)."""
+"""How an HTTP sender signs the events of a type that declares ``secret_env``."""
 
 
 @dataclass(frozen=True)

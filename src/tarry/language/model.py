@@ -9,7 +9,8 @@ or an expression use :class:`Template` for the expression case and the parsed li
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeAlias
 
@@ -43,6 +44,7 @@ __all__ = [
     "Value",
     "Wait",
     "WaitFor",
+    "actions_called",
 ]
 
 Value: TypeAlias = Any
@@ -101,6 +103,18 @@ class Action:
     args: Value
 
 
+def actions_called(node: object) -> Iterator[str]:
+    """The name of every action a flow (or any node of one) calls, in the order written."""
+    if isinstance(node, Action):
+        yield node.name
+    elif is_dataclass(node) and not isinstance(node, type):
+        for each in fields(node):
+            yield from actions_called(getattr(node, each.name))
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from actions_called(item)
+
+
 @dataclass(frozen=True)
 class Wait:
     """``wait: {for | until}``: exactly one of the two is set."""
@@ -144,7 +158,7 @@ class WaitFor:
 
 @dataclass(frozen=True)
 class Ask:
-    """``ask:`` a task for a person (SPEC 3.7): a wait whose event comes from a form.
+    """``ask:`` a task for a person: a wait whose event comes from a form.
 
     ``title`` and ``details`` are text that may hold expressions; ``assign`` the principals
     who may complete it (a list of names that may hold expressions, or one expression giving

@@ -1,4 +1,4 @@
-"""Reading a flow's ``on:`` triggers: the events and schedules that start its runs (SPEC 3.8).
+"""Reading a flow's ``on:`` triggers: the events and schedules that start its runs.
 
 An event trigger's expressions (``if``, ``target``, ``inputs``) see ``event``, the payload of
 the event that arrived; a schedule trigger's see ``event`` too, as the occurrence

@@ -1,6 +1,6 @@
 """Reading a scenario's ``checks:``: the hold checks it stubs, and those it runs for real.
 
-A check is an operator's executable (SPEC section 5); a scenario either runs the real one,
+A check is an operator's executable; a scenario either runs the real one,
 ``{ path: checks/ledger-closed.sh }`` (relative to the project root), or scripts its answers
 by virtual instant, so that a check that reads the wall clock or another system still gives
 the same answers on every run::

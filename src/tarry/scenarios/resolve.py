@@ -20,7 +20,7 @@ from tarry.engine.runtime import Engine
 from tarry.errors import FlowNotFound, LoadError, Problem, RunError
 from tarry.holds.doctor import checks_named, path_problem
 from tarry.language.inputs import bind_inputs
-from tarry.language.model import EventTrigger, Flow, Position, ScheduleTrigger
+from tarry.language.model import EventTrigger, Flow, Position, ScheduleTrigger, actions_called
 from tarry.scenarios.loader import FLOW_SUFFIXES
 from tarry.scenarios.model import Expectation, RealCheck, Scenario
 from tarry.triggers.schedule import next_occurrence, occurrences_between
@@ -48,6 +48,7 @@ def resolve_flow(scenario: Scenario, engine: Engine, root: Path,
     problems = [*(_input_problems(scenario, flow) if flow else ()),
                 *_event_problems(scenario, engine),
                 *(_step_problems(flow, _anchored(scenario), "") if flow else ()),
+                *(_unstubbed_problems(scenario, flow, engine) if flow else ()),
                 *_trigger_problems(scenario, engine),
                 *_check_problems(scenario, engine, root, declared)]
     if problems:
@@ -114,6 +115,16 @@ def _step_problems(flow: Flow, named: list[tuple[str, Position, str]],
         if first not in steps:
             yield _problem(pos, f"{prefix}{where}: flow '{flow.name}' has no step '{first}'"
                                 f"{did_you_mean(first, steps)}")
+
+
+def _unstubbed_problems(scenario: Scenario, flow: Flow, engine: Engine) -> Iterator[Problem]:
+    """An action provided elsewhere that the flow calls must be stubbed: nothing here runs
+    it."""
+    missing = sorted(set(actions_called(flow)) & engine.actions.unprovided())
+    for name in missing:
+        yield _problem(scenario.flow_pos, f"flow '{flow.name}' calls '{name}', an action "
+                                          "provided elsewhere (provided_actions in tarry.toml): "
+                                          f"stub it (stub: {{ {name}: … }})")
 
 
 # --- triggers ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""``ctx.ask``: a task for a person from a Python flow, the same task as the YAML ``ask``
-(SPEC 3.7): listed by ``tarry tasks`` and ``GET /v1/tasks``, completed by a person, bounded
+"""``ctx.ask``: a task for a person from a Python flow, the same task as the YAML ``ask``:
+listed by ``tarry tasks`` and ``GET /v1/tasks``, completed by a person, bounded
 by its deadline; its result is ``{status, outcome, data, by, completed_at}``, a value on
 timeout as on completion.
 

@@ -1,4 +1,4 @@
-"""``wait_for_condition``: poll a check until a wait strategy says stop (SPEC 6.2).
+"""``wait_for_condition``: poll a check until a wait strategy says stop.
 
 Each attempt calls ``check(state, check_ctx)`` with the state the previous attempt returned
 (``initial_state`` first) and records the new state with the attempt number — a

@@ -77,7 +77,7 @@ class Context:
     Each operation is named (or, with ``None``, known by its place in the flow); a resumed
     run re-executes the flow from the top and each operation the run already recorded
     returns what it recorded, so code between operations must make the same calls each
-    time (SPEC 6.3). Operations of one context are awaited one at a time; run them
+    time. Operations of one context are awaited one at a time; run them
     concurrently with :meth:`parallel` or :meth:`map`.
     """
 
@@ -135,7 +135,7 @@ class Context:
                   timeout: timedelta | str | datetime, details: str | None = None,
                   assign: Sequence[str] | None = None,
                   form: Mapping[str, Any] | None = None) -> TaskResult:
-        """Ask a person (SPEC 3.7): open a task titled ``title`` with one button per outcome
+        """Ask a person: open a task titled ``title`` with one button per outcome
         in ``outcomes``, optionally ``details``, the principals who may complete it
         (``assign``; default anyone) and a JSON Schema ``form`` of what they fill in; suspend
         until it is completed or ``timeout`` (a duration from now or an aware instant)

@@ -1,4 +1,4 @@
-"""Who is calling: bearer tokens and the principals they stand for (SPEC 8.2).
+"""Who is calling: bearer tokens and the principals they stand for.
 
 ``TARRY_API_TOKEN`` is the token of the principal ``api``; ``TARRY_API_TOKENS=name=token,…``
 names more principals (a task's ``assign`` and ``by`` use the names). With no token at all

@@ -1,4 +1,4 @@
-"""No request body larger than ``[limits] request_bytes`` is read (SPEC 8.2).
+"""No request body larger than ``[limits] request_bytes`` is read.
 
 A request whose ``Content-Length`` says it is too large is answered 413 before a byte of its
 body is read; one without a length (chunked) is read only up to the limit, then refused the

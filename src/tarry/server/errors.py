@@ -1,4 +1,4 @@
-"""One error shape for every refusal of the HTTP API (SPEC 8.2).
+"""One error shape for every refusal of the HTTP API.
 
 Every error response, whatever raised it, is::
 

@@ -1,4 +1,4 @@
-"""Webhook signatures (SPEC 8.2): how a sender without a bearer token proves it holds the
+"""Webhook signatures: how a sender without a bearer token proves it holds the
 event type's shared secret. Pure: no I/O, the instant is passed in.
 
 | scheme   | header                                   | signed text                     |

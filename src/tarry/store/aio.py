@@ -202,6 +202,7 @@ class AsyncStore:
     get_task = offloaded(Store.get_task)
     list_tasks = offloaded(Store.list_tasks)
     complete_task = offloaded(Store.complete_task)
+    task_ids_starting = offloaded(Store.task_ids_starting)
     append_history = offloaded(Store.append_history)
     reserve_idempotency_key = offloaded(Store.reserve_idempotency_key)
     change_token = offloaded(Store.change_token)

@@ -305,6 +305,10 @@ class Store(Protocol):
         """Tasks, newest first (by creation, then id), optionally of one state."""
         ...
 
+    def task_ids_starting(self, prefix: str, *, limit: int) -> list[str]:
+        """At most ``limit`` task ids that start with ``prefix``, in order."""
+        ...
+
     def complete_task(self, completion: TaskCompletion) -> TaskRecord:
         """Complete an open task, in one transaction: record the completion, put it in the
         run's inbox under the asking step's path, wake the run, and add ``task.completed``

@@ -1,4 +1,4 @@
-"""Event delivery over named queries, the same statements on every SQL backend (SPEC 3.5).
+"""Event delivery over named queries, the same statements on every SQL backend.
 
 Every function runs inside the caller's transaction, so an event's record, its delivery into
 run inboxes and the wake of those runs commit together. Delivery and wait registration take
@@ -245,7 +245,7 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
     """Register waits; a wait that matches a buffered event also takes it, at once.
 
     A wait stays registered while its run waits, delivered events or not, so that an event
-    turned down by ``accept`` never leaves the run unreachable for the next one (SPEC 3.5.8).
+    turned down by ``accept`` never leaves the run unreachable for the next one.
     The caller holds each wait's correlation lock (:func:`plan_wait_changes` took it).
     """
     for wait in waits:

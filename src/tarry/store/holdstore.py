@@ -1,4 +1,4 @@
-"""Holds over named queries, the same statements on every SQL backend (SPEC section 5).
+"""Holds over named queries, the same statements on every SQL backend.
 
 Two things about holds must be true across every worker sharing the store, so they live in
 the database rather than in any one process:

@@ -565,9 +565,17 @@ class SqlStore(ABC):
 
     def run_ids_starting(self, prefix: str, *, limit: int) -> list[str]:
         """At most ``limit`` ids that start with ``prefix``, in order."""
+        return self._ids_starting("run_ids_from", prefix, limit)
+
+    def task_ids_starting(self, prefix: str, *, limit: int) -> list[str]:
+        """At most ``limit`` task ids that start with ``prefix``, in order."""
+        return self._ids_starting("task_ids_from", prefix, limit)
+
+    def _ids_starting(self, query: str, prefix: str, limit: int) -> list[str]:
+        """The ids ``query`` lists from ``prefix`` on, as long as they start with it."""
         with self._transaction(write=False) as tx:
-            found = tx.all("run_ids_from", {"prefix": prefix, "limit": limit})
-        return list(itertools.takewhile(lambda run_id: run_id.startswith(prefix),
+            found = tx.all(query, {"prefix": prefix, "limit": limit})
+        return list(itertools.takewhile(lambda found_id: found_id.startswith(prefix),
                                         (str(row["id"]) for row in found)))
 
     def reserve_idempotency_key(self, principal: str, key: str, fingerprint: str,

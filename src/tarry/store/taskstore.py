@@ -1,4 +1,4 @@
-"""Tasks for people over named queries, the same statements on every SQL backend (SPEC 3.7).
+"""Tasks for people over named queries, the same statements on every SQL backend.
 
 Every function runs inside the caller's transaction. A checkpoint keeps the table in step with
 what its run waits on (:func:`settle_tasks`); a completion (:func:`complete`) records the

@@ -1,4 +1,4 @@
-"""Triggers over named queries, the same statements on every SQL backend (SPEC 3.8).
+"""Triggers over named queries, the same statements on every SQL backend.
 
 - **Runs an event starts** are inserted in the transaction that records the event, so an
   event is never recorded without its starts nor a start made for an event that was not
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["SUPERSEDED", "due", "fire", "insert_starts", "note_started", "sync"]
 
 SUPERSEDED = "hold-superseded"
-"""The refusal token of a held start that a sibling supersedes (SPEC section 5)."""
+"""The refusal token of a held start that a sibling supersedes."""
 
 Start = tuple[NewRun, Sequence[HistoryEntry]]
 

@@ -1,4 +1,4 @@
-"""Triggers: the ``on:`` of a flow, which starts runs from events and schedules (SPEC 3.8).
+"""Triggers: the ``on:`` of a flow, which starts runs from events and schedules.
 
 - ``starts``: which runs a trigger starts, and with what inputs (pure);
 - ``schedule``: when a schedule trigger fires, and what to create after a gap (pure);

@@ -1,4 +1,4 @@
-"""The /v1 HTTP API (SPEC 8.2): one router per resource, gathered in :data:`ROUTERS`.
+"""The /v1 HTTP API: one router per resource, gathered in :data:`ROUTERS`.
 
 A new resource (``/v1/tasks``) is a module here with its ``router``, added to the list.
 """

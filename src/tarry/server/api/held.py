@@ -1,4 +1,4 @@
-"""``/v1/held``: runs held before their first step (SPEC section 5)."""
+"""``/v1/held``: runs held before their first step."""
 
 from __future__ import annotations
 

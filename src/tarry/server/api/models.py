@@ -1,5 +1,5 @@
 """The request and response bodies of the /v1 API, as pydantic models (they make the
-OpenAPI document). The run and event documents are those of SPEC 8.1."""
+OpenAPI document). The run and event documents are those every interface prints."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ class CompleteTask(_Request):
 
 
 class TaskDocument(BaseModel):
-    """A task for a person (SPEC 3.7): what is asked, of whom, until when, and the answer."""
+    """A task for a person: what is asked, of whom, until when, and the answer."""
 
     id: str
     run: str = Field(description="The id of the run that asked.")
@@ -122,7 +122,7 @@ class HistoryItem(BaseModel):
 
 
 class RunDocument(BaseModel):
-    """The run document (SPEC 8.1)."""
+    """The run document."""
 
     id: str
     flow: str
@@ -151,14 +151,13 @@ class RunList(BaseModel):
 
 
 class EventDocument(BaseModel):
-    """The event document (SPEC 8.1)."""
+    """The event document."""
 
     id: str
     type: str
     state: EventState
     runs: list[str] = Field(description="The runs it was delivered to.")
-    started: list[str] = Field(description="The runs its flows' event triggers started "
-                                           "(SPEC 3.8).")
+    started: list[str] = Field(description="The runs its flows' event triggers started.")
     errors: list[str]
     data: Any
     received_at: str

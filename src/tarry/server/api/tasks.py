@@ -1,4 +1,4 @@
-"""``/v1/tasks``: the inbox of tasks for people, and completing one (SPEC 3.7).
+"""``/v1/tasks``: the inbox of tasks for people, and completing one.
 
 A completion is made as the request's principal (its bearer token's name; ``anonymous`` on a
 loopback server without tokens): 403 when the task is assigned to others, 422 with every

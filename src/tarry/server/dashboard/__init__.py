@@ -1,4 +1,4 @@
-"""The dashboard (SPEC 8.3): server-rendered pages at ``/``, included by
+"""The dashboard: server-rendered pages at ``/``, included by
 :func:`tarry.server.app.create_app` with ``include_in_schema=False``.
 
 It reads the engine, the settings and the principals from the application's state (as the

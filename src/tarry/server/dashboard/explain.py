@@ -1,5 +1,5 @@
 """The one place the dashboard gets a run's explanation from, so it says exactly what
-``tarry show`` says (SPEC principle 5): the engine's :func:`tarry.engine.explain.explain_wait`."""
+``tarry show`` says: the engine's :func:`tarry.engine.explain.explain_wait`."""
 
 from __future__ import annotations
 

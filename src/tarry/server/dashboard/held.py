@@ -1,4 +1,4 @@
-"""The held runs (SPEC 5): each with its target, its conditions, how long it has been held,
+"""The held runs: each with its target, its conditions, how long it has been held,
 its next check, its faults, and a cancel button."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The event inbox (SPEC 3.5): quarantined, buffered and unmatched events with their
+"""The event inbox: quarantined, buffered and unmatched events with their
 validation errors; one event's page, where its payload is edited and redelivered, or the
 event discarded."""
 

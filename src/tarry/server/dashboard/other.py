@@ -1,5 +1,5 @@
-"""The flows: each flow the server can start, with its inputs, its hold and its triggers
-(SPEC 3.8), and the event types runs wait for."""
+"""The flows: each flow the server can start, with its inputs, its hold and its triggers,
+and the event types runs wait for."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """How the dashboard words things: instants, how long ago or ahead, and what a run waits for.
 
-Pure functions over run documents (the JSON shape of SPEC 8.1) and an injected ``now``; the
+Pure functions over run documents (the JSON every interface prints) and an injected ``now``; the
 templates only place what these return.
 """
 

@@ -1,4 +1,4 @@
-"""Who looks at the dashboard, and proof that a form came from it (SPEC 8.2, "Security").
+"""Who looks at the dashboard, and proof that a form came from it.
 
 With a token configured, a person signs in once with a token on the sign-in form; the
 dashboard then keeps a **session cookie**: the principal and a CSRF token, signed

@@ -1,4 +1,4 @@
-"""A task's form (SPEC 3.7) as the dashboard draws it, and a submitted form read back into
+"""A task's form as the dashboard draws it, and a submitted form read back into
 the task's data. Pure: no I/O, no validation.
 
 A task's ``form`` is a JSON Schema of an object. Each property of a simple shape becomes a

@@ -1,4 +1,4 @@
-"""The task inbox (tasks for people, SPEC 3.7): the open tasks, the signed-in principal's or
+"""The task inbox (tasks for people): the open tasks, the signed-in principal's or
 everyone's, with their runs, deadlines and reminders, and the completed ones; one task's page,
 whose form is drawn from the task's JSON Schema (:mod:`.taskform`) and completed through the
 same checks as ``POST /v1/tasks/{id}/complete``: a refusal is shown on the page with the

@@ -216,7 +216,7 @@ RETURNING *
 -- name: waiting_branches
 -- The branches waiting on each correlation in keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each (LATERAL, fenced by OFFSET 0), never a scan of waiting
--- runs. A wait whose deadline is not after the event's arrival has lost the race (SPEC 3.5.7).
+-- runs. A wait whose deadline is not after the event's arrival has lost the race.
 SELECT DISTINCT k.type, k.match_key, k.received_at, w.run_id, w.wait_id
 FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, match_key text, received_at bigint)
 CROSS JOIN LATERAL (SELECT run_id, wait_id FROM event_waits
@@ -276,7 +276,7 @@ SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s LIMIT 1
 
 -- name: oldest_buffered
 -- The earliest buffered event a new wait takes; one received at or after the wait's deadline
--- never counts for it (SPEC 3.5.7).
+-- never counts for it.
 SELECT * FROM events
 WHERE state = 'buffered' AND type = %(type)s AND match_key = %(match_key)s
   AND buffer_until > %(now)s AND received_at < %(until)s
@@ -412,6 +412,11 @@ SELECT tasks.*, runs.flow AS flow, runs.target AS target
 FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE tasks.id = %(id)s
 
+-- name: task_ids_from
+-- The ids from a prefix on, in order (a range scan of the primary key): the tasks whose id
+-- starts with the prefix come first.
+SELECT id FROM tasks WHERE id >= %(prefix)s ORDER BY id LIMIT %(limit)s
+
 -- name: lock_task
 SELECT state, until FROM tasks WHERE id = %(id)s FOR UPDATE
 
@@ -445,7 +450,7 @@ ON CONFLICT (principal, key) DO NOTHING
 SELECT fingerprint, run_id FROM idempotency_keys
 WHERE principal = %(principal)s AND key = %(key)s
 
--- Triggers (SPEC 3.8) ------------------------------------------------------------------
+-- Triggers ------------------------------------------------------------------
 
 -- name: add_schedule
 -- A schedule first seen is handled up to now: nothing before it is caught up.

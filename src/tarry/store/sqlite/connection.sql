@@ -4,7 +4,7 @@
 -- The busy timeout is set when connecting. WAL lets readers work beside the one writer.
 -- synchronous=FULL: COMMIT returns only once the WAL file is synced to disk, so what the
 -- engine acknowledged survives a power loss or an OS crash, not only a crash of the process
--- (SPEC 7; docs/durability.md). Group commit keeps the cost of the sync per batch of runs.
+-- (docs/durability.md). Group commit keeps the cost of the sync per batch of runs.
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = FULL;
 PRAGMA foreign_keys = ON

@@ -205,7 +205,7 @@ RETURNING *
 -- name: waiting_branches
 -- The branches waiting on each correlation in :keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each, never a scan of waiting runs. A wait whose deadline is
--- not after the event's arrival has lost the race (SPEC 3.5.7).
+-- not after the event's arrival has lost the race.
 SELECT DISTINCT json_extract(k.value, '$.type') AS type,
                 json_extract(k.value, '$.match_key') AS match_key,
                 json_extract(k.value, '$.received_at') AS received_at, w.run_id, w.wait_id
@@ -257,7 +257,7 @@ SELECT 1 AS present FROM inbox WHERE run_id = :run_id LIMIT 1
 
 -- name: oldest_buffered
 -- The earliest buffered event a new wait takes; one received at or after the wait's deadline
--- never counts for it (SPEC 3.5.7).
+-- never counts for it.
 SELECT * FROM events
 WHERE state = 'buffered' AND type = :type AND match_key = :match_key
   AND buffer_until > :now AND received_at < :until
@@ -391,6 +391,11 @@ SELECT tasks.*, runs.flow AS flow, runs.target AS target
 FROM tasks JOIN runs ON runs.id = tasks.run_id
 WHERE tasks.id = :id
 
+-- name: task_ids_from
+-- The ids from a prefix on, in order (a range scan of the primary key): the tasks whose id
+-- starts with the prefix come first.
+SELECT id FROM tasks WHERE id >= :prefix ORDER BY id LIMIT :limit
+
 -- name: lock_task
 -- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
 SELECT state, until FROM tasks WHERE id = :id
@@ -424,7 +429,7 @@ ON CONFLICT (principal, key) DO NOTHING
 -- name: idempotency_key
 SELECT fingerprint, run_id FROM idempotency_keys WHERE principal = :principal AND key = :key
 
--- Triggers (SPEC 3.8) ------------------------------------------------------------------
+-- Triggers ------------------------------------------------------------------
 
 -- name: add_schedule
 -- A schedule first seen is handled up to now: nothing before it is caught up.

@@ -1,4 +1,4 @@
--- Tasks for people (SPEC 3.7): every task a run's ask step opened, open until completed,
+-- Tasks for people: every task a run's ask step opened, open until completed,
 -- timed out or abandoned, and kept afterwards with who completed it and how.
 
 CREATE TABLE tasks (

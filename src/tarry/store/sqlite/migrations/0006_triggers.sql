@@ -1,4 +1,4 @@
--- Triggers (SPEC 3.8): schedules that start runs at their occurrences, and what each event
+-- Triggers: schedules that start runs at their occurrences, and what each event
 -- started.
 
 -- One row per schedule trigger of the project, due at its next occurrence. handled_until is
