@@ -55,7 +55,7 @@ def test_a_malformed_idempotency_key_is_a_400(served: Served) -> None:
 
 
 @pytest.mark.parametrize(("body", "expected"), [
-    ({"flow": "nope"}, (404, "not_found", "no flow named 'nope' in {flows}")),
+    ({"flow": "nope"}, (404, "not_found", "no flow named 'nope' among the project's flows")),
     ({"flow": "approval"}, (422, "invalid", "input 'deal' is required")),
     ({"flow": "nap", "colour": "red"}, (422, "invalid", "the request is invalid: body.colour: "
                                                         "Extra inputs are not permitted")),

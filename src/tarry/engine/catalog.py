@@ -12,6 +12,7 @@ to the program instead of the interpreter.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -19,8 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tarry._suggest import did_you_mean
+from tarry._text import clip
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
 from tarry.files import FileSignature, file_signature
+from tarry.language.fields import NAME_PATTERN
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
 from tarry.language.model import Flow
@@ -34,6 +37,7 @@ __all__ = ["PROGRAM_PREFIX", "FlowCatalog", "FlowFinder", "Program", "ProgramSou
            "import_program_source", "program_descriptor"]
 
 _SUFFIXES = (".yaml", ".yml")
+_FLOW_NAME = re.compile(NAME_PATTERN)
 
 PROGRAM_PREFIX = "python:"
 """How the stored source of a Python flow begins (the rest is the flow's name)."""
@@ -154,21 +158,40 @@ class FlowFinder:
         named_file = _names_a_file(name_or_path)
         if named_file and Path(name_or_path).is_file():
             return self._load(Path(name_or_path))
-        program = self.programs.get(name_or_path)
-        found = self._file_named(name_or_path, confirm_absence=program is None)
+        found = self._by_name(name_or_path)
+        if found is not None:
+            return found
+        if named_file:
+            raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
+        raise self._not_found(name_or_path, f" in {self.flows_dir}")
+
+    def find_named(self, name: str) -> Flow:
+        """The flow named ``name`` in the flows folder or on the app, and nothing else: what a
+        caller who may not reach the file system asks for (the HTTP API). A path, ``..`` or
+        anything that is not a flow name is ``FlowNotFound`` without a look at the disk, and
+        its message names no folder."""
+        found = self._by_name(name) if _FLOW_NAME.fullmatch(name) else None
+        if found is None:
+            raise self._not_found(name, " among the project's flows")
+        return found
+
+    def _by_name(self, name: str) -> Flow | None:
+        """The flow ``name`` of the folder or the app, or None (a name both define is
+        refused)."""
+        program = self.programs.get(name)
+        found = self._file_named(name, confirm_absence=program is None)
         if program is not None and found is not None:
-            raise ConfigError(f"flow '{name_or_path}' is defined twice: by {found[0]} and "
+            raise ConfigError(f"flow '{name}' is defined twice: by {found[0]} and "
                               "by a Python flow of the app; rename one")
         if program is not None:
             return program.definition
-        if found is not None:
-            return _flow_or_raise(found[1])
-        if named_file:
-            raise FlowNotFound(f"no flow file at {name_or_path}", key=name_or_path)
-        where = " or on the app" if self.programs else ""
+        return None if found is None else _flow_or_raise(found[1])
+
+    def _not_found(self, name: str, where: str) -> FlowNotFound:
+        also = " or on the app" if self.programs else ""
         known = [*self._names(self._current_listing()), *self.programs]
-        raise FlowNotFound(f"no flow named '{name_or_path}' in {self.flows_dir}{where}"
-                           f"{did_you_mean(name_or_path, known)}", key=name_or_path)
+        return FlowNotFound(f"no flow named '{clip(name, 100)}'{where}{also}"
+                            f"{did_you_mean(name, known)}", key=name)
 
     def program(self, flow: Flow) -> Program | None:
         """The program that runs ``flow``, or None for a YAML flow."""

@@ -84,6 +84,8 @@ class StartRequest:
     target: str | None = None
     hold_after: datetime | None = None
     run_id: str | None = None
+    by_name: bool = False
+    """Only a flow of the catalog, by name: a path is never looked up (the HTTP API)."""
 
 
 @dataclass(frozen=True)
@@ -201,15 +203,18 @@ class Engine:
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
               target: str | None = None, hold_after: datetime | None = None,
-              run_id: str | None = None) -> RunRecord:
+              run_id: str | None = None, by_name: bool = False) -> RunRecord:
         """Create a run of ``flow`` (a name, a path or a loaded flow); a worker executes it.
 
         A flow with ``hold:`` (or a start with ``hold_after``, an aware instant) creates a
         held run — or a refused one, when its hold is refused at start.
         One store transaction (the first start of a flow also saves its source). ``run_id``
         is the new run's id (default: a fresh one; an idempotent start reserves it first).
+        With ``by_name``, ``flow`` is only looked up by name among the catalog's flows
+        (:meth:`FlowFinder.find_named`), never as a path.
         """
-        started = self.start_each([StartRequest(flow, inputs, target, hold_after, run_id)])[0]
+        started = self.start_each([StartRequest(flow, inputs, target, hold_after, run_id,
+                                                by_name)])[0]
         if isinstance(started, Exception):
             raise started
         return started
@@ -225,7 +230,7 @@ class Engine:
         plain: dict[int, tuple[NewRun, HistoryEntry]] = {}
         for request in requests:
             try:
-                loaded = self._loaded(request.flow)
+                loaded = self._loaded(request.flow, by_name=request.by_name)
                 run, created = pending_run(loaded, request.inputs, request.target, now,
                                            run_id=request.run_id or new_run_id(),
                                            limits=limits)
@@ -274,8 +279,11 @@ class Engine:
         self.store.create_runs([(run, [created]) for run, created in new])
         return [run.record() for run, _ in new]
 
-    def _loaded(self, flow: str | Flow) -> Flow:
-        return self.catalog.resolve(flow) if isinstance(flow, str) else self.catalog.remember(flow)
+    def _loaded(self, flow: str | Flow, *, by_name: bool = False) -> Flow:
+        if not isinstance(flow, str):
+            return self.catalog.remember(flow)
+        return self.catalog.remember(self.catalog.find_named(flow) if by_name
+                                     else self.catalog.find(flow))
 
     async def drive(self, run_id: str, *, follow: bool = False,
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
@@ -453,11 +461,12 @@ class AsyncEngine:
 
     async def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
                     target: str | None = None, hold_after: datetime | None = None,
-                    run_id: str | None = None) -> RunRecord:
+                    run_id: str | None = None, by_name: bool = False) -> RunRecord:
         """:meth:`Engine.start`, awaited. Starts made in the same moment share one store
         transaction (:meth:`Engine.start_each`), so concurrent callers (a server's requests)
         are not bounded by one durable commit each."""
-        return await self._starts.submit(StartRequest(flow, inputs, target, hold_after, run_id))
+        return await self._starts.submit(StartRequest(flow, inputs, target, hold_after, run_id,
+                                                      by_name))
 
     def _start_batch(self, batch: list[StartRequest]
                      ) -> Awaitable[list[RunRecord | Exception]]:

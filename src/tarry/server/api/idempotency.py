@@ -73,7 +73,7 @@ def start_once(engine: Engine, principal: str, key: str,
 def _start(engine: Engine, body: StartRun, run_id: str) -> RunRecord:
     """Start the run ``body`` asks for, under the id its key reserved."""
     return engine.start(body.flow, body.inputs, target=body.target,
-                        hold_after=body.hold_after, run_id=run_id)
+                        hold_after=body.hold_after, run_id=run_id, by_name=True)
 
 
 def _existing(engine: Engine, run_id: str) -> RunRecord | None:

@@ -31,7 +31,9 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 async def start_run(body: StartRun, *, request: Request, response: Response,
                     engine: EngineDep, principal: Principal,
                     idempotency_key: idempotency.IdempotencyKey = None) -> dict[str, Any]:
-    """Start a run of a flow; a held flow (or ``hold_after``) creates a held run.
+    """Start a run of a flow of the project, by name; a held flow (or ``hold_after``)
+    creates a held run. Anything that is not the name of a flow of the project (a path
+    included) is 404.
 
     With ``Idempotency-Key``, a retry of the same request returns the run the first one
     created (header ``Idempotent-Replayed: true``); the same key with another request is 409.
@@ -39,7 +41,7 @@ async def start_run(body: StartRun, *, request: Request, response: Response,
     key = idempotency.check_key(idempotency_key)
     if key is None:
         record = await engine.aio.start(body.flow, body.inputs, target=body.target,
-                                        hold_after=body.hold_after)
+                                        hold_after=body.hold_after, by_name=True)
     else:
         record, replayed = await off_loop(engine, idempotency.start_once, engine, principal,
                                           key, body)

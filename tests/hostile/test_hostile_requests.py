@@ -1,0 +1,88 @@
+"""Hostile requests to a served project, over a real socket, on every store: nothing they
+send reaches past the project's catalog or freezes the server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.server_support import Served, serve, write_project
+
+OUTSIDE_FLOW = """\
+flow: outside
+steps:
+  - leak:
+      set: { secret: "hunter2-outside-the-project" }
+"""
+NOT_A_FLOW = "password: hunter2-outside-the-project\n"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder beside the project holding YAML files no request may reach."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "outside.yaml").write_text(OUTSIDE_FLOW)
+    (folder / "secret.yaml").write_text(NOT_A_FLOW)
+    return folder
+
+
+@pytest.fixture
+def served(tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+           ) -> Iterator[Served]:
+    """The test project, served from its own folder (so relative paths resolve in it)."""
+    root = write_project(tmp_path / "project", store_url)
+    monkeypatch.chdir(root)
+    with serve(root) as server:
+        yield server
+
+
+def _start(client: httpx.Client, flow: str) -> tuple[int, str]:
+    response = client.post("/v1/runs", json={"flow": flow})
+    return response.status_code, response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("flow", [
+    "{outside}/outside.yaml", "{outside}/secret.yaml", "{outside}/missing.yaml",
+    "../elsewhere/outside.yaml", "../elsewhere/secret.yaml", "../elsewhere/missing.yaml",
+    "flows/quick.yaml", "quick.yaml", "/etc/hostname", "..", "../quick", "./quick",
+    "quick/", "QUICK",
+])
+def test_a_start_of_anything_but_a_catalog_flow_name_is_a_404_saying_nothing_of_the_disk(
+        served: Served, outside: Path, flow: str) -> None:
+    name = flow.format(outside=outside)
+    with served.client() as client:
+        status, message = _start(client, name)
+        runs = client.get("/v1/runs").json()["runs"]
+    shown = name if len(name) <= 100 else name[:97] + "..."
+    refusal = f"no flow named '{shown}' among the project's flows"
+    assert (status, message) in {(404, refusal), (404, f"{refusal} (did you mean 'quick'?)")}
+    assert runs == []
+
+
+def test_a_missing_and_an_existing_file_outside_the_project_answer_alike(
+        served: Served, outside: Path) -> None:
+    with served.client() as client:
+        answers = {_start(client, str(outside / name))[1].replace(name, "NAME")
+                   for name in ("outside.yaml", "secret.yaml", "missing.yaml")}
+    assert len(answers) == 1
+
+
+def test_a_refused_name_never_shows_the_server_s_folder(served: Served) -> None:
+    with served.client() as client:
+        _, message = _start(client, "qiuck")
+    assert message == "no flow named 'qiuck' among the project's flows (did you mean 'quick'?)"
+    assert str(served.settings.root) not in message
+
+
+def test_a_catalog_flow_still_starts_by_name(served: Served) -> None:
+    with served.client() as client:
+        response = client.post("/v1/runs", json={"flow": "quick"},
+                               headers={"Idempotency-Key": "k1"})
+        by_path = client.post("/v1/runs", json={"flow": "flows/quick.yaml"},
+                              headers={"Idempotency-Key": "k2"})
+    assert response.status_code == 201
+    assert by_path.status_code == 404
