@@ -94,7 +94,7 @@ def test_an_ask_reads_as_its_parts() -> None:
      - review:
          ask: { title: Go?, outcomes: [go], form: { type: object, properties: 3 } }
          timeout: 1h
-     """, ["7:48: 'form' is not a valid JSON Schema: 3 is not of type 'object'"]),
+     """, ["7:76: 'form' is not a valid JSON Schema: 3 is not of type 'object'"]),
     ("""
      - review:
          ask: { title: Go?, outcomes: [go], form: { type: string } }

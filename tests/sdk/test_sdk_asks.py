@@ -83,6 +83,10 @@ def test_the_result_reads_the_recorded_outcome() -> None:
                                  "['go', 'go']"),
     ({"form": {"type": "object", "properties": 3}},
      "ValueError: ask 'q': form is not a valid JSON Schema: 3 is not of type 'object'"),
+    ({"form": {"properties": {"note": {"pattern": "(a)\\1"}}}},
+     "ValueError: ask 'q': form is not a valid JSON Schema: pattern '(a)\\\\1' cannot be "
+     "used: invalid escape sequence: \\1 (schema patterns run in linear time, without "
+     "backreferences or lookaround)"),
     ({"assign": []}, "ValueError: ask 'q': assign must be principal names such as "
                      "['ops', 'alice'], got []"),
     ({"timeout": "soon"}, "ValueError: ask 'q': timeout: 'soon' is not a duration (use e.g. "

@@ -28,7 +28,13 @@ from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
 from tarry.language.context import LoadContext
 from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
-from tarry.language.schemas import schema_problem, validation_problems, validator
+from tarry.language.model import Position
+from tarry.language.schemas import (
+    SchemaProblem,
+    schema_problem,
+    validation_problems,
+    validator,
+)
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar, YamlSeq, read_yaml, to_plain
 from tarry.values import load_json
 
@@ -176,9 +182,25 @@ def read_schema(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Any] | 
         return None
     problem = schema_problem(schema)
     if problem is not None:
-        ctx.report(node.pos, f"'{key}' is not a valid JSON Schema: {problem}")
+        ctx.report(_position(node, problem),
+                   f"'{key}' is not a valid JSON Schema: {problem.message}")
         return None
     return schema
+
+
+def _position(node: YamlNode, problem: SchemaProblem) -> Position:
+    """Where in the file ``problem`` of the schema written at ``node`` is (as far down its
+    path as the file goes): the value at its path, or the key that ends it."""
+    position = node.pos
+    for part in problem.path:
+        if isinstance(node, YamlMap) and isinstance(part, str) and (entry := node.get(part)):
+            node, position = entry.value, entry.key_pos if problem.key else entry.value.pos
+        elif isinstance(node, YamlSeq) and isinstance(part, int) and part < len(node.items):
+            node = node.items[part]
+            position = node.pos
+        else:
+            break
+    return position
 
 
 def _read_buffer(ctx: LoadContext, node: YamlNode, key: str) -> timedelta:

@@ -115,7 +115,7 @@ def _form(form: Mapping[str, Any] | None, where: str) -> dict[str, Any] | None:
     schema = Codec.plain(dict(form), f"the form of {where}")
     problem = schema_problem(schema)
     if problem is not None:
-        raise ValueError(f"{where}: form is not a valid JSON Schema: {problem}")
+        raise ValueError(f"{where}: form is not a valid JSON Schema: {problem.message}")
     if schema.get("type", "object") != "object":
         raise ValueError(f"{where}: form must describe an object (type: object)")
     result: dict[str, Any] = schema
