@@ -371,13 +371,21 @@ def test_a_file_that_cannot_be_read_is_refused(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write_config(root, "")
 
-    def denied(self: Path) -> bytes:
+    def denied(self: Path, *args: object) -> bytes:
         raise PermissionError(13, "Permission denied", str(self))
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr(Path, "open", denied)
     with pytest.raises(ConfigError) as refused:
         load_settings(cwd=root, env={})
     assert str(refused.value) == f"{path}: cannot be read (Permission denied)"
+
+
+def test_a_file_over_the_file_limit_is_refused_unread(root: Path) -> None:
+    path = write_config(root, "# " + "x" * 1_048_576 + "\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(cwd=root, env={})
+    assert str(refused.value) == (f"{path}: the file is 1,048,579 bytes, over the limit of "
+                                  "1,048,576 bytes ([limits] file_bytes)")
 
 
 @pytest.mark.parametrize(("variable", "value", "message"), [

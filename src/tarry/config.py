@@ -36,7 +36,8 @@ from types import MappingProxyType
 from typing import Any
 
 from tarry._suggest import did_you_mean
-from tarry.errors import ConfigError
+from tarry.errors import ConfigError, LoadError
+from tarry.files import FILE_BYTES, read_source
 from tarry.language.durations import parse_duration
 from tarry.language.loader import BUILTIN_ACTIONS
 from tarry.secrets import redact_database_url
@@ -93,6 +94,9 @@ class Limits:
     step result fails the step (``error.type = value``)."""
     key_bytes: int = 512
     """The largest event id, run target or correlation value, as JSON (512 bytes)."""
+    file_bytes: int = FILE_BYTES
+    """The largest flow, event manifest or scenario file read (1 MiB); a larger one is
+    refused before it is read. ``tarry.toml`` is held to the default."""
 
     def __post_init__(self) -> None:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
@@ -214,8 +218,11 @@ def _find_config(start: Path) -> Path | None:
 
 
 def _read_file(path: Path) -> dict[str, dict[str, Any]]:
+    """``tarry.toml``, within the default ``file_bytes`` (the file that could raise it)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_source(path)
+    except LoadError as exc:
+        raise ConfigError(f"{path}: {exc.problems[0].message}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
@@ -397,6 +404,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "event_bytes": _Key("TARRY_EVENT_BYTES", _positive_int, _positive_int_text),
         "value_bytes": _Key("TARRY_VALUE_BYTES", _positive_int, _positive_int_text),
         "key_bytes": _Key("TARRY_KEY_BYTES", _positive_int, _positive_int_text),
+        "file_bytes": _Key("TARRY_FILE_BYTES", _positive_int, _positive_int_text),
     },
 }
 _TABLES = ("tarry", "actions", "checks", "limits")

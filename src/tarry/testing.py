@@ -26,6 +26,7 @@ from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
 from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
+from tarry.files import FILE_BYTES
 from tarry.holds.checks import Answer, CheckResult, CheckRunner, check_environment, exit_for
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
@@ -79,7 +80,8 @@ class Harness:
                                        provided=project.provided_actions)
         for name, function in (actions or {}).items():
             registry.register(name, function)
-        declared = load_manifests(project.event_files) if project is not None else {}
+        file_bytes = project.limits.file_bytes if project is not None else FILE_BYTES
+        declared = load_manifests(project.event_files, file_bytes) if project is not None else {}
         if manifests:
             declared.update(parse_manifests(manifests, "events.yaml"))
         store = open_store(store_url or f"sqlite:///{directory / 'tarry.db'}")
@@ -88,7 +90,8 @@ class Harness:
         source = app if app is not None or project is None or project.app is None \
             else import_program_source(project.app, root=project.root)
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
-                              programs=source.programs(declared) if source else None)
+                              programs=source.programs(declared) if source else None,
+                              file_bytes=file_bytes)
         checks = project.checks if checks is None and project is not None else checks
         limits = project.limits if limits is None and project is not None else limits
         stubs = dict(check_stubs or {})

@@ -77,7 +77,7 @@ def tarry_scenario(tmp_path: Path) -> ScenarioRunner:
     plain (synchronous) test: it runs the scenario's event loop itself.
     """
     def run(path: str | Path) -> ScenarioResult:
-        scenario = load_scenario(Path(path))
+        scenario = load_scenario(Path(path), project_settings(Path(path)).limits.file_bytes)
         directory = tmp_path / f"scenario-{scenario.name}"
         directory.mkdir(exist_ok=True)
         result = asyncio.run(run_scenario(scenario, project_settings(Path(path)),

@@ -16,6 +16,7 @@ from tarry.config import Settings, load_settings
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import ProgramSource, import_program_source
 from tarry.errors import LoadError, Problem
+from tarry.files import FILE_BYTES, read_source
 from tarry.language.loader import load_flow
 from tarry.language.manifests import Manifest, parse_manifests
 from tarry.language.yamlsource import YamlMap, read_yaml
@@ -91,7 +92,8 @@ def validate(
         app = (settings.app, import_program_source(settings.app, root=settings.root))
     actions, unimportable = _action_names(settings, unreadable)
     result = validate_files(_yaml_files(paths or [settings.flows_dir]), actions,
-                            manifest_files=settings.event_files, app=app)
+                            manifest_files=settings.event_files, app=app,
+                            max_bytes=settings.limits.file_bytes)
     if unimportable:
         result.configs.append(unimportable[0].file)
         result.problems[:0] = unimportable
@@ -107,23 +109,24 @@ def validate(
 
 def validate_files(files: Iterable[Path], actions: Collection[str], *,
                    manifest_files: Iterable[Path] = (),
-                   app: tuple[str, ProgramSource] | None = None) -> Validation:
+                   app: tuple[str, ProgramSource] | None = None,
+                   max_bytes: int = FILE_BYTES) -> Validation:
     """Validate every event manifest (the existing ``manifest_files`` and those among
     ``files``), then load every flow of ``files`` and check the Python flows of ``app`` (its
     reference and the app) against the declared event types, collecting every problem.
     While a manifest has problems, flows are checked without the event type checks (which
-    would only echo them)."""
+    would only echo them). A file over ``max_bytes`` is refused unread."""
     result = Validation()
     given = list(files)
-    flows = [path for path in given if not _is_event_manifest(path)]
+    flows = [path for path in given if not _is_event_manifest(path, max_bytes)]
     manifests = _unique([path for path in manifest_files if path.is_file()]
                         + [path for path in given if path not in flows])
-    declared = _read_manifests(manifests, result)
+    declared = _read_manifests(manifests, result, max_bytes)
     for path in flows:
         shown = _shown(path)
         result.files.append(shown)
         try:
-            load_flow(Path(shown), actions=actions, manifests=declared)
+            load_flow(Path(shown), actions=actions, manifests=declared, max_bytes=max_bytes)
         except LoadError as exc:
             result.problems.extend(exc.problems)
     if app is not None:
@@ -133,7 +136,8 @@ def validate_files(files: Iterable[Path], actions: Collection[str], *,
     return result
 
 
-def _read_manifests(paths: Iterable[Path], result: Validation) -> dict[str, Manifest] | None:
+def _read_manifests(paths: Iterable[Path], result: Validation,
+                    max_bytes: int) -> dict[str, Manifest] | None:
     """The event types ``paths`` declare, their problems added to ``result``; None if any."""
     declared: dict[str, Manifest] = {}
     problems_before = len(result.problems)
@@ -141,7 +145,7 @@ def _read_manifests(paths: Iterable[Path], result: Validation) -> dict[str, Mani
         shown = _shown(path)
         result.manifests.append(shown)
         try:
-            declared.update(parse_manifests(path.read_text(encoding="utf-8"), shown))
+            declared.update(parse_manifests(read_source(path, max_bytes, shown=shown), shown))
         except LoadError as exc:
             result.problems.extend(exc.problems)
         except (OSError, UnicodeDecodeError) as exc:
@@ -158,11 +162,12 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
     return list(seen.values())
 
 
-def _is_event_manifest(path: Path) -> bool:
-    """Whether the file's top level is a mapping with an ``events:`` key."""
+def _is_event_manifest(path: Path, max_bytes: int) -> bool:
+    """Whether the file's top level is a mapping with an ``events:`` key (a file too large
+    to read is not looked into: as a flow, it is refused for its size)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_source(path, max_bytes)
+    except (OSError, UnicodeDecodeError, LoadError):
         return False
     root, _problems = read_yaml(text, str(path))
     return isinstance(root, YamlMap) and root.get("events") is not None

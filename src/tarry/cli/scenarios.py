@@ -81,7 +81,8 @@ def _load_all(files: Sequence[Path]) -> list[Scenario]:
     problems: list[Problem] = []
     for path in files:
         try:
-            scenarios.append(load_scenario(Path(_shown(path))))
+            scenarios.append(load_scenario(Path(_shown(path)),
+                                           project_settings(path).limits.file_bytes))
         except LoadError as exc:
             problems.extend(exc.problems)
     if problems:

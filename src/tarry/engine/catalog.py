@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tarry._suggest import did_you_mean
 from tarry._text import clip
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
-from tarry.files import FileSignature, file_signature
+from tarry.files import FILE_BYTES, FileSignature, file_signature
 from tarry.language.fields import NAME_PATTERN
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
@@ -137,13 +137,17 @@ class FlowFinder:
     flow looked up, or when no file is indexed under that name (a flow renamed inside its
     file), every file is looked at again and the index rebuilt. Of two files holding flows
     of the same name, a file named after its flow wins, then the last in sorted order; a
-    file that does not load is known by its file name, unless a flow that loads has it.
+    file that does not load is known by its file name, unless a flow that loads has it. A
+    file over ``file_bytes`` is not read: it is refused for its size (``[limits]
+    file_bytes``), which costs a ``stat``.
     """
 
     def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
-                 programs: Mapping[str, Program] | None = None) -> None:
+                 programs: Mapping[str, Program] | None = None,
+                 file_bytes: int = FILE_BYTES) -> None:
         self.flows_dir = flows_dir
+        self.file_bytes = file_bytes
         self.actions = frozenset(actions)
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
@@ -299,7 +303,8 @@ class FlowFinder:
 
     def _parse(self, path: Path) -> Flow | LoadError:
         try:
-            return load_flow(path, actions=self.actions, manifests=self.manifests)
+            return load_flow(path, actions=self.actions, manifests=self.manifests,
+                             max_bytes=self.file_bytes)
         except LoadError as exc:
             return exc
 
@@ -333,8 +338,10 @@ class FlowCatalog(FlowFinder):
 
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
-                 programs: Mapping[str, Program] | None = None) -> None:
-        super().__init__(flows_dir, actions, manifests, programs=programs)
+                 programs: Mapping[str, Program] | None = None,
+                 file_bytes: int = FILE_BYTES) -> None:
+        super().__init__(flows_dir, actions, manifests, programs=programs,
+                         file_bytes=file_bytes)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

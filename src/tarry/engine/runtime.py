@@ -185,12 +185,13 @@ class Engine:
         looked up before the store is opened, so that a command starting a run of a flow that
         does not exist raises ``FlowNotFound`` without creating a store."""
         actions, manifests, programs = _project(settings, app)
+        file_bytes = settings.limits.file_bytes
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                       programs=programs).find(must_find)
+                       programs=programs, file_bytes=file_bytes).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
-                              programs=programs)
+                              programs=programs, file_bytes=file_bytes)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits,
                    redactor=_redactor(settings, os.environ, [
@@ -501,7 +502,8 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     """The flow a project's command names (as ``tarry run`` finds it), without a store."""
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                      programs=programs).find(name_or_path)
+                      programs=programs, file_bytes=settings.limits.file_bytes
+                      ).find(name_or_path)
 
 
 def _project(settings: Settings, app: ProgramSource | None
@@ -512,7 +514,7 @@ def _project(settings: Settings, app: ProgramSource | None
     register_builtins(actions)
     actions.load_user_actions(settings.actions, root=settings.root,
                               provided=settings.provided_actions)
-    manifests = load_manifests(settings.event_files)
+    manifests = load_manifests(settings.event_files, settings.limits.file_bytes)
     if app is None and settings.app is not None:
         app = import_program_source(settings.app, root=settings.root)
     return actions, manifests, app.programs(manifests) if app is not None else None

@@ -183,14 +183,15 @@ def _load_flows(settings: Settings, cwd: Path) -> tuple[list[Flow], list[Finding
     manifests: dict[str, Manifest] | None = None
     findings: list[Finding] = []
     try:
-        manifests = load_manifests(settings.event_files)
+        manifests = load_manifests(settings.event_files, settings.limits.file_bytes)
     except LoadError as exc:
         findings += [Finding(Level.ERROR, "manifest", str(problem)) for problem in exc.problems]
     actions = BUILTIN_ACTIONS | frozenset(settings.actions) | settings.provided_actions
     flows: list[Flow] = []
     for path in _flow_files(settings.flows_dir, cwd):
         try:
-            flows.append(load_flow(path, actions=actions, manifests=manifests))
+            flows.append(load_flow(path, actions=actions, manifests=manifests,
+                                   max_bytes=settings.limits.file_bytes))
         except LoadError as exc:
             findings += [Finding(Level.ERROR, "flow", str(problem)) for problem in exc.problems]
     if not findings:

@@ -16,6 +16,7 @@ from zoneinfo import available_timezones
 
 from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
+from tarry.files import FILE_BYTES, read_source
 from tarry.language.arguments import BUILTIN_ARGUMENTS
 from tarry.language.context import LoadContext
 from tarry.language.durations import parse_zone
@@ -57,17 +58,19 @@ _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _STAR
 
 
 def load_flow(path: Path, *, actions: Collection[str] | None = None,
-              manifests: Mapping[str, Manifest] | None = None) -> Flow:
+              manifests: Mapping[str, Manifest] | None = None,
+              max_bytes: int = FILE_BYTES) -> Flow:
     """Read and validate the flow file at ``path``.
 
     ``actions`` names the user actions the project declares (None: only the built-ins); a
     mapping of name → the JSON Schema of the action's arguments (or None) also has each step's
     literal arguments checked (see :mod:`tarry.language.arguments`);
     ``manifests``, when given, are the declared event types the flow's ``wait_for`` and
-    ``emit`` steps must use (None: not checked). Raises ``LoadError`` with every problem found.
+    ``emit`` steps must use (None: not checked). A file over ``max_bytes`` is refused before
+    it is read. Raises ``LoadError`` with every problem found.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source(path, max_bytes)
     except FileNotFoundError:
         raise _file_error(path, "file not found") from None
     except IsADirectoryError:

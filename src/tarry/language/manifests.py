@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
+from tarry.files import FILE_BYTES, read_source
 from tarry.language.context import LoadContext
 from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
 from tarry.language.model import Position
@@ -99,15 +100,16 @@ def _stored_text(value: Any) -> str:
     return json.dumps(load_json(json.dumps(value)), sort_keys=True)
 
 
-def load_manifests(paths: Iterable[Path]) -> dict[str, Manifest]:
-    """The manifests declared in ``paths`` (missing files are skipped); LoadError if invalid."""
+def load_manifests(paths: Iterable[Path], max_bytes: int = FILE_BYTES) -> dict[str, Manifest]:
+    """The manifests declared in ``paths`` (missing files are skipped); LoadError if invalid
+    (a file over ``max_bytes`` is refused before it is read)."""
     manifests: dict[str, Manifest] = {}
     problems: list[Problem] = []
     for path in paths:
         if not path.is_file():
             continue
         try:
-            manifests.update(parse_manifests(path.read_text(encoding="utf-8"), str(path)))
+            manifests.update(parse_manifests(read_source(path, max_bytes), str(path)))
         except LoadError as exc:
             problems += exc.problems
     if problems:

@@ -16,6 +16,7 @@ from pathlib import Path
 from tarry._suggest import did_you_mean
 from tarry.clock import iso
 from tarry.errors import LoadError, Problem
+from tarry.files import FILE_BYTES, read_source
 from tarry.language.context import IDENTIFIER_PATTERN, LoadContext
 from tarry.language.fields import (
     Fields,
@@ -84,10 +85,11 @@ _READ_ERRORS: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read and validate the scenario file at ``path``; ``LoadError`` lists every problem."""
+def load_scenario(path: Path, max_bytes: int = FILE_BYTES) -> Scenario:
+    """Read and validate the scenario file at ``path`` (refused before it is read if it is
+    over ``max_bytes``); ``LoadError`` lists every problem."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source(path, max_bytes)
     except (OSError, UnicodeDecodeError) as exc:
         message = next((why for kind, why in _READ_ERRORS if isinstance(exc, kind)),
                        f"cannot read the file ({getattr(exc, 'strerror', exc)})")
