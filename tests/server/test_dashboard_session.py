@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,6 +46,19 @@ def test_an_expired_session_counts_for_nothing(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, {"TARRY_API_TOKEN": "t"})
     cookie = Sessions.for_settings(settings).dump(Session.fresh("api"))
     assert Sessions.for_settings(settings, max_age=-1).load(cookie) is None
+
+
+def test_a_revoked_session_counts_for_nothing_and_the_oldest_revocation_is_forgotten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tarry.server.dashboard.session.REVOKED_KEPT", 2)
+    sessions = _sessions(tmp_path, TARRY_API_TOKEN="t")
+    first, second, third = (Session.fresh("alice") for _ in range(3))
+    cookies = [sessions.dump(session) for session in (first, second, third)]
+    sessions.revoke(first)
+    assert [sessions.load(cookie) for cookie in cookies] == [None, second, third]
+    sessions.revoke(second)
+    sessions.revoke(third)
+    assert [sessions.load(cookie) for cookie in cookies] == [first, None, None]
 
 
 def test_the_csrf_token_must_be_the_sessions_own() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from dashboard_support import Browser, csrf_of, settled, write_dashboard_project
 from server_support import Served, serve
@@ -114,6 +115,17 @@ def test_signing_out_ends_the_session(browser: Browser) -> None:
     response = browser.submit("/runs", "/signout")
     assert (response.status_code, response.headers["location"]) == (303, "/signin")
     assert browser.get("/runs").status_code == 303
+
+
+def test_a_copy_of_the_cookie_kept_from_before_signing_out_opens_nothing(
+        browser: Browser, guarded: Served) -> None:
+    browser.sign_in("alice-secret")
+    kept = browser.http.cookies[COOKIE]
+    assert browser.submit("/runs", "/signout").status_code == 303
+    with httpx.Client(base_url=guarded.url, cookies={COOKIE: kept},
+                      follow_redirects=False) as replay:
+        response = replay.get("/runs")
+    assert (response.status_code, response.headers["location"]) == (303, "/signin?next=/runs")
 
 
 def test_after_signing_in_only_a_path_on_this_server_is_followed(browser: Browser) -> None:

@@ -11,6 +11,7 @@ from tarry.server.dashboard.web import (
     Redirect,
     Viewer,
     current_session,
+    end_session,
     form_of,
     local_path,
     page,
@@ -62,7 +63,9 @@ async def signin(request: Request) -> HTMLResponse:
 
 @router.post("/signout")
 async def signout(request: Request) -> HTMLResponse:
-    """End the session (its CSRF token too) and go back to the sign-in form."""
-    await form_of(request, _visitor(request))
-    start_session(request, Session.fresh(None))
+    """End the session (its CSRF token too; a copy of its cookie opens nothing any more) and
+    go back to the sign-in form."""
+    visitor = _visitor(request)
+    await form_of(request, visitor)
+    end_session(request, visitor.session)
     raise Redirect("/signin")

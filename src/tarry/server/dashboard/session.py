@@ -11,6 +11,11 @@ key made when the server starts.
 Every state-changing form carries the session's CSRF token in a hidden field; a form
 without it, or with another session's, is refused. The cookie is ``HttpOnly`` and
 ``SameSite=Lax`` (``Secure`` over HTTPS).
+
+Signing out revokes the session on the server that signs it out: a copy of its cookie kept
+elsewhere opens nothing there any more. The server remembers the last
+:data:`REVOKED_KEPT` sessions signed out, in memory (a restart, or another server, knows
+only the cookie's signature and expiry).
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from tarry.config import Settings
 
-__all__ = ["COOKIE", "CSRF_FIELD", "MAX_AGE", "Session", "Sessions"]
+__all__ = ["COOKIE", "CSRF_FIELD", "MAX_AGE", "REVOKED_KEPT", "Session", "Sessions"]
 
 COOKIE = "tarry_session"
 """The name of the dashboard's session cookie."""
@@ -35,6 +41,9 @@ CSRF_FIELD = "csrf"
 
 MAX_AGE = 12 * 3600
 """How long a session lasts, in seconds (a working day)."""
+
+REVOKED_KEPT = 10_000
+"""How many signed-out sessions a server remembers (the oldest is forgotten first)."""
 
 _SALT = "tarry.dashboard.session"
 
@@ -62,6 +71,7 @@ class Sessions:
     def __init__(self, key: bytes, *, max_age: int = MAX_AGE) -> None:
         self._serializer = URLSafeTimedSerializer(key, salt=_SALT)
         self.max_age = max_age
+        self._revoked: OrderedDict[str, None] = OrderedDict()
 
     @classmethod
     def for_settings(cls, settings: Settings, *, max_age: int = MAX_AGE) -> Sessions:
@@ -87,7 +97,15 @@ class Sessions:
             data = self._serializer.loads(value, max_age=self.max_age)
         except BadSignature:
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("c"), str):
+        if not isinstance(data, dict) or not isinstance(data.get("c"), str) \
+                or data["c"] in self._revoked:
             return None
         principal = data.get("p")
         return Session(principal if isinstance(principal, str) else None, data["c"])
+
+    def revoke(self, session: Session) -> None:
+        """Make ``session`` count for nothing from now on (it is known by its CSRF token,
+        which no other session has)."""
+        self._revoked[session.csrf] = None
+        while len(self._revoked) > REVOKED_KEPT:
+            self._revoked.popitem(last=False)

@@ -104,6 +104,13 @@ def start_session(request: Request, session: Session) -> None:
     request.state.dashboard_session = session
 
 
+def end_session(request: Request, session: Session) -> None:
+    """Revoke ``session`` (its cookie opens nothing here any more) and send the browser a
+    fresh one, signed in as nobody."""
+    _sessions(request).revoke(session)
+    start_session(request, Session.fresh(None))
+
+
 def current_session(request: Request) -> Session | None:
     """The session the request's cookie holds, if valid."""
     return _sessions(request).load(request.cookies.get(COOKIE))
