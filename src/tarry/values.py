@@ -44,8 +44,8 @@ from typing import Any
 from tarry._text import clip
 from tarry.errors import InvalidValue, ValueTooLarge
 
-__all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "MIB", "ValueLimits", "check_key", "check_value",
-           "json_size", "load_json", "printable"]
+__all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "MIB", "ValueLimits", "check_key",
+           "check_path_segment", "check_value", "json_size", "load_json", "printable"]
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a stored value may have."""
@@ -91,6 +91,17 @@ def check_key(value: Any, what: str, limit: int) -> None:
     """Raise unless ``value`` (an event id, a run target, one correlation value) is portable
     and its JSON is at most ``limit`` bytes (``[limits] key_bytes``)."""
     check_value(value, what, limit, "key_bytes")
+
+
+def check_path_segment(value: str, what: str, urls: str) -> None:
+    """Raise unless ``value`` (an id) can be one segment of a URL path, so that the ``urls``
+    that name it reach it: no ``/``, and not ``.`` or ``..``, which HTTP clients resolve
+    away."""
+    if "/" in value:
+        raise InvalidValue(what, f"{clip(value, 100)!r} contains '/', which {urls} cannot "
+                                 "hold; use another separator, such as ':'")
+    if value in (".", ".."):
+        raise InvalidValue(what, f"{value!r} cannot be named in {urls}; choose another")
 
 
 def json_size(value: Any) -> int:

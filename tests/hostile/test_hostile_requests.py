@@ -120,3 +120,37 @@ def test_a_redos_payload_is_refused_in_milliseconds_and_the_server_keeps_serving
     assert response.status_code == 422
     assert took < 1.0
     assert health.status_code == 200
+
+
+@pytest.mark.parametrize(("body", "headers", "refused"), [
+    ({"id": "a/b"}, {}, "'a/b' contains '/', which the inbox's URLs (/v1/events/{id}) cannot "
+                        "hold; use another separator, such as ':'"),
+    ({}, {"Idempotency-Key": "order/7"}, "'order/7' contains '/', which the inbox's URLs "
+                                         "(/v1/events/{id}) cannot hold; use another "
+                                         "separator, such as ':'"),
+    ({"id": ".."}, {}, "'..' cannot be named in the inbox's URLs (/v1/events/{id}); choose "
+                       "another"),
+    ({"id": "."}, {}, "'.' cannot be named in the inbox's URLs (/v1/events/{id}); choose "
+                      "another"),
+])
+def test_an_event_id_that_cannot_be_named_in_a_url_is_refused_at_send(
+        served: Served, body: dict[str, str], headers: dict[str, str], refused: str) -> None:
+    data = {"deal": "d1", "approved": True}
+    with served.client() as client:
+        response = client.post("/v1/events/deal.approved", json={"data": data, **body},
+                               headers=headers)
+        inbox = client.get("/v1/events").json()["events"]
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == f"the event id: {refused}"
+    assert inbox == []
+
+
+def test_an_event_id_with_another_separator_is_read_redelivered_and_discarded(
+        served: Served) -> None:
+    with served.client() as client:
+        sent = client.post("/v1/events/deal.approved",
+                           json={"data": {"deal": "d1", "approved": True}, "id": "order:7"})
+        read = client.get("/v1/events/order:7")
+        discarded = client.post("/v1/events/order:7/discard")
+    assert (sent.status_code, read.status_code, discarded.status_code) == (202, 200, 200)
+    assert discarded.json()["state"] == "discarded"

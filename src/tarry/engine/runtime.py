@@ -65,11 +65,13 @@ from tarry.secrets import Redactor, environment_tokens, secret_values
 from tarry.store import open_store
 from tarry.store.aio import AsyncStore, offloaded
 from tarry.store.base import Store
-from tarry.values import ValueLimits, check_key, check_value
+from tarry.values import ValueLimits, check_key, check_path_segment, check_value
 
 __all__ = ["Engine", "SendRequest", "StartRequest", "find_flow", "new_run_id"]
 
 _INLINE_LEASE = timedelta(seconds=30)
+_EVENT_URLS = "the inbox's URLs (/v1/events/{id})"
+"""Where an event is named by its id in a URL path (read, redeliver, discard)."""
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -116,6 +118,7 @@ def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
     """The event to record, once its id, payload and correlation values are known to be
     portable (``InvalidValue`` otherwise: nothing is stored)."""
     check_key(event_id, "the event id", limits.key_bytes)
+    check_path_segment(event_id, "the event id", _EVENT_URLS)
     encoded = EncodedJSON(check_value(data, "the event's data", limits.event_bytes,
                                       "event_bytes"))
     problems = tuple(manifest.problems(data))
