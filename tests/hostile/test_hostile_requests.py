@@ -4,6 +4,8 @@ send reaches past the project's catalog or freezes the server."""
 from __future__ import annotations
 
 import json
+import logging
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,3 +156,31 @@ def test_an_event_id_with_another_separator_is_read_redelivered_and_discarded(
         discarded = client.post("/v1/events/order:7/discard")
     assert (sent.status_code, read.status_code, discarded.status_code) == (202, 200, 200)
     assert discarded.json()["state"] == "discarded"
+
+
+def _abort_upload(served: Served, path: str, content_type: str) -> None:
+    """Send the head of a POST and a part of its body, then hang up."""
+    host, port = served.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as connection:
+        connection.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: "
+                           f"{content_type}\r\nContent-Length: 1000\r\n\r\n".encode()
+                           + b'{"data": {"deal": ')
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize(("path", "content_type"), [
+    ("/v1/events/deal.approved", "application/json"),
+    ("/v1/runs", "application/json"),
+    ("/events/e1/redeliver", "application/x-www-form-urlencoded"),
+])
+def test_an_aborted_upload_logs_one_short_line_and_no_traceback(
+        served: Served, caplog: pytest.LogCaptureFixture, path: str, content_type: str) -> None:
+    caplog.set_level(logging.INFO)
+    _abort_upload(served, path, content_type)
+    with served.client() as client:  # the server goes on serving
+        assert client.get("/healthz").status_code == 200
+    time.sleep(0.2)
+    assert [record for record in caplog.records if record.exc_info] == []
+    lines = [record.getMessage() for record in caplog.records if path in record.getMessage()]
+    assert len(lines) <= 1
+    assert all("\n" not in line for line in lines)

@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from tarry.errors import (
     Conflict,
@@ -122,6 +123,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(TarryError, _tarry_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(Exception, _unexpected)
 
 
@@ -167,6 +169,14 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
                405: f"{request.method} is not allowed on {request.url.path}"}.get(
         exc.status_code, str(exc.detail))
     return error_response(exc.status_code, message, headers=exc.headers)
+
+
+async def _client_gone(request: Request, exc: Exception) -> JSONResponse:
+    """A client that hung up before sending its whole body (an aborted upload): one line in
+    the log, no traceback, and an answer nobody reads."""
+    logger.info("the client hung up before sending the whole body of %s %s",
+                request.method, request.url.path)
+    return error_response(400, "the request body was cut off: the client disconnected")
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
