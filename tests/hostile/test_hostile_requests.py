@@ -12,8 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from server.server_support import Served, serve, write_project
+from tarry.cli import app
+from tarry.errors import ConfigError
+from tarry.server.auth import Principals, check_bind
 
 OUTSIDE_FLOW = """\
 flow: outside
@@ -184,3 +188,30 @@ def test_an_aborted_upload_logs_one_short_line_and_no_traceback(
     lines = [record.getMessage() for record in caplog.records if path in record.getMessage()]
     assert len(lines) <= 1
     assert all("\n" not in line for line in lines)
+
+
+@pytest.mark.parametrize(("env", "refused"), [
+    ({"TARRY_API_TOKEN": "x"}, "TARRY_API_TOKEN is 1 character long"),
+    ({"TARRY_API_TOKEN": "x" * 15}, "TARRY_API_TOKEN is 15 characters long"),
+    ({"TARRY_API_TOKEN": "x" * 32, "TARRY_API_TOKENS": "alice=secret"},
+     "the token of 'alice' in TARRY_API_TOKENS is 6 characters long"),
+])
+def test_a_short_token_is_refused_for_a_public_bind(
+        tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch,
+        env: dict[str, str], refused: str) -> None:
+    monkeypatch.chdir(write_project(tmp_path / "project", store_url))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--port", "0"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"error: refusing to listen on 0.0.0.0: {refused}, and a token must have at least 16 "
+        "beyond 127.0.0.1 (make one with 'openssl rand -hex 32'), or listen on 127.0.0.1")
+    assert "secret" not in result.output
+
+
+def test_check_bind_takes_a_short_token_on_loopback_only() -> None:
+    check_bind("127.0.0.1", Principals({"api": "x"}))
+    check_bind("0.0.0.0", Principals({"api": "x" * 16}))
+    with pytest.raises(ConfigError):
+        check_bind("0.0.0.0", Principals({"api": "x" * 15}))

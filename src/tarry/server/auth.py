@@ -2,7 +2,9 @@
 
 ``TARRY_API_TOKEN`` is the token of the principal ``api``; ``TARRY_API_TOKENS=name=token,…``
 names more principals (a task's ``assign`` and ``by`` use the names). With no token at all
-the API is open, and :func:`check_bind` refuses any address but a loopback one.
+the API is open, and :func:`check_bind` refuses any address but a loopback one; beyond
+loopback it also refuses a token shorter than :data:`MIN_PUBLIC_TOKEN`, which could be
+guessed.
 
 Tokens are compared in constant time, against every configured token whatever the first
 comparison said, so neither the timing nor the order of the tokens tells anything. Tokens
@@ -22,14 +24,17 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from tarry.config import Settings
 from tarry.errors import ConfigError
 
-__all__ = ["ANONYMOUS", "SINGLE_TOKEN_PRINCIPAL", "Principal", "Principals", "Unauthorized",
-           "bearer_token", "check_bind", "is_loopback", "principal_of_request"]
+__all__ = ["ANONYMOUS", "MIN_PUBLIC_TOKEN", "SINGLE_TOKEN_PRINCIPAL", "Principal", "Principals",
+           "Unauthorized", "bearer_token", "check_bind", "is_loopback", "principal_of_request"]
 
 SINGLE_TOKEN_PRINCIPAL = "api"
 """The principal of ``TARRY_API_TOKEN``."""
 
 ANONYMOUS = "anonymous"
 """The principal of every request when no token is configured (a loopback-only server)."""
+
+MIN_PUBLIC_TOKEN = 16
+"""The fewest characters a token may have on a server that listens beyond loopback."""
 
 _SCHEME = "bearer"
 
@@ -65,6 +70,12 @@ class Principals:
     def required(self) -> bool:
         """Whether any token is configured (then every protected call needs one)."""
         return bool(self._tokens)
+
+    def short(self, minimum: int) -> list[tuple[str, int]]:
+        """The principals whose tokens are shorter than ``minimum`` characters, with the
+        length of each (never the token)."""
+        return [(name, len(token.decode())) for name, token in self._tokens
+                if len(token.decode()) < minimum]
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -131,8 +142,18 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(host: str, principals: Principals) -> None:
-    """Refuse to listen beyond this machine when no token protects the API."""
-    if not principals.required and not is_loopback(host):
+    """Refuse to listen beyond this machine when no token protects the API, or when a token
+    is shorter than :data:`MIN_PUBLIC_TOKEN` characters."""
+    if is_loopback(host):
+        return
+    if not principals.required:
         raise ConfigError(f"refusing to listen on {host} without an API token: anyone who "
                           "can reach it could start and cancel runs; set TARRY_API_TOKEN (or "
                           "TARRY_API_TOKENS), or listen on 127.0.0.1")
+    for name, length in principals.short(MIN_PUBLIC_TOKEN):
+        variable = ("TARRY_API_TOKEN" if name == SINGLE_TOKEN_PRINCIPAL
+                    else f"the token of '{name}' in TARRY_API_TOKENS")
+        raise ConfigError(f"refusing to listen on {host}: {variable} is {length} "
+                          f"character{'s' if length != 1 else ''} long, and a token must have "
+                          f"at least {MIN_PUBLIC_TOKEN} beyond 127.0.0.1 (make one with "
+                          "'openssl rand -hex 32'), or listen on 127.0.0.1")
