@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,16 +77,21 @@ def edit_in_place(path: Path, text: str) -> None:
 
 
 def watching_stats(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every path the flows catalog will ``stat`` from now on, in order (the real calls
-    still made)."""
+    """Every path the flows catalog will ``stat`` or read from now on, in order (the real
+    calls still made)."""
     looked_at: list[Path] = []
-    real = catalog.file_signature
+    real, read = catalog.file_signature, catalog.read_source
 
     def counted(path: str | Path) -> FileSignature | None:
         looked_at.append(Path(path))
         return real(path)
 
+    def counted_read(path: Path, *args: Any, **kwargs: Any) -> str:
+        looked_at.append(path)
+        return read(path, *args, **kwargs)
+
     monkeypatch.setattr(catalog, "file_signature", counted)
+    monkeypatch.setattr(catalog, "read_source", counted_read)
     return looked_at
 
 

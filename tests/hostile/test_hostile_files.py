@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from tarry.cli import app
 from tarry.config import load_settings
+from tarry.engine import catalog
 from tarry.engine.runtime import Engine
 from tarry.errors import LoadError
 from tarry.language.manifests import load_manifests
@@ -120,3 +122,41 @@ def test_a_scenario_file_over_the_limit_is_refused_unread(tmp_path: Path) -> Non
         load_scenario(path)
     assert str(caught.value) == (f"{path}:1:1: the file is 2,000,024 bytes, over the limit "
                                  "of 1,048,576 bytes ([limits] file_bytes)")
+
+
+TRIGGERED = """\
+flow: greet
+on:
+  - event: ping
+steps:
+  - done: { exit: greeted }
+"""
+
+
+def many_steps(size: int) -> str:
+    """A flow file just under ``size`` bytes of steps: the probe's slow kind to parse."""
+    steps = "".join(f"  - s{index}:\n      set: {{ a: {index} }}\n" for index in range(size // 30))
+    text = "flow: many\nsteps:\n" + steps
+    return text[:text.rindex("\n  - ", 0, size)] + "\n"
+
+
+def test_a_send_parses_only_the_flow_files_that_name_its_type(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "flows" / "many.yaml").write_text(many_steps(1_000_000))
+    (project / "flows" / "greet.yaml").write_text(TRIGGERED)
+    parsed: list[str] = []
+    real = catalog.load_flow
+
+    def watched(path: Path, **options: Any) -> Any:
+        parsed.append(path.name)
+        return real(path, **options)
+
+    monkeypatch.setattr(catalog, "load_flow", watched)
+    engine = Engine.from_settings(load_settings(project, {}))
+    try:
+        event = engine.send("ping", {"id": "1"})
+        started = [engine.store.get_run(run_id).flow for run_id in event.started]
+    finally:
+        engine.close()
+    assert parsed == ["greet.yaml"]
+    assert started == ["greet"]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tarry._suggest import did_you_mean
 from tarry._text import clip
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
-from tarry.files import FILE_BYTES, FileSignature, file_signature
+from tarry.files import FILE_BYTES, FileSignature, file_signature, read_source
 from tarry.language.fields import NAME_PATTERN
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
@@ -236,6 +236,28 @@ class FlowFinder:
                 refused.append(exc)
         return flows + [program.definition for program in self.programs.values()], refused
 
+    def available_naming(self, word: str) -> list[Flow]:
+        """The flows of :meth:`available` that may name ``word`` (an event type), and maybe
+        others: a file parsed before is taken as parsed, and another is parsed only when its
+        text holds ``word`` (or a ``\\``, whose escape could spell it). So looking up the
+        triggers of one event type reads the flow files without parsing those that cannot
+        declare one, which is what a ``tarry send`` costs."""
+        flows: list[Flow] = []
+        for path in self.all_files():
+            loaded = self._parsed(path)
+            if loaded is None and _may_name(path, word, self.file_bytes):
+                loaded = self._entry(path)
+            if isinstance(loaded, Flow):
+                flows.append(loaded)
+        return flows + [program.definition for program in self.programs.values()]
+
+    def _parsed(self, path: Path) -> Flow | LoadError | None:
+        """What the file at ``path`` holds, if it was parsed as it is now; else None."""
+        cached = self._files.get(path)
+        if cached is None or cached[0] != file_signature(path):
+            return None
+        return cached[1]
+
     def _current_listing(self) -> _Listing:
         listing = self._listing
         if listing is None or not listing.current():
@@ -313,6 +335,16 @@ def _names_a_file(name_or_path: str) -> bool:
     """Whether ``name_or_path`` ends in a flow file's suffix (the string is looked at first:
     most lookups are by name)."""
     return name_or_path.endswith(_SUFFIXES) and Path(name_or_path).suffix in _SUFFIXES
+
+
+def _may_name(path: Path, word: str, limit: int) -> bool:
+    """Whether the text of the flow file at ``path`` holds ``word``, or an escape that could
+    spell it (False for a file that cannot be read within ``limit`` bytes: it holds no flow)."""
+    try:
+        text = read_source(path, limit)
+    except (OSError, UnicodeDecodeError, LoadError):
+        return False
+    return word in text or "\\" in text
 
 
 def _holds(path: Path, loaded: Flow | LoadError, name: str) -> bool:

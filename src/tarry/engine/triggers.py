@@ -55,11 +55,12 @@ renamed at once."""
 
 @dataclass(frozen=True)
 class _Known:
-    """The flows that declare triggers, as found at ``at`` in the flows tree ``tree``."""
+    """The flows that declare triggers, by the event type they were looked up for, as found
+    at ``at`` in the flows tree ``tree``."""
 
     tree: object
     at: datetime
-    flows: list[Flow]
+    flows: dict[str, list[Flow]]
 
 
 class Triggers:
@@ -82,24 +83,28 @@ class Triggers:
         """The runs ``event`` starts (None for an invalid event, or when no trigger fires)."""
         if event.errors:
             return None
-        starts = event_starts(self._triggering_flows(), event.type, event.id, event.data,
-                              event.received_at)
+        starts = event_starts(self._triggering_flows(event.type), event.type, event.id,
+                              event.data, event.received_at)
         if not starts:
             return None
         return TriggerStarts(tuple(self._run_of(start, event.received_at) for start in starts),
                              supersede_since=event.received_at - SUPERSEDE_WINDOW)
 
-    def _triggering_flows(self) -> list[Flow]:
-        """The flows that declare triggers: looked up in every file again once the clock
-        has moved :data:`TRIGGERS_FRESH` (either way: a wall clock can be set back) or a
-        folder of the flows tree changed, so that a send costs a ``stat`` of each folder, not
-        of every flow file."""
+    def _triggering_flows(self, event_type: str) -> list[Flow]:
+        """The flows that declare triggers and may name ``event_type`` (only the files
+        whose text does are parsed): looked up in every file again once the clock has moved
+        :data:`TRIGGERS_FRESH` (either way: a wall clock can be set back) or a folder of the
+        flows tree changed, so that a send costs a ``stat`` of each folder, not of every
+        flow file."""
         now, tree = self.clock.now(), self.catalog.tree_version()
         known = self._known
         if known is None or known.tree is not tree or abs(now - known.at) >= TRIGGERS_FRESH:
-            flows = [flow for flow in self.catalog.available()[0] if flow.triggers]
-            known = self._known = _Known(tree, now, flows)
-        return known.flows
+            known = self._known = _Known(tree, now, {})
+        flows = known.flows.get(event_type)
+        if flows is None:
+            flows = known.flows[event_type] = [
+                flow for flow in self.catalog.available_naming(event_type) if flow.triggers]
+        return flows
 
     def schedules(self) -> dict[str, tuple[Flow, ScheduleTrigger]]:
         """Every schedule trigger of the flows (of the ``scheduled`` ones), by its key."""
