@@ -114,6 +114,19 @@ def test_every_file_is_looked_at_again_once_the_freshness_window_has_passed(
     assert set(looked_at) == {flows, *flows.iterdir()}
 
 
+def test_a_file_that_does_not_name_the_type_is_not_read_again_while_it_is_unchanged(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    started_flows(harness)
+    read: list[Path] = []
+    real = catalog.read_source
+    monkeypatch.setattr(catalog, "read_source",
+                        lambda path, *args: read.append(path) or real(path, *args))
+    harness.clock.set(harness.clock.now() + TRIGGERS_FRESH)
+    edit_in_place(harness.directory / "flows" / "plain0.yaml", PLAIN.format(name="plain0"))
+    started_flows(harness)
+    assert read == [harness.directory / "flows" / "plain0.yaml"]
+
+
 def test_a_trigger_added_in_place_starts_runs_once_the_window_has_passed(
         harness: Harness) -> None:
     assert started_flows(harness) == ["deploy"]

@@ -153,6 +153,7 @@ class FlowFinder:
         self.programs: Mapping[str, Program] = programs or {}
         """The Python flows, by name (empty without an app)."""
         self._files: dict[Path, tuple[FileSignature, Flow | LoadError]] = {}
+        self._naming: dict[tuple[Path, str], tuple[FileSignature | None, bool]] = {}
         self._listing: _Listing | None = None
 
     def find(self, name_or_path: str) -> Flow:
@@ -245,11 +246,20 @@ class FlowFinder:
         flows: list[Flow] = []
         for path in self.all_files():
             loaded = self._parsed(path)
-            if loaded is None and _may_name(path, word, self.file_bytes):
+            if loaded is None and self._may_name(path, word):
                 loaded = self._entry(path)
             if isinstance(loaded, Flow):
                 flows.append(loaded)
         return flows + [program.definition for program in self.programs.values()]
+
+    def _may_name(self, path: Path, word: str) -> bool:
+        """:func:`_may_name`, read again only when the file changed."""
+        signature = file_signature(path)
+        cached = self._naming.get((path, word))
+        if cached is None or cached[0] != signature:
+            cached = self._naming[path, word] = (signature,
+                                                 _may_name(path, word, self.file_bytes))
+        return cached[1]
 
     def _parsed(self, path: Path) -> Flow | LoadError | None:
         """What the file at ``path`` holds, if it was parsed as it is now; else None."""
