@@ -98,11 +98,11 @@ def test_a_worker_starts_without_the_http_client() -> None:
 
 
 def test_a_worker_starts_without_the_schema_checker() -> None:
-    """jsonschema (with referencing and rpds) is imported on the first JSON Schema checked
-    (a manifest's ``schema``, a task's ``form``), not with the language: about 3 MiB of a
-    worker whose project declares none."""
+    """jsonschema (with referencing and rpds) and RE2 are imported on the first JSON Schema
+    checked (a manifest's ``schema``, a task's ``form``), not with the language: about 3 MiB
+    of a worker whose project declares none."""
     assert _packages_imported("tarry, tarry.engine.runtime, tarry.engine.worker, tarry.cli.app",
-                              {"jsonschema", "referencing", "rpds"}) == set()
+                              {"jsonschema", "referencing", "rpds", "re2"}) == set()
 
 
 def test_the_http_client_is_still_a_name_of_the_package() -> None:

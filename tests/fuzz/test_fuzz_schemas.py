@@ -22,6 +22,7 @@ PATTERNS = st.lists(_PATTERN_ATOMS, max_size=12).map("".join) | st.text(max_size
 @example(pattern="(a+)+$", text="a" * 41 + "!", key=False)
 @example(pattern="(a|aa)+$", text="a" * 60 + "!", key=True)
 @example(pattern="(a)\\1", text="aa", key=False)
+@example(pattern="[[", text="[", key=False)
 def test_any_pattern_is_refused_with_a_reason_or_checks_in_linear_time(
         pattern: str, text: str, key: bool) -> None:
     schema = ({"patternProperties": {pattern: {"type": "null"}}} if key

@@ -46,6 +46,9 @@ def manifest_problems(schema: str) -> list[str]:
     ('{ anyOf: [ { type: string }, { pattern: "(x)\\\\1" } ] }',
      "events.yaml:4:53: 'schema' is not a valid JSON Schema: pattern '(x)\\\\1' cannot be "
      f"used: invalid escape sequence: \\1 {LINEAR}"),
+    ('{ properties: { k: { pattern: "[a-" } } }',
+     "events.yaml:4:43: 'schema' is not a valid JSON Schema: pattern '[a-' cannot be used: "
+     "missing ]: [a-"),
     ('{ patternProperties: { "^a": {} }, unevaluatedProperties: false }',
      "events.yaml:4:13: 'schema' is not a valid JSON Schema: 'unevaluatedProperties' cannot "
      "be used in a schema that has 'patternProperties' (use 'additionalProperties')"),
@@ -76,9 +79,16 @@ def test_a_task_form_with_a_lookahead_is_refused_at_the_pattern() -> None:
 
 
 def test_a_word_called_pattern_that_is_data_or_a_property_name_is_no_pattern() -> None:
-    schema = {"properties": {"pattern": {"type": "string"}},
+    schema = {"properties": {"pattern": {"type": "string"}, "const": {"pattern": "^a"}},
               "const": {"pattern": "(a)\\1"}, "examples": [{"pattern": "(?=x)"}]}
     assert schema_problem(schema) is None
+
+
+def test_a_pattern_a_ref_can_reach_under_any_keyword_is_checked() -> None:
+    schema = {"$ref": "#/x-shared/code", "x-shared": {"code": {"pattern": "(?=x)"}}}
+    assert schema_problem(schema) == SchemaProblem(
+        f"pattern '(?=x)' cannot be used: invalid perl operator: (?= {LINEAR}",
+        ("x-shared", "code", "pattern"))
 
 
 def test_schema_problem_says_where_the_pattern_is() -> None:

@@ -32,11 +32,12 @@ SchemaPath = tuple[str | int, ...]
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
                           "dependentSchemas"})
-_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_SCHEMAS = frozenset({"items", "additionalItems", "additionalProperties", "contains",
-                      "propertyNames", "not", "if", "then", "else", "unevaluatedItems",
-                      "unevaluatedProperties"})
+"""The keywords whose value maps names to schemas (a name there is not a keyword)."""
+_DATA = frozenset({"const", "enum", "default", "examples"})
+"""The keywords whose value is data, not a schema."""
 _LINEAR = "schema patterns run in linear time, without backreferences or lookaround"
+_NOT_LINEAR = ("invalid perl operator", "invalid escape sequence")
+"""How RE2 refuses a lookaround and a backreference (the refusals the hint explains)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,9 @@ def schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
     import jsonschema  # noqa: PLC0415 - on the first schema: see the module docstring
 
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        # RE2, not the metaschema's ``format: regex`` (Python's ``re``), judges patterns
+        jsonschema.Draft202012Validator.check_schema(
+            schema, format_checker=jsonschema.FormatChecker(formats=()))
     except jsonschema.SchemaError as exc:
         return SchemaProblem(exc.message, tuple(exc.path))
     return next(_pattern_problems(schema, ()), None) or _unevaluated_problem(schema)
@@ -79,23 +82,25 @@ def _message(where: str, message: str) -> str:
 
 
 def _pattern_problems(schema: Any, path: SchemaPath) -> Iterator[SchemaProblem]:
-    """Every pattern of ``schema`` (at ``path``) that RE2 refuses, in the schema's order."""
+    """Every pattern of ``schema`` (at ``path``) that RE2 refuses, in the schema's order.
+    Every value but data is looked into, unknown keywords' included (a ``$ref`` can point
+    anywhere in the document)."""
+    if isinstance(schema, list):
+        for index, item in enumerate(schema):
+            yield from _pattern_problems(item, (*path, index))
     if not isinstance(schema, Mapping):
         return
     for key, value in schema.items():
         where = (*path, key)
         if key == "pattern" and isinstance(value, str):
             yield from _refusal(value, where)
-        if key == "patternProperties" and isinstance(value, Mapping):
+        elif key == "patternProperties" and isinstance(value, Mapping):
             for pattern in value:
                 yield from _refusal(pattern, (*where, pattern), key=True)
         if key in _SCHEMA_MAPS and isinstance(value, Mapping):
             for name, subschema in value.items():
                 yield from _pattern_problems(subschema, (*where, name))
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            for index, subschema in enumerate(value):
-                yield from _pattern_problems(subschema, (*where, index))
-        elif key in _SCHEMAS:
+        elif key not in _DATA:
             yield from _pattern_problems(value, where)
 
 
@@ -104,8 +109,10 @@ def _refusal(pattern: str, where: SchemaPath, *, key: bool = False
     try:
         _compiled(pattern)
     except ValueError as exc:
-        yield SchemaProblem(f"pattern {clip(pattern, 100)!r} cannot be used: {exc} "
-                            f"({_LINEAR})", where, key)
+        reason = str(exc)
+        hint = f" ({_LINEAR})" if reason.startswith(_NOT_LINEAR) else ""
+        yield SchemaProblem(f"pattern {clip(pattern, 100)!r} cannot be used: {reason}{hint}",
+                            where, key)
 
 
 def _unevaluated_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
