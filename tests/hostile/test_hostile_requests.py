@@ -215,3 +215,14 @@ def test_check_bind_takes_a_short_token_on_loopback_only() -> None:
     check_bind("0.0.0.0", Principals({"api": "x" * 16}))
     with pytest.raises(ConfigError):
         check_bind("0.0.0.0", Principals({"api": "x" * 15}))
+
+
+def test_a_flow_of_the_project_that_does_not_load_is_refused_without_the_server_s_folder(
+        tmp_path: Path, store_url: str) -> None:
+    flows = {"broken": "flow: broken\nsteps:\n  - x: { sett: 1 }\n"}
+    root = write_project(tmp_path / "project", store_url, flows=flows)
+    with serve(root) as served, served.client() as client:
+        response = client.post("/v1/runs", json={"flow": "broken"})
+    assert response.status_code == 422
+    assert response.json()["error"]["message"].startswith("flows/broken.yaml:3:")
+    assert str(root) not in response.text

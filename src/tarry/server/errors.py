@@ -12,6 +12,7 @@ quarantined event). A 503 carries ``Retry-After``.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -145,7 +146,15 @@ async def _tarry_error(request: Request, exc: Exception) -> JSONResponse:
         retry = max(1, round(exc.retry_after))
         return error_response(503, "the store is unavailable right now; retry later",
                               {"retry_after": retry}, {"Retry-After": str(retry)})
-    return error_response(status, str(exc), exc.details)
+    return error_response(status, _within_project(request, str(exc)), exc.details)
+
+
+def _within_project(request: Request, message: str) -> str:
+    """``message`` with the project's folder left out of the paths it names (a flow file
+    that does not load is ``flows/x.yaml``): an error never shows where the server keeps
+    its files."""
+    settings = getattr(request.app.state, "settings", None)
+    return message if settings is None else message.replace(f"{settings.root}{os.sep}", "")
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
