@@ -13,12 +13,13 @@ themselves.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import random
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -97,6 +98,9 @@ class SendRequest:
     type: str
     data: Any
     id: str | None = None
+    problems: tuple[str, ...] | None = None
+    """Why ``data`` is not a valid payload of ``type`` (empty: it is), when that was found
+    before the send (off the store's threads); None: found with the send."""
 
 
 def _together_or_alone(write: Callable[[Sequence[T]], Sequence[R]],
@@ -114,14 +118,16 @@ def _together_or_alone(write: Callable[[Sequence[T]], Sequence[R]],
 
 
 def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
-               limits: ValueLimits) -> NewEvent:
+               limits: ValueLimits, *, problems: tuple[str, ...] | None = None) -> NewEvent:
     """The event to record, once its id, payload and correlation values are known to be
-    portable (``InvalidValue`` otherwise: nothing is stored)."""
+    portable (``InvalidValue`` otherwise: nothing is stored); ``problems``, when given, are
+    the payload's, found before."""
     check_key(event_id, "the event id", limits.key_bytes)
     check_path_segment(event_id, "the event id", _EVENT_URLS)
     encoded = EncodedJSON(check_value(data, "the event's data", limits.event_bytes,
                                       "event_bytes"))
-    problems = tuple(manifest.problems(data))
+    if problems is None:
+        problems = tuple(manifest.problems(data))
     if not problems:
         for key in manifest.correlate_on:
             check_key(data[key], f"the correlation value '{key}'", limits.key_bytes)
@@ -129,6 +135,19 @@ def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
                     match_key=None if problems else manifest.key_of(data), errors=problems,
                     buffer_until=now + manifest.buffer if manifest.buffer else None,
                     data_json=encoded)
+
+
+def _schema_of(manifests: Mapping[str, Manifest], event_type: str) -> bool:
+    """Whether ``event_type`` is declared with a schema."""
+    manifest = manifests.get(event_type)
+    return manifest is not None and manifest.schema is not None
+
+
+def _checked(manifests: Mapping[str, Manifest], requests: Sequence[SendRequest]
+             ) -> list[SendRequest]:
+    """``requests``, each of a type with a schema carrying its payload's problems."""
+    return [replace(request, problems=tuple(manifests[request.type].problems(request.data)))
+            if _schema_of(manifests, request.type) else request for request in requests]
 
 
 def _redactor(settings: Settings | None, environ: Mapping[str, str],
@@ -362,7 +381,8 @@ class Engine:
         prepared: list[tuple[NewEvent, TriggerStarts | None] | Exception] = []
         for request in requests:
             try:
-                prepared.append(self._event(request.type, request.data, request.id, now))
+                prepared.append(self._event(request.type, request.data, request.id, now,
+                                            request.problems))
             except Exception as exc:  # this request's own refusal
                 prepared.append(exc)
         recorded = iter(_together_or_alone(
@@ -385,11 +405,12 @@ class Engine:
             [self._event(type, data, label, now)
              for data, label in zip(given, labels, strict=True)], now)
 
-    def _event(self, type: str, data: Any, id: str | None,
-               now: datetime) -> tuple[NewEvent, TriggerStarts | None]:
+    def _event(self, type: str, data: Any, id: str | None, now: datetime,
+               problems: tuple[str, ...] | None = None
+               ) -> tuple[NewEvent, TriggerStarts | None]:
         """The event to record for a send received at ``now``, and the runs it starts."""
         event = _new_event(self.manifest(type), uuid.uuid4().hex if id is None else id, data,
-                           now, self.limits.values)
+                           now, self.limits.values, problems=problems)
         return event, self.triggers.for_event(event)
 
     def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
@@ -483,9 +504,14 @@ class AsyncEngine:
         each."""
         return await self._sends.submit(SendRequest(type, data, id))
 
-    def _send_batch(self, batch: list[SendRequest]
-                    ) -> Awaitable[list[EventRecord | Exception]]:
-        return self.offload(functools.partial(self._engine.send_each, batch))
+    async def _send_batch(self, batch: list[SendRequest]) -> list[EventRecord | Exception]:
+        """Record ``batch``, its payloads checked against their types' schemas first on a
+        thread of their own: a large payload can take a second to check, which the store's
+        threads (every request's, and the worker's) must not wait for."""
+        manifests = self._engine.manifests
+        if any(_schema_of(manifests, request.type) for request in batch):
+            batch = await asyncio.to_thread(_checked, manifests, batch)
+        return await self.offload(functools.partial(self._engine.send_each, batch))
 
     start_many = offloaded(Engine.start_many)
     get = offloaded(Engine.get)
