@@ -125,7 +125,7 @@ def test_a_redos_payload_is_refused_in_milliseconds_and_the_server_keeps_serving
         took = time.perf_counter() - began
         health = client.get("/healthz")
     assert response.status_code == 422
-    assert took < 1.0
+    assert took < 2.0  # Python's re: 6.7 s and minutes
     assert health.status_code == 200
 
 

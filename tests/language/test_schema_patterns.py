@@ -102,7 +102,7 @@ def test_the_redos_payloads_are_answered_in_milliseconds(pattern: str, text: str
     checker = validator({"properties": {"email": {"pattern": pattern}}})
     began = time.perf_counter()
     problems = validation_problems(checker, {"email": text})
-    assert time.perf_counter() - began < 0.05
+    assert time.perf_counter() - began < 0.5  # Python's re: 6.7 s and minutes
     assert problems == [f"email: {text!r} does not match {pattern!r}"]
 
 
