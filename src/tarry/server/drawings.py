@@ -7,35 +7,15 @@ ten runs waiting as with a million.
 
 from __future__ import annotations
 
-import re
 from urllib.parse import urlencode
 
 from tarry.engine.catalog import PROGRAM_PREFIX
 from tarry.engine.runtime import Engine
-from tarry.errors import FlowNotFound
 from tarry.graph import Counts, Diagram, diagram_of, diagram_of_operations
-from tarry.language.fields import NAME_PATTERN
 from tarry.language.model import Flow
 from tarry.server.calls import off_loop
 
 __all__ = ["flow_counts", "flow_named", "runs_link"]
-
-_NAME = re.compile(NAME_PATTERN)
-_FILE_SUFFIXES = (".yaml", ".yml")
-
-
-def _find(engine: Engine, name: str) -> Flow:
-    not_found = FlowNotFound(f"no flow named '{name}'", key=name)
-    if not _NAME.fullmatch(name) or name.endswith(_FILE_SUFFIXES):
-        raise not_found
-    try:
-        flow = engine.catalog.find(name)
-    except FlowNotFound:
-        raise not_found from None
-    if flow.name != name:
-        raise not_found
-    return flow
-
 
 _SAMPLED = 50
 """How many of a Python flow's latest runs its drawing is made from."""
@@ -44,7 +24,7 @@ _SAMPLED = 50
 async def flow_named(engine: Engine, name: str) -> tuple[Flow, Diagram]:
     """The flow called ``name`` (``FlowNotFound`` otherwise) and its drawing: a YAML flow's
     steps, or the operations a Python flow's latest runs recorded."""
-    flow = await off_loop(engine, _find, engine, name)
+    flow = await off_loop(engine, engine.catalog.find_named, name)
     if not flow.source.startswith(PROGRAM_PREFIX):
         return flow, diagram_of(flow)
     records = await engine.async_store.list_runs(flow=flow.name, limit=_SAMPLED)
