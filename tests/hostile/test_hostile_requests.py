@@ -8,7 +8,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -241,16 +241,13 @@ events:
 """
 
 
-def test_checking_a_large_payload_against_a_schema_holds_up_no_other_request(
-        tmp_path: Path, store_url: str) -> None:
-    """A payload of 1 MiB with 40,000 keys takes about a second to check: the other requests
-    (here /healthz, which asks the store) are answered meanwhile, not after it."""
-    root = write_project(tmp_path / "project", store_url, events=BULK_EVENTS)
-    data = {"id": "1", **{f"a{index}": "x" * 12 for index in range(40_000)}}
+def _healthz_waits(served: Served, call: Callable[[httpx.Client], httpx.Response]
+                   ) -> tuple[httpx.Response, float, list[float]]:
+    """``call``'s response and how long it took, with how long each /healthz (which asks
+    the store) asked meanwhile waited."""
     waits: list[float] = []
-    with serve(root) as served, served.client() as client, served.client() as prober:
-        done = threading.Event()
-
+    done = threading.Event()
+    with served.client() as client, served.client() as prober:
         def probe() -> None:
             while not done.is_set():
                 began = time.perf_counter()
@@ -260,9 +257,34 @@ def test_checking_a_large_payload_against_a_schema_holds_up_no_other_request(
         thread = threading.Thread(target=probe)
         thread.start()
         began = time.perf_counter()
-        response = client.post("/v1/events/bulk", json={"data": data})
+        response = call(client)
         took = time.perf_counter() - began
         done.set()
         thread.join()
+    return response, took, waits
+
+
+BULK = {"id": "1", **{f"a{index}": "x" * 12 for index in range(40_000)}}
+"""A payload of 1 MiB with 40,000 keys: about a second to check against BULK_EVENTS."""
+
+
+def test_checking_a_large_payload_against_a_schema_holds_up_no_other_request(
+        tmp_path: Path, store_url: str) -> None:
+    root = write_project(tmp_path / "project", store_url, events=BULK_EVENTS)
+    with serve(root) as served:
+        response, took, waits = _healthz_waits(
+            served, lambda client: client.post("/v1/events/bulk", json={"data": BULK}))
     assert response.status_code == 422  # "id" is not lower-case letters
+    assert max(waits) < took / 2
+
+
+def test_a_redelivery_s_large_payload_is_checked_holding_up_no_other_request(
+        tmp_path: Path, store_url: str) -> None:
+    root = write_project(tmp_path / "project", store_url, events=BULK_EVENTS)
+    with serve(root) as served:
+        with served.client() as client:
+            sent = client.post("/v1/events/bulk", json={"data": {"id": "1"}, "id": "e1"})
+        response, took, waits = _healthz_waits(
+            served, lambda client: client.post("/v1/events/e1/redeliver", json={"data": BULK}))
+    assert (sent.status_code, response.status_code) == (422, 422)  # still invalid: "id"
     assert max(waits) < took / 2

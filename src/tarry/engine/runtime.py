@@ -413,13 +413,15 @@ class Engine:
                            now, self.limits.values, problems=problems)
         return event, self.triggers.for_event(event)
 
-    def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
-        """Deliver a quarantined, unmatched or buffered event again, optionally corrected."""
+    def redeliver(self, event_id: str, data: Any = None, *,
+                  problems: tuple[str, ...] | None = None) -> EventRecord:
+        """Deliver a quarantined, unmatched or buffered event again, optionally corrected
+        (``problems``, when given: the payload's, found before)."""
         stored = self.store.get_event(event_id)
         now = self.clock.now()
         payload = stored.data if data is None else data
         event = _new_event(self.manifest(stored.type), event_id, payload, now,
-                           self.limits.values)
+                           self.limits.values, problems=problems)
         return self.store.redeliver(event, now, self.triggers.for_event(event))
 
     def discard(self, event_id: str) -> EventRecord:
@@ -504,6 +506,18 @@ class AsyncEngine:
         each."""
         return await self._sends.submit(SendRequest(type, data, id))
 
+    async def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
+        """:meth:`Engine.redeliver`, awaited, its payload checked against its type's schema
+        on a thread of its own first, as a send's."""
+        engine = self._engine
+        stored = await self.offload(functools.partial(engine.store.get_event, event_id))
+        if not _schema_of(engine.manifests, stored.type):
+            return await self.offload(functools.partial(engine.redeliver, event_id, data))
+        payload = stored.data if data is None else data
+        problems = await asyncio.to_thread(engine.manifests[stored.type].problems, payload)
+        return await self.offload(functools.partial(engine.redeliver, event_id, data,
+                                                    problems=tuple(problems)))
+
     async def _send_batch(self, batch: list[SendRequest]) -> list[EventRecord | Exception]:
         """Record ``batch``, its payloads checked against their types' schemas first on a
         thread of their own: a large payload can take a second to check, which the store's
@@ -521,7 +535,6 @@ class AsyncEngine:
     cancel = offloaded(Engine.cancel)
     send_many = offloaded(Engine.send_many)
     events = offloaded(Engine.events)
-    redeliver = offloaded(Engine.redeliver)
     discard = offloaded(Engine.discard)
     tasks = offloaded(Engine.tasks)
     complete_task = offloaded(Engine.complete_task)

@@ -106,7 +106,7 @@ async def redeliver_event(event_id: EventId, request: Request, engine: EngineDep
     """Deliver a quarantined, unmatched or buffered event again, optionally with a corrected
     payload; 422 (kept in the quarantine) when it is still invalid."""
     data = body.data if body is not None else None
-    return _answer(request, await off_loop(engine, engine.redeliver, event_id, data))
+    return _answer(request, await engine.aio.redeliver(event_id, data))
 
 
 @router.post("/{event_id}/discard", response_model=EventDocument, dependencies=_OPERATOR,
