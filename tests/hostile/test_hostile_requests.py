@@ -15,7 +15,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from server.server_support import Served, serve, write_project
+from server.server_support import Served, eventually, serve, write_project
 from tarry.cli import app
 from tarry.errors import ConfigError
 from tarry.server.auth import Principals, check_bind
@@ -287,4 +287,34 @@ def test_a_redelivery_s_large_payload_is_checked_holding_up_no_other_request(
         response, took, waits = _healthz_waits(
             served, lambda client: client.post("/v1/events/e1/redeliver", json={"data": BULK}))
     assert (sent.status_code, response.status_code) == (422, 422)  # still invalid: "id"
+    assert max(waits) < took / 2
+
+
+REVIEW_FLOW = """\
+flow: review
+steps:
+  - review:
+      ask:
+        title: Review
+        outcomes: [ok]
+        form:
+          type: object
+          patternProperties:
+            "^a[0-9]+$": { type: string, pattern: "^(x+)+y?$" }
+          additionalProperties: { type: string, pattern: "^[a-z]+$" }
+      timeout: 1d
+"""
+
+
+def test_a_task_answer_s_large_data_is_checked_holding_up_no_other_request(
+        tmp_path: Path, store_url: str) -> None:
+    root = write_project(tmp_path / "project", store_url, flows={"review": REVIEW_FLOW})
+    with serve(root) as served:
+        with served.client() as client:
+            assert client.post("/v1/runs", json={"flow": "review"}).status_code == 201
+            assert eventually(lambda: client.get("/v1/tasks").json()["tasks"])
+            task = client.get("/v1/tasks").json()["tasks"][0]["id"]
+        response, took, waits = _healthz_waits(served, lambda client: client.post(
+            f"/v1/tasks/{task}/complete", json={"outcome": "ok", "data": BULK}))
+    assert response.status_code == 422  # "id" is not lower-case letters
     assert max(waits) < took / 2

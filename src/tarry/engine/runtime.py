@@ -40,6 +40,7 @@ from tarry.engine.catalog import (
 )
 from tarry.engine.documents import run_document
 from tarry.engine.starting import new_run_id, pending_run
+from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
 from tarry.engine.worker import LOOK_AHEAD, Worker, worker_name
 from tarry.errors import InvalidRequest, InvalidRunRequest, StoreUnavailable, UnknownEventType
@@ -438,11 +439,12 @@ class Engine:
         return taskdesk.list_tasks(self.store, state=state, principal=principal, limit=limit)
 
     def complete_task(self, task_id: str, *, outcome: Any, data: Any = None,
-                      by: str) -> TaskRecord:
+                      by: str, checked: list[str] | None = None) -> TaskRecord:
         """Complete a task as principal ``by`` and wake its run (see
         :func:`tarry.engine.taskdesk.complete_task`)."""
         return taskdesk.complete_task(self.store, self.clock.now(), task_id, outcome=outcome,
-                                      data=data, by=by, value_bytes=self.limits.value_bytes)
+                                      data=data, by=by, value_bytes=self.limits.value_bytes,
+                                      checked=checked)
 
     def manifest(self, event_type: str) -> Manifest:
         """The manifest of ``event_type``; raises ``UnknownEventType`` (with a suggestion)."""
@@ -506,6 +508,17 @@ class AsyncEngine:
         each."""
         return await self._sends.submit(SendRequest(type, data, id))
 
+    async def complete_task(self, task_id: str, *, outcome: Any, data: Any = None,
+                            by: str) -> TaskRecord:
+        """:meth:`Engine.complete_task`, awaited, the answer checked against the task's form
+        on a thread of its own first, as a send's payload."""
+        engine = self._engine
+        task = await self.offload(functools.partial(engine.store.get_task, task_id))
+        checked = None if task.request.form is None else await asyncio.to_thread(
+            completion_problems, task.request, outcome, {} if data is None else data)
+        return await self.offload(functools.partial(
+            engine.complete_task, task_id, outcome=outcome, data=data, by=by, checked=checked))
+
     async def redeliver(self, event_id: str, data: Any = None) -> EventRecord:
         """:meth:`Engine.redeliver`, awaited, its payload checked against its type's schema
         on a thread of its own first, as a send's."""
@@ -537,7 +550,6 @@ class AsyncEngine:
     events = offloaded(Engine.events)
     discard = offloaded(Engine.discard)
     tasks = offloaded(Engine.tasks)
-    complete_task = offloaded(Engine.complete_task)
 
 
 def find_flow(settings: Settings, name_or_path: str) -> Flow:

@@ -49,7 +49,7 @@ async def list_tasks(
 async def complete_task(task_id: TaskId, body: CompleteTask, request: Request,
                         engine: EngineDep, principal: Principal) -> dict[str, Any]:
     """Complete a task as the caller, with an outcome and the form's data; its run resumes."""
-    record = await off_loop(engine, engine.complete_task, task_id, outcome=body.outcome,
-                            data=body.data, by=principal)
+    record = await engine.aio.complete_task(task_id, outcome=body.outcome, data=body.data,
+                                            by=principal)
     wake_worker(request)
     return task_document(record)
