@@ -225,7 +225,7 @@ def _problem(node: Any, depth: int) -> str | None:
 
 def _key_problem(key: Any) -> str | None:
     if not isinstance(key, str):
-        return f"the key {key!r} is not a string (JSON object keys are strings)"
+        return f"the key {clip(repr(key))} is not a string (JSON object keys are strings)"
     problem = _text_problem(key)
     return None if problem is None else f"in the key '{printable(key)}': {problem}"
 

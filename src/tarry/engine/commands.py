@@ -19,6 +19,7 @@ fails by the step's ``retry``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -71,18 +72,26 @@ class ActionFailed:
 async def call_action(actions: ActionRegistry, name: str, args: dict[str, Any],
                       context: ActionContext, *, redact: Redactor,
                       value_bytes: int) -> Any | ActionFailed:
-    """The result of the action (JSON data, checked as a stored value), or why it failed."""
+    """The result of the action (JSON data, checked as a stored value), or why it failed.
+
+    An exception of any kind fails the step, ``SystemExit`` and ``KeyboardInterrupt``
+    included (a command-line library's ``sys.exit`` on a usage error): it is the action's,
+    and the worker carries on. Only a cancellation (the run being dropped) goes through."""
     try:
-        result = to_json(await actions.call(name, args, context))
+        result = await actions.call(name, args, context)
     except StepFailure as failure:
         return ActionFailed(failure.type, redact(str(failure)), context.attempt)
     except ActionError as exc:
         return ActionFailed("action-error", redact(str(exc)), context.attempt)
-    except Exception as exc:
+    except asyncio.CancelledError:  # the run is being dropped, not the action failing
+        raise
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt too: the action's, not ours
         return ActionFailed("action-error", redact(f"{type(exc).__name__}: {exc}"),
                             context.attempt)
+    what = f"the result of step '{context.step_path}'"
     try:
-        check_value(result, f"the result of step '{context.step_path}'", value_bytes)
+        stored = to_json(result, what)
+        check_value(stored, what, value_bytes)
     except InvalidValue as exc:  # the same value would fail again
         return ActionFailed("value", str(exc), context.attempt, retryable=False)
-    return result
+    return stored

@@ -121,7 +121,9 @@ class Executor:
             return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
                                       consumed=tuple(env.consumed)), state, journal,
                             registered)
-        except Exception as exc:
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # of any kind: a worker survives any run
             logger.exception("run %s: internal error", record.id, extra={"run_id": record.id})
             outcome = Failed({"type": "internal-error",
                               "message": self.redactor(f"{type(exc).__name__}: {exc}"),

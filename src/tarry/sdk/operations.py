@@ -24,7 +24,7 @@ from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import EventError, StepError
 from tarry.language.manifests import Manifest
-from tarry.sdk.replay import Journal, Operation, Scope
+from tarry.sdk.replay import Journal, Operation, Scope, Suspend
 from tarry.sdk.serializers import Codec
 from tarry.sdk.strategies import as_duration
 from tarry.values import check_key
@@ -88,7 +88,7 @@ class FlowRun:
         if not callable(function):
             raise TypeError(f"ctx.step needs a callable, got {type(function).__name__}")
         op = scope.enter("step", name)
-        cause: Exception | None = None
+        cause: BaseException | None = None
         if op.entry is None:
             with scope.running(op):
                 cause = await self._execute(op, function, args, kwargs)
@@ -99,13 +99,16 @@ class FlowRun:
         return self.codec.load(op.entry["result"])
 
     async def _execute(self, op: Operation, function: Callable[..., Any], args: Sequence[Any],
-                       kwargs: Mapping[str, Any]) -> Exception | None:
+                       kwargs: Mapping[str, Any]) -> BaseException | None:
         """Run a new step, record its result or failure, checkpoint; the exception it
-        raised, if any."""
+        raised, if any (of any kind, ``SystemExit`` included: the step's, not the
+        worker's; only the flow's own unwinding and a cancellation go through)."""
         self.record("step.started", op.path)
         try:
             value = await call(function, args, kwargs)
-        except Exception as exc:
+        except (asyncio.CancelledError, Suspend, Teardown):
+            raise
+        except BaseException as exc:
             error = {"type": type(exc).__name__, "message": self.env.redact(str(exc))}
             op.record({"error": error})
             self.record("step.failed", op.path, error=error)

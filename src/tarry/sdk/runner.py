@@ -18,6 +18,7 @@ A nondeterminism found during the call fails the run even if the flow caught the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -71,7 +72,9 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
     except Teardown:
         assert run.teardown is not None
         raise run.teardown from None
-    except Exception as exc:
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # SystemExit too: the flow's exception, not the worker's
         outcome = failure_of(exc)
         if outcome.error["type"] == "exception":
             logger.warning("run %s: flow '%s' raised", env.run_id, flow.name, exc_info=exc,
@@ -83,7 +86,7 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
     return outcome
 
 
-def failure_of(exc: Exception) -> Failed:
+def failure_of(exc: BaseException) -> Failed:
     """The run's error for an exception that escaped the flow function."""
     for kind, error_type, operation in _FAILURES:
         if isinstance(exc, kind):
