@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -44,8 +44,9 @@ from typing import Any
 from tarry._text import clip
 from tarry.errors import InvalidValue, ValueTooLarge
 
-__all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "MIB", "ValueLimits", "check_key",
-           "check_path_segment", "check_value", "json_size", "load_json", "printable"]
+__all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "MIB", "TEXT_CHARS", "ValueLimits", "bounded_texts",
+           "check_key", "check_path_segment", "check_value", "json_size", "load_json",
+           "printable", "stored_text"]
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a stored value may have."""
@@ -55,6 +56,10 @@ MAX_INTEGER_DIGITS = 4_000
 
 MIB = 1_048_576
 """One mebibyte, the default of the size limits."""
+
+TEXT_CHARS = 16_384
+"""The longest text the engine stores about a run: an error's message, a log line, a reason,
+a check's output, any text in a history entry. A longer one is cut, with a marker."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,40 @@ def printable(text: str) -> str:
     if "\x00" not in text and _is_utf8(text):
         return text
     return "".join(_escaped(char) for char in text)
+
+
+def stored_text(text: str, limit: int = TEXT_CHARS, *,
+                redact: Callable[[str], str] | None = None) -> str:
+    """``text`` as the engine stores it: ``redact``-ed (secrets masked), :func:`printable`,
+    and at most ``limit`` characters, a longer text cut with a marker that says how long it
+    was (an action that raises a 20 MiB message fails its step with 16 KiB of it).
+
+    Only the part that can be kept is masked and escaped, with a margin past the cut, so a
+    secret that straddles the cut is masked whole and a huge text costs no more than a
+    small one."""
+    head = text[:limit + _SECRET_MARGIN]
+    kept = printable(head if redact is None else redact(head))
+    if len(head) == len(text) and len(kept) <= limit:
+        return kept
+    marker = f" … [truncated from {len(text):,} characters]"
+    return kept[:limit - len(marker)] + marker
+
+
+_SECRET_MARGIN = 1_024
+"""How far past the cut a text is masked: a secret longer than this that starts just before
+the cut could show its start."""
+
+
+def bounded_texts(value: Any, limit: int = TEXT_CHARS) -> Any:
+    """``value`` (JSON data, such as a history entry's details) with every string longer
+    than ``limit`` characters made :func:`stored_text`; the value itself when none is."""
+    if isinstance(value, str):
+        return stored_text(value, limit) if len(value) > limit else value
+    if isinstance(value, Mapping):
+        return {key: bounded_texts(item, limit) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded_texts(item, limit) for item in value]
+    return value
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)

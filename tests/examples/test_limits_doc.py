@@ -15,7 +15,7 @@ from tarry.language.expressions import limits as expression_limits
 from tarry.language.loader import parse_flow
 from tarry.language.yamlsource import MAX_ALIAS_NODES
 from tarry.secrets import MIN_SECRET_LENGTH
-from tarry.values import MAX_DEPTH, MAX_INTEGER_DIGITS, ValueLimits
+from tarry.values import MAX_DEPTH, MAX_INTEGER_DIGITS, TEXT_CHARS, ValueLimits
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "limits.md").read_text(encoding="utf-8")
 SETTABLE = DOC.split("## Settable limits", 1)[1].split("\n## ", 1)[0]
@@ -51,6 +51,7 @@ def test_the_fixed_numbers_are_the_codes() -> None:
             expression_limits.MAX_INT_BITS, expression_limits.MAX_WORK) == (
         10_000, 50, 1_000_000, 100_000, 4096, 10_000_000)
     assert MIN_SECRET_LENGTH == 4
+    assert f"**{TEXT_CHARS:,} characters**" in DOC
     assert ", ".join(f"`{name}`" for name in CHECK_BASE_ENV) in DOC.replace(" and ", ", ")
 
 

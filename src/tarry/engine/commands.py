@@ -30,7 +30,7 @@ from tarry.engine.values import to_json
 from tarry.errors import ActionError, InvalidValue
 from tarry.model import JournalEntry
 from tarry.secrets import Redactor
-from tarry.values import check_value
+from tarry.values import check_value, stored_text
 
 __all__ = ["ActionFailed", "Command", "ReadJournal", "RunAction", "call_action"]
 
@@ -80,14 +80,16 @@ async def call_action(actions: ActionRegistry, name: str, args: dict[str, Any],
     try:
         result = await actions.call(name, args, context)
     except StepFailure as failure:
-        return ActionFailed(failure.type, redact(str(failure)), context.attempt)
+        return ActionFailed(failure.type, stored_text(str(failure), redact=redact),
+                            context.attempt)
     except ActionError as exc:
-        return ActionFailed("action-error", redact(str(exc)), context.attempt)
+        return ActionFailed("action-error", stored_text(str(exc), redact=redact),
+                            context.attempt)
     except asyncio.CancelledError:  # the run is being dropped, not the action failing
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt too: the action's, not ours
-        return ActionFailed("action-error", redact(f"{type(exc).__name__}: {exc}"),
-                            context.attempt)
+        return ActionFailed("action-error", stored_text(f"{type(exc).__name__}: {exc}",
+                                                        redact=redact), context.attempt)
     what = f"the result of step '{context.step_path}'"
     try:
         stored = to_json(result, what)

@@ -38,7 +38,7 @@ from tarry.model import (
     RunUpdate,
 )
 from tarry.secrets import Redactor
-from tarry.values import ValueLimits
+from tarry.values import ValueLimits, stored_text
 
 __all__ = ["Executor", "LeaseLost", "update_for"]
 
@@ -103,7 +103,8 @@ class Executor:
             flow = self.catalog.by_digest(record.flow_digest)
             program = self.catalog.program(flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
-            failure = Failed({"type": "flow-error", "message": str(exc), "step": None})
+            failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
+                              "step": None})
             return update_for(record.id, state, failure, history, now)
         journal = journal_for(flow, program=program is not None)
         await self._restore(record.id, state, journal)
@@ -126,7 +127,8 @@ class Executor:
         except BaseException as exc:  # of any kind: a worker survives any run
             logger.exception("run %s: internal error", record.id, extra={"run_id": record.id})
             outcome = Failed({"type": "internal-error",
-                              "message": self.redactor(f"{type(exc).__name__}: {exc}"),
+                              "message": stored_text(f"{type(exc).__name__}: {exc}",
+                                                     redact=self.redactor),
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None

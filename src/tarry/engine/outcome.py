@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tarry.model import TaskRequest
-from tarry.values import printable
+from tarry.values import stored_text
 
 if TYPE_CHECKING:
     from tarry.engine.commands import Command
@@ -114,9 +114,9 @@ Outcome: TypeAlias = Done | Blocked | Failed | Exited | Pending
 
 
 def step_error(kind: str, message: str, step: str) -> Failed:
-    """A failure of ``step`` with error type ``kind`` (the message made storable: it may
-    quote user data, such as an exception's text)."""
-    return Failed({"type": kind, "message": printable(message), "step": step})
+    """A failure of ``step`` with error type ``kind`` (the message made storable and
+    bounded: it may quote user data, such as an exception's text)."""
+    return Failed({"type": kind, "message": stored_text(message), "step": step})
 
 
 def _iso(instant: datetime) -> str:

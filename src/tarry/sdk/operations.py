@@ -27,7 +27,7 @@ from tarry.language.manifests import Manifest
 from tarry.sdk.replay import Journal, Operation, Scope, Suspend
 from tarry.sdk.serializers import Codec
 from tarry.sdk.strategies import as_duration
-from tarry.values import check_key
+from tarry.values import check_key, stored_text
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
@@ -109,7 +109,8 @@ class FlowRun:
         except (asyncio.CancelledError, Suspend, Teardown):
             raise
         except BaseException as exc:
-            error = {"type": type(exc).__name__, "message": self.env.redact(str(exc))}
+            error = {"type": type(exc).__name__,
+                     "message": stored_text(str(exc), redact=self.env.redact)}
             op.record({"error": error})
             self.record("step.failed", op.path, error=error)
             await self.checkpoint()

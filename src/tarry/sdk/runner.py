@@ -38,6 +38,7 @@ from tarry.sdk.flows import PythonFlow
 from tarry.sdk.operations import FlowRun, Teardown
 from tarry.sdk.replay import Journal, Scope, Suspend
 from tarry.sdk.serializers import Codec
+from tarry.values import stored_text
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
@@ -90,6 +91,7 @@ def failure_of(exc: BaseException) -> Failed:
     """The run's error for an exception that escaped the flow function."""
     for kind, error_type, operation in _FAILURES:
         if isinstance(exc, kind):
-            return Failed({"type": error_type, "message": str(exc), "step": operation(exc)})
-    return Failed({"type": "exception", "message": f"{type(exc).__name__}: {exc}",
+            return Failed({"type": error_type, "message": stored_text(str(exc)),
+                           "step": operation(exc)})
+    return Failed({"type": "exception", "message": stored_text(f"{type(exc).__name__}: {exc}"),
                    "step": None})

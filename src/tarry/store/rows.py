@@ -24,7 +24,7 @@ from tarry.model import (
     RunStatus,
     RunUpdate,
 )
-from tarry.values import load_json
+from tarry.values import TEXT_CHARS, bounded_texts, load_json, stored_text
 
 __all__ = [
     "Row",
@@ -110,8 +110,8 @@ def update_params(worker: str, now: datetime, update: RunUpdate) -> dict[str, An
         "status": update.status.value,
         "state": _dump(update.state),
         "exit": update.exit,
-        "error": _dump(update.error),
-        "reason": update.reason,
+        "error": _bounded(update.error),
+        "reason": None if update.reason is None else stored_text(update.reason),
         "result": _dump(update.result),
         "waiting_for": _dump(update.waiting_for),
         "at_step": update.at_step,
@@ -136,7 +136,7 @@ def history_params(run_id: str, entries: Sequence[HistoryEntry]) -> list[dict[st
             "at": to_millis(entry.at),
             "kind": entry.kind,
             "step": entry.step,
-            "data": _dump(entry.data),
+            "data": _bounded(entry.data),
         }
         for entry in entries
     ]
@@ -214,6 +214,15 @@ def json_text(value: Any) -> str:
 
 def _dump(value: Any) -> str | None:
     return None if value is None else json_text(value)
+
+
+def _bounded(value: Any) -> str | None:
+    """What :func:`_dump` writes, every text in it within :data:`TEXT_CHARS` characters (a
+    history entry's details, a run's error: no text a run produces can grow them)."""
+    text = _dump(value)
+    if text is None or len(text) <= TEXT_CHARS:  # no text inside can be longer
+        return text
+    return json_text(bounded_texts(value))
 
 
 def stored_value(value: Any) -> Any:
