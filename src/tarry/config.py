@@ -97,6 +97,10 @@ class Limits:
     file_bytes: int = FILE_BYTES
     """The largest flow, event manifest or scenario file read (1 MiB); a larger one is
     refused before it is read. ``tarry.toml`` is held to the default."""
+    recovery_max: int = 3
+    """How many times in a row a run is taken over from a worker that died running it (a
+    crash, ``os._exit``, a kill), with no checkpoint between, before it is failed with
+    ``error.type = crashed`` instead of run again."""
 
     def __post_init__(self) -> None:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
@@ -405,6 +409,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "value_bytes": _Key("TARRY_VALUE_BYTES", _positive_int, _positive_int_text),
         "key_bytes": _Key("TARRY_KEY_BYTES", _positive_int, _positive_int_text),
         "file_bytes": _Key("TARRY_FILE_BYTES", _positive_int, _positive_int_text),
+        "recovery_max": _Key("TARRY_RECOVERY_MAX", _positive_int, _positive_int_text),
     },
 }
 _TABLES = ("tarry", "actions", "checks", "limits")

@@ -150,6 +150,9 @@ class RunRecord:
     lease_owner: str | None = None
     cancel_requested: bool = False
     cancelled_by: str | None = None
+    recoveries: int = 0
+    """How many times in a row the run was taken over from a worker that died running it,
+    with no checkpoint since (this claim's takeover included)."""
 
 
 @dataclass(frozen=True)

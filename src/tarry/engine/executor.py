@@ -68,12 +68,21 @@ _ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.HELD: "started",
                RunStatus.WAITING: "resumed", RunStatus.RUNNING: "recovered"}
 
 
+def _entry_kinds(status: RunStatus, state: Mapping[str, Any]) -> tuple[str, ...]:
+    """The history entries an advance of a run claimed in ``status`` begins with: a run
+    recovered before it ever saved its state (claimed, then its worker died before the first
+    checkpoint) has not recorded its start yet, so it records both."""
+    kind = _ENTRY_KIND.get(status, "resumed")
+    return ("started", kind) if kind == "recovered" and "started_at" not in state else (kind,)
+
+
 class Executor:
     """Advances claimed runs. One per worker; stateless between runs but for caches."""
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
-                 read_journal: JournalReader, limits: ValueLimits | None = None) -> None:
+                 read_journal: JournalReader, limits: ValueLimits | None = None,
+                 recovery_max: int = 3) -> None:
         self.catalog = catalog
         self.redactor = redactor
         self.actions = actions
@@ -81,6 +90,8 @@ class Executor:
         self._read_journal = read_journal
         self.gate = gate
         self.limits = limits or ValueLimits()
+        self.recovery_max = recovery_max
+        """How many takeovers in a row a run gets before it is failed as crashed."""
 
     async def execute(self, record: RunRecord, now: datetime,
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
@@ -92,12 +103,16 @@ class Executor:
         state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
         registered = _registered(record, state)
         history: list[HistoryEntry] = []
+        if record.recoveries > self.recovery_max:  # it kills whoever runs it: run it no more
+            crashed = update_for(record.id, state, self._crashed(record), history, now)
+            return replace(crashed, had_waits=registered["waits"],
+                           had_tasks=registered["tasks"])
         if is_held(state):  # the hold gate decides first; once clear, the first step runs now
             held = await self.gate.evaluate(record, state, now, history)
             if held is not None:
                 return held
         now = max([now, *(entry.at for entry in history)])  # a cleared hold's checks took time
-        history.append(HistoryEntry(now, _ENTRY_KIND.get(record.status, "resumed")))
+        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
         state.setdefault("started_at", iso(now))
         try:
             flow = self.catalog.by_digest(record.flow_digest)
@@ -136,6 +151,14 @@ class Executor:
                                    consumed=tuple(env.consumed), result=result,
                                    rescan=tuple(sorted(env.rescan))), state, journal,
                         registered)
+
+    def _crashed(self, record: RunRecord) -> Failed:
+        """The failure of a run whose workers died running it once more than
+        :attr:`recovery_max` allows."""
+        return Failed({"type": "crashed", "step": None, "message": (
+            f"the worker running it stopped {record.recoveries} times in a row before its "
+            "next checkpoint (a crash, os._exit or a kill); after "
+            f"{self.recovery_max} recoveries ([limits] recovery_max) it is not run again")})
 
     async def _walk(self, env: Env, state: dict[str, Any]) -> Outcome:
         """Walk the run's state, carry out what the walk asks (:mod:`tarry.engine.commands`)

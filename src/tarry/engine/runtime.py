@@ -338,7 +338,8 @@ class Engine:
         return Worker(store or self.async_store, self.catalog, self.actions, self.clock,
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
-                      triggers=self.triggers, look_ahead=look_ahead, on_wake=on_wake)
+                      recovery_max=self.limits.recovery_max, triggers=self.triggers,
+                      look_ahead=look_ahead, on_wake=on_wake)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""

@@ -95,7 +95,8 @@ class Worker:
                  clock: Clock, *, concurrency: int = 16, batch: int = 256,
                  lease: timedelta = timedelta(seconds=30), name: str | None = None,
                  holds: Holds | None = None, redactor: Redactor | None = None,
-                 limits: ValueLimits | None = None, triggers: Triggers | None = None,
+                 limits: ValueLimits | None = None, recovery_max: int = 3,
+                 triggers: Triggers | None = None,
                  look_ahead: timedelta = timedelta(0),
                  on_wake: Callable[[RunRecord, datetime], None] | None = None) -> None:
         if concurrency < 1:
@@ -115,7 +116,8 @@ class Worker:
                                  gate=HoldGate(holds or Holds(store.sync, clock, aio=store)),
                                  redactor=redactor or Redactor(),
                                  limits=limits or ValueLimits(),
-                                 read_journal=store.read_journal)
+                                 read_journal=store.read_journal,
+                                 recovery_max=recovery_max)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._loading = asyncio.Lock()

@@ -178,6 +178,7 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         lease_owner=row["lease_owner"],
         cancel_requested=bool(row["cancel_requested"]),
         cancelled_by=row["cancelled_by"],
+        recoveries=row["recoveries"],
     )
 
 

@@ -13,7 +13,9 @@ WITH due AS (
 )
 UPDATE runs
 SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
-    updated_at = %(now)s
+    updated_at = %(now)s,
+    recoveries = CASE WHEN due.status = 'running' THEN runs.recoveries + 1
+                      ELSE runs.recoveries END
 FROM due WHERE runs.id = due.id
 RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 
@@ -43,7 +45,8 @@ WITH due AS (
 ), claimed AS (
     UPDATE runs
     SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
-        updated_at = %(now)s
+        updated_at = %(now)s,
+        recoveries = CASE WHEN status = 'running' THEN recoveries + 1 ELSE recoveries END
     WHERE id = ANY (ARRAY(SELECT id FROM due))
     RETURNING runs.*
 )
@@ -79,7 +82,7 @@ WITH u AS (
 UPDATE runs
 SET status = u.status, state = u.state::jsonb, exit = u.exit, error = u.error::jsonb,
     reason = u.reason, result = u.result::jsonb, waiting_for = u.waiting_for::jsonb,
-    at_step = u.at_step, updated_at = %(now)s,
+    at_step = u.at_step, updated_at = %(now)s, recoveries = 0,
     due_at = CASE WHEN u.release THEN u.due_at ELSE runs.due_at END,
     lease_owner = CASE WHEN u.release THEN NULL ELSE runs.lease_owner END
 FROM mine JOIN u ON u.run_id = mine.id

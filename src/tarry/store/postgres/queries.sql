@@ -57,11 +57,12 @@ UPDATE runs SET due_at = %(lease_until)s FROM mine WHERE runs.id = mine.id
 RETURNING runs.id
 
 -- name: checkpoint_run
--- No row back means the worker no longer holds the lease: nothing was written.
+-- No row back means the worker no longer holds the lease: nothing was written. A checkpoint
+-- is progress: the recoveries in a row start again from none.
 UPDATE runs
 SET status = %(status)s, state = %(state)s, exit = %(exit)s, error = %(error)s,
     reason = %(reason)s, result = %(result)s, waiting_for = %(waiting_for)s,
-    at_step = %(at_step)s, updated_at = %(now)s,
+    at_step = %(at_step)s, updated_at = %(now)s, recoveries = 0,
     due_at = CASE WHEN %(release)s THEN %(due_at)s ELSE due_at END,
     lease_owner = CASE WHEN %(release)s THEN NULL ELSE lease_owner END
 WHERE id = %(run_id)s AND lease_owner = %(worker)s

@@ -35,7 +35,8 @@ CREATE TABLE runs (
     created_at       BIGINT  NOT NULL,
     updated_at       BIGINT  NOT NULL,
     created_data     JSONB,
-    at_step          TEXT
+    at_step          TEXT,
+    recoveries       INTEGER NOT NULL DEFAULT 0
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.

@@ -47,9 +47,11 @@ ORDER BY due_at LIMIT :limit
 SELECT id, status, due_at FROM runs WHERE id = :id AND due_at <= :now
 
 -- name: lease_runs
--- Lease the runs of step 1 (:ids, a JSON array); their due_at becomes the lease expiry.
+-- Lease the runs of step 1 (:ids, a JSON array); their due_at becomes the lease expiry. A run
+-- still running was taken over from a worker that died: one recovery more.
 UPDATE runs
-SET status = 'running', lease_owner = :worker, due_at = :lease_until, updated_at = :now
+SET status = 'running', lease_owner = :worker, due_at = :lease_until, updated_at = :now,
+    recoveries = CASE WHEN status = 'running' THEN recoveries + 1 ELSE recoveries END
 WHERE id IN (SELECT value FROM json_each(:ids))
 RETURNING *
 
@@ -60,10 +62,12 @@ WHERE lease_owner = :worker AND id IN (SELECT value FROM json_each(:ids))
 RETURNING id
 
 -- name: checkpoint_run
--- No row back means the worker no longer holds the lease: nothing was written.
+-- No row back means the worker no longer holds the lease: nothing was written. A checkpoint
+-- is progress: the recoveries in a row start again from none.
 UPDATE runs
 SET status = :status, state = :state, exit = :exit, error = :error, reason = :reason,
     result = :result, waiting_for = :waiting_for, at_step = :at_step, updated_at = :now,
+    recoveries = 0,
     due_at = CASE WHEN :release THEN :due_at ELSE due_at END,
     lease_owner = CASE WHEN :release THEN NULL ELSE lease_owner END
 WHERE id = :run_id AND lease_owner = :worker

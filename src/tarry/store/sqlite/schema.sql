@@ -34,7 +34,8 @@ CREATE TABLE runs (
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL,
     created_data     TEXT,
-    at_step          TEXT
+    at_step          TEXT,
+    recoveries       INTEGER NOT NULL DEFAULT 0
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
