@@ -186,5 +186,5 @@ steps:
     await harness.run_due()
     assert harness.record(run_id).error == {
         "type": "expression", "step": "keep",
-        "message": "expression does too much work (more than 10,000,000 steps): "
+        "message": "expression does too much work (more than 1,000,000 units): "
                    f"{{{{ {big} }}}}"}

@@ -18,6 +18,7 @@ mutated state.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import ChainMap
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -44,7 +45,8 @@ from tarry.engine.outcome import (
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError, InvalidValue
 from tarry.language.durations import MAX_DURATION, check_duration, parse_duration, parse_instant
-from tarry.language.expressions import EvalContext, render
+from tarry.language.expressions import EvalContext, WorkMeter, render
+from tarry.language.expressions.limits import MAX_WORK
 from tarry.language.model import (
     Action,
     Ask,
@@ -102,11 +104,13 @@ class Env:
     failures: dict[str, ActionFailed] = field(default_factory=dict)
     """What the executor's failed calls came to, by step path, for the walk to retry or
     fail them."""
+    meter: WorkMeter = field(default_factory=WorkMeter)
+    """The work of the walk's renders, by which it lets other runs go on."""
 
     @property
     def eval(self) -> EvalContext:
         """The expression context: the clock reading and the flow's timezone."""
-        return EvalContext(now=self.now, timezone=self.flow.timezone)
+        return EvalContext(now=self.now, timezone=self.flow.timezone, meter=self.meter)
 
     def record(self, kind: str, step: str | None = None, /, **data: Any) -> None:
         """Append a history entry stamped with the current instant."""
@@ -188,6 +192,8 @@ class Interpreter:
             self.env.record("step.completed", path)
         elif isinstance(outcome, Failed) and outcome.error.get("step") == path:
             self.env.record("step.failed", path, error=outcome.error)
+        if self.env.meter.take(MAX_WORK):  # as much work as the worst render: others' turn
+            await asyncio.sleep(0)
         return outcome
 
     def render(self, value: Any, names: Names) -> Any:

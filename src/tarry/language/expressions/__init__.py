@@ -7,7 +7,7 @@ render with :meth:`CompiledTemplate.render`, or walk a whole value with :func:`r
 
 from __future__ import annotations
 
-from tarry.language.expressions.context import EvalContext
+from tarry.language.expressions.context import EvalContext, WorkMeter
 from tarry.language.expressions.template import (
     CompiledTemplate,
     compile_template,
@@ -15,4 +15,5 @@ from tarry.language.expressions.template import (
     render,
 )
 
-__all__ = ["CompiledTemplate", "EvalContext", "compile_template", "is_template", "render"]
+__all__ = ["CompiledTemplate", "EvalContext", "WorkMeter", "compile_template", "is_template",
+           "render"]

@@ -24,13 +24,17 @@ _MAX_ROUND_DIGITS = 100
 
 @dataclass(frozen=True)
 class FilterSpec:
-    """A filter: ``apply(value, args, env)``, how many arguments it takes, and whether its
-    value may be undefined (only ``default`` says yes)."""
+    """A filter: ``apply(value, args, env)``, how many arguments it takes, whether its
+    value may be undefined (only ``default`` says yes), whether it answers one of its
+    inputs as it is (``picks``: ``default`` again) and whether it writes its value out
+    (``writes``: ``json``, whose walk the filter node charges)."""
 
     apply: Callable[[Any, tuple[Any, ...], Env], Any]
     min_args: int = 0
     max_args: int = 0
     accepts_undefined: bool = False
+    picks: bool = False
+    writes: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ def _recase(name: str, method: Callable[[str], str]) -> FilterSpec:
     def recase(value: Any, _args: tuple[Any, ...], env: Env) -> str:
         if kind_of(value) != "str":
             raise ExpressionError(f"filter '{name}' needs a str, not {kind_of(value)}")
-        env.charge(len(value))
+        env.charge_text(len(value))
         result = method(value)
         check_string_size(len(result))
         return result
@@ -118,9 +122,11 @@ def _length(value: Any, _args: tuple[Any, ...], _env: Env) -> int:
 
 
 def _json(value: Any, _args: tuple[Any, ...], env: Env) -> str:
-    """Compact JSON text (its writing paid for before it is written)."""
-    env.charge_value(value)
-    return to_json(value)
+    """Compact JSON text (the walk of a built value paid for before it is written, by the
+    filter node; the text by its length)."""
+    text = to_json(value)
+    env.charge_text(len(text))
+    return text
 
 
 def _date(value: Any, _args: tuple[Any, ...], env: Env) -> datetime:
@@ -145,11 +151,12 @@ def _round(value: Any, args: tuple[Any, ...], _env: Env) -> int | float:
 FILTERS: dict[str, FilterSpec] = {
     "minus": _shift("minus", -1),
     "plus": _shift("plus", 1),
-    "default": FilterSpec(_default, min_args=1, max_args=1, accepts_undefined=True),
+    "default": FilterSpec(_default, min_args=1, max_args=1, accepts_undefined=True,
+                          picks=True),
     "lower": _recase("lower", str.lower),
     "upper": _recase("upper", str.upper),
     "length": FilterSpec(_length),
-    "json": FilterSpec(_json),
+    "json": FilterSpec(_json, writes=True),
     "date": FilterSpec(_date),
     "round": FilterSpec(_round, min_args=0, max_args=1),
 }

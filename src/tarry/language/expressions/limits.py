@@ -4,7 +4,9 @@ Evaluation walks each node of a compiled expression once: there are no loops, no
 no calls besides the built-in filters, so the number of nodes evaluated is bounded by the
 source length. What can still grow is data: strings and lists built by ``+`` and ``*``, JSON
 text, membership tests over big values. Those operations are charged to a per-render work
-budget, and the values they build are capped in size before they are built.
+budget, by what they cost (four characters handled at C speed are a unit, a step over a
+nested item in Python a thousand), and the values they build are capped in size before they are
+built.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from __future__ import annotations
 from tarry.errors import ExpressionError
 
 __all__ = [
+    "CHARS_PER_UNIT",
+    "ITEM_WORK",
     "MAX_DEPTH",
     "MAX_INT_BITS",
     "MAX_LIST_ITEMS",
     "MAX_SOURCE_CHARS",
     "MAX_STRING_CHARS",
     "MAX_WORK",
+    "STEP_WORK",
     "check_list_size",
     "check_string_size",
 ]
@@ -37,8 +42,23 @@ MAX_LIST_ITEMS = 100_000
 MAX_INT_BITS = 4096
 """Largest integer (in bits) arithmetic may produce."""
 
-MAX_WORK = 10_000_000
-"""Work units one render may spend: a unit is a character or item built, copied or scanned."""
+MAX_WORK = 1_000_000
+"""Work units one render may spend, each about a nanosecond of work: :data:`CHARS_PER_UNIT`
+characters built, copied, scanned, compared or written are a unit, a list's item scanned or
+compared is :data:`ITEM_WORK`, a step the evaluator takes in Python :data:`STEP_WORK`. The
+worst render costs about a millisecond, so that no run holds a worker's loop for long: 34
+such runs beside 200 timers leave the timers' lateness p99 under 100 ms on a quiet machine
+(``bench/hostile_expressions.py``)."""
+
+CHARS_PER_UNIT = 4
+"""Characters built, copied, scanned, compared or written (at C speed) per work unit."""
+
+ITEM_WORK = 20
+"""Work units of one item of a list (or object) scanned or compared at C speed."""
+
+STEP_WORK = 1_000
+"""Work units of one step in Python: comparing two items of nested values, looking at one
+candidate of a membership test, visiting one item to write it out."""
 
 
 def check_string_size(length: int) -> None:

@@ -52,6 +52,14 @@ class Node(ABC):
         """The node's value, or ``UNDEFINED`` where an access chain does not resolve."""
         return self.evaluate(env)
 
+    @property
+    def prepaid(self) -> bool:
+        """Whether writing the node's value out needs no walk to be paid for: a constant of
+        the source, or a value read from the scope (the run's inputs, bindings, events: each
+        within the store's size limits and shared with nothing). A value an operator built
+        may repeat one list into itself, so it is walked (:meth:`Env.charge_value`)."""
+        return False
+
 
 @dataclass(frozen=True, slots=True)
 class Literal(Node):
@@ -63,6 +71,11 @@ class Literal(Node):
         """The constant."""
         return self.value
 
+    @property
+    def prepaid(self) -> bool:
+        """A constant of the source: bounded by its length."""
+        return True
+
 
 @dataclass(frozen=True, slots=True)
 class ListDisplay(Node):
@@ -73,6 +86,11 @@ class ListDisplay(Node):
     def evaluate(self, env: Env) -> list[Any]:
         """The list of the items' values."""
         return [item.evaluate(env) for item in self.items]
+
+    @property
+    def prepaid(self) -> bool:
+        """``[]`` (a list of items may repeat one value: walked)."""
+        return not self.items
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +108,11 @@ class ObjectDisplay(Node):
                 raise ExpressionError(f"object keys must be strings, not {kind_of(key)}")
             result[key] = value_node.evaluate(env)
         return result
+
+    @property
+    def prepaid(self) -> bool:
+        """``{}`` (an object of values may repeat one value: walked)."""
+        return not self.pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +132,11 @@ class Name(Node):
     def lookup(self, env: Env) -> Any:
         """The name's value or ``UNDEFINED``."""
         return env.scope.get(self.name, UNDEFINED)
+
+    @property
+    def prepaid(self) -> bool:
+        """A value of the scope."""
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +162,11 @@ class Access(Node):
         container = self.base.lookup(env)
         return UNDEFINED if container is UNDEFINED else read(container, self.key.evaluate(env))
 
+    @property
+    def prepaid(self) -> bool:
+        """A part of what ``base`` is, prepaid when that is."""
+        return self.base.prepaid
+
 
 @dataclass(frozen=True, slots=True)
 class IsDefined(Node):
@@ -156,10 +189,19 @@ class Filter(Node):
     args: tuple[Node, ...]
 
     def evaluate(self, env: Env) -> Any:
-        """The filter applied to the operand's value and the arguments' values."""
+        """The filter applied to the operand's value and the arguments' values (a filter
+        that writes its value out, such as ``json``, pays for the walk first unless the
+        value is prepaid)."""
         value = self.operand.lookup(env) if self.spec.accepts_undefined else \
             self.operand.evaluate(env)
+        if self.spec.writes and not self.operand.prepaid:
+            env.charge_value(value)
         return self.spec.apply(value, tuple(arg.evaluate(env) for arg in self.args), env)
+
+    @property
+    def prepaid(self) -> bool:
+        """Prepaid for a filter that picks one of its prepaid inputs (``default``)."""
+        return self.spec.picks and self.operand.prepaid and all(a.prepaid for a in self.args)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,14 @@ from typing import Any
 
 from tarry.errors import ExpressionError
 from tarry.language.expressions.context import Env
-from tarry.language.expressions.limits import MAX_INT_BITS, check_list_size, check_string_size
+from tarry.language.expressions.limits import (
+    CHARS_PER_UNIT,
+    ITEM_WORK,
+    MAX_INT_BITS,
+    STEP_WORK,
+    check_list_size,
+    check_string_size,
+)
 from tarry.language.expressions.values import kind_of, with_article
 
 __all__ = ["COMPARISONS", "BinaryOp", "arithmetic", "equal", "negate"]
@@ -62,17 +69,25 @@ _SIZE_CHECKS: dict[str, Callable[[int], None]] = {"str": check_string_size,
 def _concat(left: Any, right: Any, env: Env) -> Any:
     """``str + str`` or ``list + list``, refused before it is built when too long."""
     size = len(left) + len(right)
-    _SIZE_CHECKS[kind_of(left)](size)
-    env.charge(size)
+    _charge_copy(kind_of(left), size, env)
     return left + right
 
 
 def _repeat(sequence: Any, count: int, env: Env) -> Any:
     """``str * int`` or ``list * int``, refused before it is built when too long."""
     size = len(sequence) * max(count, 0)
-    _SIZE_CHECKS[kind_of(sequence)](size)
-    env.charge(size)
+    _charge_copy(kind_of(sequence), size, env)
     return sequence * count
+
+
+def _charge_copy(kind: str, size: int, env: Env) -> None:
+    """Refuse a string or list of ``size`` over its limit, else pay for building it: its
+    characters copied, or its items (a pointer each)."""
+    _SIZE_CHECKS[kind](size)
+    if kind == "str":
+        env.charge_text(size)
+    else:
+        env.charge(size)
 
 
 def _number_pairs(symbol: str, op: Callable[[Any, Any], Any]) -> dict[tuple[str, str, str],
@@ -144,18 +159,18 @@ _FLAT = frozenset({int, float, type(None)})
 
 def equal(left: Any, right: Any, env: Env) -> bool:
     """JSON equality: ``1 == 1.0``, but a boolean never equals a number; deep for containers,
-    each item compared charged to the work budget (and a string by its length)."""
+    each item compared charged to the work budget as a step (and a string by its length)."""
     if type(left) is type(right) and type(left) in _SCALARS:
-        env.charge(len(left) if type(left) is str else 1)
+        env.charge(STEP_WORK + len(left) // CHARS_PER_UNIT if type(left) is str else STEP_WORK)
         return bool(left == right)
     left_kind, right_kind = kind_of(left), kind_of(right)
-    env.charge(1)
+    env.charge(STEP_WORK)
     if left_kind != right_kind:
         return left_kind in _NUMBERS and right_kind in _NUMBERS and bool(left == right)
     if left_kind == "list":
         if len(left) != len(right):
             return False
-        env.charge(len(left))
+        env.charge(len(left) * ITEM_WORK)
         if set(map(type, left)) | set(map(type, right)) <= _FLAT:  # Python's == is JSON's
             return bool(left == right)
         return all(equal(a, b, env) for a, b in zip(left, right, strict=True))
@@ -182,10 +197,14 @@ def _ordering(symbol: str, op: Callable[[Any, Any], bool]) -> BinaryOp:
 
 
 def _contains(item: Any, container: Any, env: Env) -> bool:
-    """``item in container``: an equal list item, a dict key, or a substring."""
+    """``item in container``: an equal list item, a dict key, or a substring. A string is
+    looked for at C speed (it equals only an equal string); anything else is compared with
+    each item, a step each."""
     kind = kind_of(container)
     if kind == "list":
-        env.charge(len(container))
+        env.charge(len(container) * ITEM_WORK)
+        if type(item) is str:
+            return item in container
         return any(equal(item, candidate, env) for candidate in container)
     if kind == "dict":
         return isinstance(item, str) and item in container
@@ -194,7 +213,7 @@ def _contains(item: Any, container: Any, env: Env) -> bool:
     if not isinstance(item, str):
         raise ExpressionError(f"'in' with a str on its right needs a str on its left, not "
                               f"{kind_of(item)}")
-    env.charge(len(container))
+    env.charge_text(len(container))
     return item in container
 
 

@@ -41,11 +41,14 @@ class CompiledTemplate:
         try:
             if self.native is not None:
                 value = self.native.evaluate(env)
-                env.charge_value(value)  # it is written into the run's bindings next
+                _pay_to_write(self.native, value, env)  # it goes into the run's bindings next
                 return value
             return self._text(env)
         except ExpressionError as exc:
             raise ExpressionError(exc.reason, expression=self.source) from None
+        finally:
+            if ctx.meter is not None:
+                ctx.meter.spent += env.work
 
     def _text(self, env: Env) -> str:
         """Literal text and written values, joined."""
@@ -53,7 +56,7 @@ class CompiledTemplate:
                   for part in self.parts]
         size = sum(map(len, pieces))
         check_string_size(size)
-        env.charge(size)
+        env.charge_text(size)
         return "".join(pieces)
 
 
@@ -61,8 +64,17 @@ class CompiledTemplate:
     def _written(node: Node, env: Env) -> str:
         """One expression's value as text, paid for before it is written."""
         value = node.evaluate(env)
-        env.charge_value(value)
+        _pay_to_write(node, value, env)
         return to_text(value)
+
+
+def _pay_to_write(node: Node, value: Any, env: Env) -> None:
+    """Charge the writing out of ``node``'s value: a unit when it is prepaid, else the walk
+    of it (:meth:`Env.charge_value`)."""
+    if node.prepaid:
+        env.charge(1)
+    else:
+        env.charge_value(value)
 
 
 def is_template(text: str) -> bool:
