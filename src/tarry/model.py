@@ -152,7 +152,7 @@ class RunRecord:
     cancelled_by: str | None = None
     recoveries: int = 0
     """How many times in a row the run was taken over from a worker that died running it,
-    with no checkpoint since (this claim's takeover included)."""
+    with no checkpoint since (as a worker counts it when it begins one)."""
 
 
 @dataclass(frozen=True)

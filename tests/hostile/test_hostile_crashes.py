@@ -1,9 +1,9 @@
 """Runs whose workers die running them, in one process: each death is simulated by a claim
 that is never committed (the worker's lease lapses, as a SIGKILLed worker's does), on both
-stores. A run taken over ``recovery_max`` times in a row is run once more; one taken over
-again is failed with ``error.type = crashed`` and never run again. A checkpoint starts the
-count afresh, and a run whose first worker died before its first checkpoint still records
-its start."""
+stores; ``test_hostile_processes.py`` kills real worker processes. A run taken over
+``recovery_max`` times in a row is run once more; one taken over again is failed with
+``error.type = crashed`` and never run again. A checkpoint starts the count afresh, and a
+run whose first worker died before its first checkpoint still records its start."""
 
 from __future__ import annotations
 
@@ -47,11 +47,16 @@ def harness(tmp_path: Path, store_url: str, calls: list[str]) -> Iterator[Harnes
 
 
 def _die_running(harness: Harness, times: int) -> None:
-    """Claim the due runs as ``times`` workers that each die at once: every claim's lease
-    lapses unrenewed."""
+    """Claim the due runs as ``times`` workers that each begin them (counting a takeover as
+    a worker does) and die: every claim's lease lapses unrenewed."""
+    store = harness.engine.store
     for death in range(times):
-        now = harness.clock.now()
-        assert harness.engine.store.claim_due(now, f"dead-{death}", now + LEASE, 10)
+        now, worker = harness.clock.now(), f"dead-{death}"
+        claimed = store.claim_due(now, worker, now + LEASE, 10)
+        assert claimed
+        for record in claimed:
+            if record.status is RunStatus.RUNNING:
+                assert store.count_recovery(record.id, worker) is not None
         harness.clock.advance(LEASE)  # nothing runs meanwhile: the claim's worker is dead
 
 

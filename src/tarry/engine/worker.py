@@ -30,6 +30,7 @@ import socket
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -44,7 +45,7 @@ from tarry.errors import StateVersionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.service import Holds
 from tarry.language.expressions import compile_template
-from tarry.model import InboxEvent, RunRecord, RunUpdate
+from tarry.model import InboxEvent, RunRecord, RunStatus, RunUpdate
 from tarry.secrets import Redactor
 from tarry.store.aio import AsyncStore
 from tarry.values import ValueLimits
@@ -120,6 +121,8 @@ class Worker:
                                  recovery_max=recovery_max)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
+        self._recovering = asyncio.Lock()
+        """Held while a run taken over from a dead worker advances (:meth:`_recover`)."""
         self._loading = asyncio.Lock()
         """Held while a flow is read from the store: runs of one flow claimed together read
         it once."""
@@ -243,14 +246,10 @@ class Worker:
         await self._until_due(record)
         async with self._slots:
             try:
-                await self._load_flow(record.flow_digest)
-                now = self.clock.now()
-                if self.on_wake is not None:
-                    self.on_wake(record, now)
-                update = await self.executor.execute(record, now, inbox)
-                if update is None:
-                    return
-                await self.committer.submit(update)  # a cancel asked meanwhile ends it there
+                if record.status is RunStatus.RUNNING:
+                    await self._recover(record, inbox)
+                else:
+                    await self._advance(record, inbox)
             except StoreError as exc:
                 logger.warning("run %s: could not commit (%s); it resumes after its lease",
                                record.id, exc, extra={"run_id": record.id})
@@ -261,6 +260,27 @@ class Worker:
                 self._in_flight[record.id] -= 1
                 if self._in_flight[record.id] <= 0:
                     del self._in_flight[record.id]
+
+    async def _recover(self, record: RunRecord, inbox: list[InboxEvent]) -> None:
+        """Advance a run taken over from a worker that died running it. It may be what
+        killed that worker: such runs advance one at a time, each counted as it begins, so a
+        run that kills every worker is failed as crashed after ``recovery_max`` of them, and
+        the runs that were only in flight beside it, or queued behind it, are not counted
+        with it."""
+        async with self._recovering:
+            recoveries = await self.store.count_recovery(record.id, self.name)
+            if recoveries is not None:  # else another worker holds it now
+                await self._advance(replace(record, recoveries=recoveries), inbox)
+
+    async def _advance(self, record: RunRecord, inbox: list[InboxEvent]) -> None:
+        """Advance the run and commit what it came to."""
+        await self._load_flow(record.flow_digest)
+        now = self.clock.now()
+        if self.on_wake is not None:
+            self.on_wake(record, now)
+        update = await self.executor.execute(record, now, inbox)
+        if update is not None:
+            await self.committer.submit(update)  # a cancel asked meanwhile ends it there
 
     async def _load_flow(self, digest: str) -> None:
         """Read and parse a run's stored flow on the store's threads, not on the loop (once

@@ -175,6 +175,7 @@ class AsyncStore:
     claim_due_with_inbox = offloaded(Store.claim_due_with_inbox)
     claim_run = offloaded(Store.claim_run)
     renew_leases = offloaded(Store.renew_leases)
+    count_recovery = offloaded(Store.count_recovery)
     checkpoint = offloaded(Store.checkpoint)
     checkpoint_and_claim = offloaded(Store.checkpoint_and_claim)
     read_journal = offloaded(Store.read_journal)

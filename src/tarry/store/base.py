@@ -131,6 +131,12 @@ class Store(Protocol):
         """Extend the leases ``worker`` still holds; return the ids it still holds."""
         ...
 
+    def count_recovery(self, run_id: str, worker: str) -> int | None:
+        """Note that ``worker`` begins executing ``run_id``, which it took over from a
+        worker that died running it: the run's recoveries in a row since its last checkpoint,
+        this one included; None if ``worker`` no longer holds the run."""
+        ...
+
     def checkpoint(self, worker: str, now: datetime,
                    updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
         """Write updates for runs ``worker`` holds, all in one transaction.

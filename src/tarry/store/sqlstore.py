@@ -378,6 +378,14 @@ class SqlStore(ABC):
         with self._transaction(write=True) as tx:
             return {row["id"] for row in tx.all("renew_leases", params)}
 
+    def count_recovery(self, run_id: str, worker: str) -> int | None:
+        """Note that ``worker`` begins executing ``run_id``, which it took over from a
+        worker that died running it: the run's recoveries in a row since its last checkpoint,
+        this one included; None if ``worker`` no longer holds the run."""
+        with self._transaction(write=True) as tx:
+            row = tx.one("count_recovery", {"run_id": run_id, "worker": worker})
+        return None if row is None else int(row["recoveries"])
+
     def checkpoint(self, worker: str, now: datetime,
                    updates: list[RunUpdate]) -> dict[str, CheckpointOutcome]:
         """Write updates for runs ``worker`` holds, all in one transaction.

@@ -13,9 +13,7 @@ WITH due AS (
 )
 UPDATE runs
 SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
-    updated_at = %(now)s,
-    recoveries = CASE WHEN due.status = 'running' THEN runs.recoveries + 1
-                      ELSE runs.recoveries END
+    updated_at = %(now)s
 FROM due WHERE runs.id = due.id
 RETURNING runs.*, due.status AS claimed_from, due.due_at AS was_due
 
@@ -45,8 +43,7 @@ WITH due AS (
 ), claimed AS (
     UPDATE runs
     SET status = 'running', lease_owner = %(worker)s, due_at = %(lease_until)s,
-        updated_at = %(now)s,
-        recoveries = CASE WHEN status = 'running' THEN recoveries + 1 ELSE recoveries END
+        updated_at = %(now)s
     WHERE id = ANY (ARRAY(SELECT id FROM due))
     RETURNING runs.*
 )

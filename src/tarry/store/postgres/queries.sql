@@ -56,6 +56,13 @@ WITH mine AS (
 UPDATE runs SET due_at = %(lease_until)s FROM mine WHERE runs.id = mine.id
 RETURNING runs.id
 
+-- name: count_recovery
+-- A worker begins executing a run it took over (its last worker died running it): one
+-- recovery more, if the worker still holds the lease; the count after it.
+UPDATE runs SET recoveries = recoveries + 1
+WHERE id = %(run_id)s AND lease_owner = %(worker)s
+RETURNING recoveries
+
 -- name: checkpoint_run
 -- No row back means the worker no longer holds the lease: nothing was written. A checkpoint
 -- is progress: the recoveries in a row start again from none.

@@ -47,11 +47,9 @@ ORDER BY due_at LIMIT :limit
 SELECT id, status, due_at FROM runs WHERE id = :id AND due_at <= :now
 
 -- name: lease_runs
--- Lease the runs of step 1 (:ids, a JSON array); their due_at becomes the lease expiry. A run
--- still running was taken over from a worker that died: one recovery more.
+-- Lease the runs of step 1 (:ids, a JSON array); their due_at becomes the lease expiry.
 UPDATE runs
-SET status = 'running', lease_owner = :worker, due_at = :lease_until, updated_at = :now,
-    recoveries = CASE WHEN status = 'running' THEN recoveries + 1 ELSE recoveries END
+SET status = 'running', lease_owner = :worker, due_at = :lease_until, updated_at = :now
 WHERE id IN (SELECT value FROM json_each(:ids))
 RETURNING *
 
@@ -60,6 +58,13 @@ RETURNING *
 UPDATE runs SET due_at = :lease_until
 WHERE lease_owner = :worker AND id IN (SELECT value FROM json_each(:ids))
 RETURNING id
+
+-- name: count_recovery
+-- A worker begins executing a run it took over (its last worker died running it): one
+-- recovery more, if the worker still holds the lease; the count after it.
+UPDATE runs SET recoveries = recoveries + 1
+WHERE id = :run_id AND lease_owner = :worker
+RETURNING recoveries
 
 -- name: checkpoint_run
 -- No row back means the worker no longer holds the lease: nothing was written. A checkpoint
