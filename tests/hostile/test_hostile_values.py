@@ -100,3 +100,32 @@ def test_a_value_seen_twice_but_not_inside_itself_is_fine() -> None:
     shared = {"k": [1]}
     assert to_json({"a": shared, "b": [shared, shared]}) == {
         "a": {"k": [1]}, "b": [{"k": [1]}, {"k": [1]}]}
+
+
+async def test_an_error_quotes_an_excerpt_of_a_huge_computed_duration(
+        tmp_path: Path, store_url: str) -> None:
+    with Harness(tmp_path, start=START, store_url=store_url) as harness:
+        run_id = harness.start(harness.flow("""
+flow: napping
+inputs:
+  d: { type: string, required: true }
+steps:
+  - nap:
+      wait: { for: "{{ d }}" }
+"""), {"d": "x" * 100_000})
+        await harness.run_until_idle()
+        assert harness.record(run_id).error == {
+            "type": "expression", "step": "nap",
+            "message": f"'{'x' * 57}...' is not a duration (use e.g. 500ms, 30s, 15m, 24h, 2d, "
+                       "1w, 1h30m or ISO 8601 like PT30S): {{ d }}"}
+
+
+async def test_an_invalid_event_quotes_an_excerpt_of_the_value_it_refuses(
+        tmp_path: Path, store_url: str) -> None:
+    manifests = ("events:\n  signup:\n    correlate_on: [name]\n    schema:\n"
+                 "      type: object\n      properties:\n"
+                 "        name: { type: string, maxLength: 5 }\n")
+    with Harness(tmp_path, start=START, store_url=store_url, manifests=manifests) as harness:
+        event = harness.send("signup", {"name": "y" * 100_000})
+    assert (event.state.value, event.errors) == (
+        "invalid", (f"name: '{'y' * 56}... is too long",))

@@ -17,6 +17,7 @@ import secrets
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from tarry._text import clip
 from tarry.clock import from_iso, iso
 from tarry.engine.frames import since
 from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
@@ -111,7 +112,7 @@ def _principals(value: Any) -> list[str]:
     names = [value] if isinstance(value, str) else to_json(value)
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         raise ExpressionError(f"'assign' must give principal names (a list of non-empty "
-                              f"strings), got {to_json(value)!r}")
+                              f"strings), got {clip(repr(to_json(value)), 60)}")
     return names
 
 

@@ -22,6 +22,14 @@ from tarry._text import clip
 __all__ = ["MAX_DURATION", "check_duration", "format_duration",
            "looks_like_duration", "parse_duration", "parse_instant", "parse_zone"]
 
+
+
+def _cut(text: str) -> str:
+    """What a message quotes of a refused text: its first 60 characters (a computed one may
+    be a megabyte)."""
+    return clip(text, 60)
+
+
 MAX_DURATION = timedelta(days=36_525)
 """The longest duration tarry accepts: 100 years of 365.25 days (5217w6d)."""
 
@@ -52,15 +60,15 @@ def parse_duration(text: str) -> timedelta:
     iso = _ISO.fullmatch(raw.upper())
     if iso:
         if iso["y"] or iso["mo"]:
-            raise ValueError(f"duration '{text}' uses months or years, whose length is "
-                             "ambiguous; use days or weeks")
+            raise ValueError(f"duration '{_cut(text)}' uses months or years, whose length "
+                             "is ambiguous; use days or weeks")
         return _bounded(text, sum(_count(iso[part], text) * Decimal(_UNITS_MS[unit])
                                   for part, unit in _ISO_UNITS if iso[part]))
     if re.fullmatch(r"\d+(mo|y|M|Y)", raw):
-        raise ValueError(f"duration '{text}' uses months or years, whose length is "
+        raise ValueError(f"duration '{_cut(text)}' uses months or years, whose length is "
                          "ambiguous; use days or weeks")
-    raise ValueError(f"'{text}' is not a duration (use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, "
-                     "1h30m or ISO 8601 like PT30S)")
+    raise ValueError(f"'{_cut(text)}' is not a duration (use e.g. 500ms, 30s, 15m, 24h, 2d, "
+                     "1w, 1h30m or ISO 8601 like PT30S)")
 
 
 def looks_like_duration(text: str) -> bool:
@@ -128,20 +136,20 @@ def parse_instant(text: str, default_zone: str | None = None) -> datetime:
     raw = text.strip()
     found = _INSTANT.fullmatch(raw)
     if not found:
-        raise ValueError(f"'{text}' is not an ISO 8601 instant "
+        raise ValueError(f"'{_cut(text)}' is not an ISO 8601 instant "
                          "(e.g. 2026-09-01T09:00:00Z)")
     try:
         local = datetime.fromisoformat(f"{found['date']}T{found['time']}")
     except ValueError as exc:
-        raise ValueError(f"'{text}' is not a real date and time ({exc})") from None
+        raise ValueError(f"'{_cut(text)}' is not a real date and time ({exc})") from None
     zone = found["zone"]
     if zone:
         aware = local.replace(tzinfo=_offset(zone, text))
     elif default_zone:
         aware = _in_zone(local, default_zone, text)
     else:
-        raise ValueError(f"instant '{text}' has no timezone; add 'Z' or an offset such as "
-                         "+02:00, or declare the flow's 'timezone'")
+        raise ValueError(f"instant '{_cut(text)}' has no timezone; add 'Z' or an offset such "
+                         "as +02:00, or declare the flow's 'timezone'")
     return aware.astimezone(UTC)
 
 
@@ -152,7 +160,7 @@ def _offset(zone: str, text: str) -> timezone:
     digits = zone[1:].replace(":", "")
     hours, minutes = int(digits[:2]), int(digits[2:])
     if hours > 23 or minutes > 59:
-        raise ValueError(f"'{text}' has an impossible UTC offset '{zone}'")
+        raise ValueError(f"'{_cut(text)}' has an impossible UTC offset '{zone}'")
     sign = -1 if zone[0] == "-" else 1
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
@@ -166,5 +174,5 @@ def _in_zone(local: datetime, name: str, text: str) -> datetime:
     zone = parse_zone(name)
     aware = local.replace(tzinfo=zone)
     if aware.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != local:
-        raise ValueError(f"'{text}' does not exist in {name} (the clocks skip that time)")
+        raise ValueError(f"'{_cut(text)}' does not exist in {name} (the clocks skip that time)")
     return aware

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tarry._text import clip
 
 if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
 __all__ = ["SchemaPath", "SchemaProblem", "schema_problem", "validation_problems", "validator"]
@@ -73,12 +74,23 @@ def validation_problems(checker: Validator, data: Any) -> list[str]:
     """Why ``checker``'s schema refuses ``data``, one line each (``path/to/field: message``),
     in the order of the fields' paths; empty when it accepts it."""
     errors = sorted(checker.iter_errors(data), key=lambda error: list(error.path))
-    return [_message("/".join(str(part) for part in error.path), error.message)
-            for error in errors]
+    return [_message("/".join(str(part) for part in error.path), error) for error in errors]
 
 
-def _message(where: str, message: str) -> str:
-    return f"{where}: {message}" if where else message
+def _message(where: str, error: ValidationError) -> str:
+    """One problem's line, quoting at most an excerpt of the value it is about (a 1 MiB
+    string that is too long is not written out again in its own error)."""
+    message = error.message
+    quoted = repr(error.instance)
+    if len(quoted) > _QUOTED and quoted in message:
+        message = message.replace(quoted, clip(quoted, _QUOTED))
+    return clip(f"{where}: {message}" if where else message, _LINE)
+
+
+_QUOTED = 60
+"""How much of the value a problem is about its line quotes."""
+_LINE = 500
+"""The longest line of a problem (a path or a list of keys may be long too)."""
 
 
 def _pattern_problems(schema: Any, path: SchemaPath) -> Iterator[SchemaProblem]:
