@@ -128,3 +128,17 @@ async def test_a_walk_lets_other_runs_go_on_after_a_budgets_worth_of_renders() -
     other.cancel()
     assert isinstance(outcome, Done)
     assert during == 2  # once after every budget's worth: after the 5th and the 10th step
+
+
+def test_a_missing_key_of_a_megabyte_is_quoted_in_part_and_not_matched_against_the_keys(
+        ) -> None:
+    data = {f"key{n}": n for n in range(10_000)}
+    with pytest.raises(ExpressionError) as caught:
+        compile_template("{{ d[k] }}").render({"d": data, "k": "x" * 1_000_000}, CTX)
+    assert caught.value.reason == f"'d' has no key '{'x' * 57}...'"
+
+
+def test_a_close_key_is_still_suggested() -> None:
+    with pytest.raises(ExpressionError) as caught:
+        compile_template("{{ d[k] }}").render({"d": {"amount": 1}, "k": "amuont"}, CTX)
+    assert caught.value.reason == "'d' has no key 'amuont' (did you mean 'amount'?)"

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tarry._suggest import did_you_mean
+from tarry._text import clip
 from tarry.language.expressions.values import UNDEFINED, kind_of, with_article
 
 __all__ = ["read", "unreadable"]
@@ -28,7 +29,7 @@ def read(container: Any, key: Any) -> Any:
 def _describe_key(key: Any) -> str:
     """``key 'name'``, ``index 3`` or ``a bool key``."""
     if isinstance(key, str):
-        return f"key '{key}'"
+        return f"key '{clip(key, 60)}'"
     if type(key) is int:
         return f"index {key}"
     return f"{with_article(kind_of(key))} key"
@@ -41,11 +42,11 @@ def unreadable(container: Any, key: Any, label: str) -> str:
         if not isinstance(key, str):
             return f"cannot index dict '{label}' with {with_article(kind_of(key))}; its keys " \
                    "are strings"
-        return f"'{label}' has no key '{key}'" + did_you_mean(
+        return f"'{label}' has no key '{clip(key, 60)}'" + did_you_mean(
             key, (name for name in container if isinstance(name, str)))
     if kind == "list":
         if isinstance(key, str):
-            return f"'{label}' is a list and has no key '{key}'"
+            return f"'{label}' is a list and has no key '{clip(key, 60)}'"
         if type(key) is not int:
             return f"cannot index list '{label}' with {with_article(kind_of(key))}; use an int"
         return f"'{label}' has no index {key} (its length is {len(container)})"
