@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tarry import App, Context
+from tarry import App, CheckContext, Context
 from tarry.actions import ActionContext
 from tarry.model import RunStatus
 from tarry.testing import Harness
@@ -122,6 +122,32 @@ async def test_a_python_flow_raising_any_exception_fails_its_run(
         record = harness.record(run_id)
     assert (record.status, record.error) == (RunStatus.FAILED, {
         "type": "exception", "step": None, "message": raised[1]})
+
+
+async def test_a_condition_check_raising_any_exception_fails_once_and_the_flow_sees_it(
+        tmp_path: Path, store_url: str, raised: tuple[Callable[[], BaseException], str]) -> None:
+    app = App()
+    calls: list[int] = []
+
+    def check(_state: bool, check_ctx: CheckContext) -> bool:
+        calls.append(check_ctx.attempt)
+        raise raised[0]()
+
+    @app.flow("polling")
+    async def polling(ctx: Context) -> str:
+        try:
+            await ctx.wait_for_condition("poll", check=check, initial_state=False)
+        except Exception as error:
+            return f"caught {type(error).__name__}: {error}"
+        return "met"
+
+    with Harness(tmp_path, start=START, app=app, store_url=store_url) as harness:
+        run_id = harness.start("polling")
+        await harness.run_until_idle()
+        record = harness.record(run_id)
+    kind, _, message = raised[1].partition(": ")
+    assert record.result == f"caught StepError: step 'poll' raised {kind}: {message}"
+    assert calls == [1]
 
 
 def _context(ctx: Context) -> ActionContext:

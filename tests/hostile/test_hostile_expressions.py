@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,8 @@ from tarry.language.expressions import EvalContext, compile_template
 from tarry.language.expressions import context as context_module
 from tarry.language.expressions.limits import CHARS_PER_UNIT, ITEM_WORK, MAX_WORK, STEP_WORK
 from tarry.language.loader import parse_flow
+from tarry.model import RunStatus
+from tarry.testing import Harness
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 CTX = EvalContext(now=NOW)
@@ -142,3 +145,19 @@ def test_a_close_key_is_still_suggested() -> None:
     with pytest.raises(ExpressionError) as caught:
         compile_template("{{ d[k] }}").render({"d": {"amount": 1}, "k": "amuont"}, CTX)
     assert caught.value.reason == "'d' has no key 'amuont' (did you mean 'amount'?)"
+
+
+@pytest.mark.parametrize("source", HEAVY[:2])
+async def test_a_run_whose_expression_hits_the_budget_fails_once_beside_good_runs(
+        tmp_path: Path, store_url: str, source: str) -> None:
+    with Harness(tmp_path, start=NOW, store_url=store_url) as harness:
+        good = [harness.start(harness.flow("flow: good\nsteps:\n  - a: { set: { x: 1 } }\n",
+                                           "good.yaml")) for _ in range(20)]
+        heavy = harness.start(harness.flow(
+            f"flow: heavy\nsteps:\n  - hungry:\n      set: {{ v: \"{source}\" }}\n"))
+        await harness.run_until_idle()
+        assert harness.record(heavy).error == {
+            "type": "expression", "step": "hungry",
+            "message": f"expression does too much work (more than 1,000,000 units): {source}"}
+        assert harness.history_kinds(heavy).count("failed") == 1
+        assert {harness.record(run).status for run in good} == {RunStatus.SUCCEEDED}

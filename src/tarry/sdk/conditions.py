@@ -20,6 +20,7 @@ The operation's journal entry::
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable
@@ -30,9 +31,10 @@ from tarry.clock import from_iso, iso
 from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import StepError, WaitForConditionError
-from tarry.sdk.operations import FlowRun, call
-from tarry.sdk.replay import Operation, Scope
+from tarry.sdk.operations import FlowRun, Teardown, call
+from tarry.sdk.replay import Operation, Scope, Suspend
 from tarry.sdk.strategies import WaitStrategy
+from tarry.values import stored_text
 
 __all__ = ["CheckContext", "wait_for_condition"]
 
@@ -92,7 +94,9 @@ async def _attempt(run: FlowRun, op: Operation, entry: dict[str, Any], check: Ca
     entry.pop("next_at", None)
     try:
         state = await call(check, (run.codec.load(entry["state"]), context), {})
-    except Exception as exc:
+    except (asyncio.CancelledError, Suspend, Teardown):
+        raise
+    except BaseException as exc:  # SystemExit too: the check's, not the worker's
         entry["attempt"] = attempt
         await _fail(run, op, entry, exc)
     entry.update(attempt=attempt,
@@ -105,10 +109,11 @@ async def _attempt(run: FlowRun, op: Operation, entry: dict[str, Any], check: Ca
 
 
 async def _fail(run: FlowRun, op: Operation, entry: dict[str, Any],
-                exc: Exception) -> NoReturn:
+                exc: BaseException) -> NoReturn:
     """Record that the check or the strategy raised ``exc``, checkpoint, raise a StepError."""
     entry.update(status="failed", error={"type": type(exc).__name__,
-                                         "message": run.env.redact(str(exc))})
+                                         "message": stored_text(str(exc),
+                                                                redact=run.env.redact)})
     run.record("step.failed", op.path, attempt=entry["attempt"], error=entry["error"])
     await run.checkpoint()
     raise StepError(op.path, entry["error"]["type"], entry["error"]["message"]) from exc
