@@ -150,6 +150,28 @@ async def test_a_condition_check_raising_any_exception_fails_once_and_the_flow_s
     assert calls == [1]
 
 
+async def test_a_python_flow_branch_raising_any_exception_fails_its_run(
+        tmp_path: Path, store_url: str, raised: tuple[Callable[[], BaseException], str]) -> None:
+    app = App()
+
+    async def fine(ctx: Context) -> int:
+        return 1
+
+    async def exits(ctx: Context) -> int:
+        raise raised[0]()
+
+    @app.flow("branching")
+    async def branching(ctx: Context) -> list[int]:
+        return await ctx.parallel(fine, exits, name="both")
+
+    with Harness(tmp_path, start=START, app=app, store_url=store_url) as harness:
+        run_id = harness.start("branching")
+        await harness.run_until_idle()
+        record = harness.record(run_id)
+    assert (record.status, record.error) == (RunStatus.FAILED, {
+        "type": "exception", "step": None, "message": raised[1]})
+
+
 def _context(ctx: Context) -> ActionContext:
     """An action context for calling an action's function as a Python step."""
     return ActionContext(run_id="stepping-run", step_path="exits", attempt=1,

@@ -30,6 +30,15 @@ Branch = Callable[[Scope], Awaitable[Any]]
 """One branch: given its scope, runs its code to its value."""
 
 
+class _Escaped(Exception):
+    """A ``SystemExit`` or ``KeyboardInterrupt`` a branch's own code raised, carried out of
+    its task as an ordinary exception: asyncio raises those two out of the worker's loop."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 async def run_branches(run: FlowRun, scope: Scope, kind: str, name: str | None,
                        branches: Sequence[Branch]) -> list[Any]:
     """Run ``branches`` as the operation ``kind`` (``parallel`` or ``map``) of ``scope``."""
@@ -54,7 +63,10 @@ async def _run_pending(run: FlowRun, scope: Scope, op: Operation, branches: Sequ
     async def run_one(index: int) -> Any:
         path = f"{op.path}[{index}]"
         branch_scope = Scope(run.journal, path + ".", f"branch '{path}'")
-        value = await branches[index](branch_scope)
+        try:
+            value = await branches[index](branch_scope)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            raise _Escaped(exc) from None
         branch_scope.finish()
         return run.codec.store(value, f"the result of branch '{path}'")
 
@@ -67,6 +79,8 @@ async def _run_pending(run: FlowRun, scope: Scope, op: Operation, branches: Sequ
             raise ending
         if isinstance(ending, Suspend):
             waits.extend(ending.waits)
+        elif isinstance(ending, _Escaped):
+            failure = failure or ending.original
         elif isinstance(ending, BaseException):
             failure = failure or ending
         else:
