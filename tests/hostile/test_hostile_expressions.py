@@ -161,3 +161,8 @@ async def test_a_run_whose_expression_hits_the_budget_fails_once_beside_good_run
             "message": f"expression does too much work (more than 1,000,000 units): {source}"}
         assert harness.history_kinds(heavy).count("failed") == 1
         assert {harness.record(run).status for run in good} == {RunStatus.SUCCEEDED}
+
+
+def test_a_few_hundred_objects_built_from_the_scope_are_written_out() -> None:
+    items = _payload(150)["items"]  # 150 objects of three fields, one a list
+    assert len(compile_template("{{ a + b }}").render({"a": items, "b": items}, CTX)) == 300

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from tarry.errors import ExpressionError
-from tarry.language.expressions.limits import CHARS_PER_UNIT, ITEM_WORK, MAX_WORK, STEP_WORK
+from tarry.language.expressions.limits import (
+    CHARS_PER_UNIT,
+    ITEM_WORK,
+    LOOP_WORK,
+    MAX_WORK,
+    STEP_WORK,
+)
 
 __all__ = ["Env", "EvalContext", "WorkMeter"]
 
@@ -70,33 +76,29 @@ class Env:
         self.charge(length // CHARS_PER_UNIT + 1)
 
     def charge_value(self, value: Any) -> None:
-        """Spend a unit per flat item of ``value`` and per character of its strings, and a
-        step per item visited: what writing it out (as JSON, into text, into the run's
-        bindings) costs. A list repeated into itself (``[[1] * 100000] * 100000``) is cheap
-        to build but not to write; the walk stops at the first unit over the budget, so it
-        costs at most the budget. A string alone costs one unit: building it was charged,
-        and it is bounded in length."""
-        if isinstance(value, str):
+        """Spend what writing ``value`` out (as JSON, into text, into the run's bindings)
+        costs, before it is written: a step per list or object, :data:`LOOP_WORK` per item
+        of one looked at in Python (:data:`ITEM_WORK` when all of them are numbers, looked
+        at in C), and its strings' characters. A list repeated into itself
+        (``[[1] * 100000] * 100000``) is cheap to build but not to write; the walk stops at
+        the first unit over the budget, so it costs at most the budget. A string alone costs
+        one unit: building it was charged, and it is bounded in length."""
+        if not isinstance(value, Mapping | list | tuple):
             self.charge(1)
             return
         stack: list[Any] = [value]
         while stack:
             node = stack.pop()
-            if isinstance(node, str):
-                self.charge(len(node) // CHARS_PER_UNIT + STEP_WORK)
-            elif isinstance(node, Mapping):
-                self.charge(len(node) * ITEM_WORK + STEP_WORK)
-                stack.extend(node.keys())
-                _push_nested(stack, node.values())
-            elif isinstance(node, list | tuple):
-                self.charge(len(node) * ITEM_WORK + STEP_WORK)
-                _push_nested(stack, node)
-            else:
-                self.charge(STEP_WORK)
-
-
-def _push_nested(stack: list[Any], items: Collection[Any]) -> None:
-    """Push the items that cost more than the unit their container's length paid for (a
-    list of numbers is paid for by its length alone, at C speed)."""
-    if not set(map(type, items)) <= _UNNESTED:
-        stack.extend(items)
+            items = list(node.values()) if isinstance(node, Mapping) else node
+            self.charge(STEP_WORK + len(items) * ITEM_WORK)  # its items' types, read in C
+            if set(map(type, items)) <= _UNNESTED:  # numbers alone: written at C speed
+                continue
+            self.charge(len(items) * (LOOP_WORK - ITEM_WORK))
+            chars = (sum(len(key) for key in node if isinstance(key, str))
+                     if isinstance(node, Mapping) else 0)
+            for item in items:
+                if isinstance(item, str):
+                    chars += len(item)
+                elif isinstance(item, Mapping | list | tuple):
+                    stack.append(item)
+            self.charge(chars // CHARS_PER_UNIT)

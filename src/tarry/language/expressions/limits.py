@@ -16,6 +16,7 @@ from tarry.errors import ExpressionError
 __all__ = [
     "CHARS_PER_UNIT",
     "ITEM_WORK",
+    "LOOP_WORK",
     "MAX_DEPTH",
     "MAX_INT_BITS",
     "MAX_LIST_ITEMS",
@@ -45,7 +46,8 @@ MAX_INT_BITS = 4096
 MAX_WORK = 1_000_000
 """Work units one render may spend, each about a nanosecond of work: :data:`CHARS_PER_UNIT`
 characters built, copied, scanned, compared or written are a unit, a list's item scanned or
-compared is :data:`ITEM_WORK`, a step the evaluator takes in Python :data:`STEP_WORK`. The
+compared is :data:`ITEM_WORK` (:data:`LOOP_WORK` in a loop in Python), a step the evaluator
+takes in Python (a call over one nested item) :data:`STEP_WORK`. The
 worst render costs about a millisecond, so that no run holds a worker's loop for long: 34
 such runs beside 200 timers leave the timers' lateness p99 under 100 ms on a quiet machine
 (``bench/hostile_expressions.py``)."""
@@ -55,6 +57,9 @@ CHARS_PER_UNIT = 4
 
 ITEM_WORK = 20
 """Work units of one item of a list (or object) scanned or compared at C speed."""
+
+LOOP_WORK = 100
+"""Work units of one item of a list (or object) looked at in a loop in Python."""
 
 STEP_WORK = 1_000
 """Work units of one step in Python: comparing two items of nested values, looking at one
