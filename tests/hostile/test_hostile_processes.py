@@ -160,7 +160,7 @@ def test_a_run_that_kills_every_worker_is_failed_as_crashed_after_three_takeover
     good = [engine.start("fine").id for _ in range(GOOD_RUNS)]
     killer = engine.start("die").id
     deaths = 0
-    process = project.spawn("worker", "--lease", "0.5", "--concurrency", "4")
+    process = project.spawn("worker", "--lease", "1", "--concurrency", "4")
     try:
         deadline = time.monotonic() + 90
         while not _ended(engine, [*good, killer]):
@@ -168,7 +168,7 @@ def test_a_run_that_kills_every_worker_is_failed_as_crashed_after_three_takeover
             if process.poll() is not None:
                 assert process.returncode == 3, project.log()
                 deaths += 1
-                process = project.spawn("worker", "--lease", "0.5", "--concurrency", "4")
+                process = project.spawn("worker", "--lease", "1", "--concurrency", "4")
             time.sleep(0.1)
         assert process.poll() is None, project.log()
     finally:

@@ -23,7 +23,6 @@ __all__ = ["MAX_DURATION", "check_duration", "format_duration",
            "looks_like_duration", "parse_duration", "parse_instant", "parse_zone"]
 
 
-
 def _cut(text: str) -> str:
     """What a message quotes of a refused text: its first 60 characters (a computed one may
     be a megabyte)."""
