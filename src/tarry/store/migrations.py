@@ -1,8 +1,7 @@
 """Schema migrations: numbered SQL files applied in order, each in one transaction.
 
 Each backend ships a ``migrations`` folder of files named ``NNNN_description.sql``; version
-``NNNN`` ascends from 1; a number may be skipped (each change under way reserves its own,
-so that two never collide), none may be used twice. The database records what it has applied in a
+``NNNN`` counts from 1 without gaps. The database records what it has applied in a
 ``schema_migrations`` table. This module holds the pure decisions (what is pending, whether a
 database is usable as it is); the backends run the SQL.
 """
@@ -33,7 +32,7 @@ class Migration:
 def load_migrations(package: str) -> tuple[Migration, ...]:
     """The migrations in ``package``'s ``migrations`` folder, in version order.
 
-    Raises ``ValueError`` for a misnamed file or a number used twice (a packaging bug).
+    Raises ``ValueError`` for a misnamed file or a gap in the numbering (a packaging bug).
     """
     folder = files(package).joinpath("migrations")
     found: list[Migration] = []
@@ -45,9 +44,8 @@ def load_migrations(package: str) -> tuple[Migration, ...]:
         found.append(Migration(int(match["version"]), entry.name.removesuffix(".sql"), sql))
     found.sort(key=lambda migration: migration.version)
     versions = [migration.version for migration in found]
-    if len(set(versions)) != len(versions) or (versions and versions[0] < 1):
-        raise ValueError(f"{package}: migration versions must be distinct and from 1 on; "
-                         f"found {versions}")
+    if versions != list(range(1, len(found) + 1)):
+        raise ValueError(f"{package}: migration versions must run 1, 2, 3, …; found {versions}")
     return tuple(found)
 
 
@@ -70,7 +68,7 @@ def require_current(available: Sequence[Migration], applied: Sequence[int]) -> N
 
 
 def _refuse_newer(available: Sequence[Migration], applied: Sequence[int]) -> None:
-    known = max((migration.version for migration in available), default=0)
+    known = len(available)
     newest = max(applied, default=0)
     if newest > known:
         raise MigrationError(
