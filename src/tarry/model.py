@@ -162,12 +162,16 @@ class EventWait:
     ``wait_id`` is the path of the waiting step (unique within the run); an ``any:`` wait
     registers one EventWait per alternative under the same ``wait_id``. ``match_key`` is the
     canonical text of the correlation values (``tarry.language.manifests.correlation_key``).
+    ``first_wins``: the first event delivered settles the wait (nothing, such as ``accept``,
+    can turn it down), so another event is not delivered to it but handled as if the wait
+    had ended.
     """
 
     wait_id: str
     type: str
     match_key: str
     until: datetime
+    first_wins: bool = False
 
 
 @dataclass(frozen=True)

@@ -291,7 +291,7 @@ async def test_a_reply_received_after_the_deadline_never_counts_whatever_the_bac
     assert harness.engine.events()[0].state is EventState.BUFFERED
 
 
-async def test_events_delivered_after_the_accepted_one_are_ignored_once(
+async def test_a_second_reply_before_any_worker_is_buffered_not_delivered(
         harness: Harness) -> None:
     run_id = harness.start(harness.flow("""
 flow: first-of-two
@@ -306,11 +306,70 @@ steps:
     await harness.run_due()
     first = harness.send("email.reply", {"ticket": "T7", "body": "one"})
     second = harness.send("email.reply", {"ticket": "T7", "body": "two"})
-    assert first.runs == second.runs == (run_id,)
+    assert (first.state, first.runs) == (EventState.DELIVERED, (run_id,))
+    assert (second.state, second.runs) == (EventState.BUFFERED, ())
     await harness.run_due()
     assert harness.document(run_id)["bindings"]["reply"]["event"]["body"] == "one"
-    assert harness.history_kinds(run_id).count("event.ignored") == 1
+    assert "event.ignored" not in harness.history_kinds(run_id)
     assert await harness.run_due() == 0
+    assert {e.id: e.state for e in harness.engine.events()}[second.id] is EventState.BUFFERED
+
+
+ANY_REPLY = """
+flow: multichannel
+steps:
+  - reply:
+      wait_for:
+        any:
+          - { event: email.reply, match: { ticket: "T1" } }
+          - { event: %s, match: { ticket: "T1" } }
+      timeout: 3d
+  - rest:
+      wait: { for: 1d }
+"""
+
+
+@pytest.mark.parametrize(("loser", "state"), [("portal.reply", EventState.BUFFERED),
+                                               ("form.reply", EventState.UNMATCHED)])
+async def test_an_any_race_decided_before_any_worker_has_one_winner(
+        harness: Harness, loser: str, state: EventState) -> None:
+    run_id = harness.start(harness.flow(ANY_REPLY % loser))
+    await harness.run_due()
+    won = harness.send("email.reply", {"ticket": "T1", "body": "first"})
+    lost = harness.send(loser, {"ticket": "T1", "body": "second"})
+    assert (won.state, won.runs) == (EventState.DELIVERED, (run_id,))
+    assert (lost.state, lost.runs) == (state, ())
+    await harness.run_due()
+    binding = harness.document(run_id)["bindings"]["reply"]
+    assert (binding["type"], binding["event"]["body"]) == ("email.reply", "first")
+    assert "event.ignored" not in harness.history_kinds(run_id)
+    assert {e.id: e.state for e in harness.engine.events()}[lost.id] is state
+
+
+async def test_a_loser_buffered_by_an_any_race_is_taken_by_the_next_wait(
+        harness: Harness) -> None:
+    run_id = harness.start(harness.flow("""
+flow: two-replies
+steps:
+  - reply:
+      wait_for:
+        any:
+          - { event: email.reply, match: { ticket: "T6" } }
+          - { event: portal.reply, match: { ticket: "T6" } }
+      timeout: 3d
+  - follow_up:
+      wait_for: portal.reply
+      match: { ticket: "T6" }
+      timeout: 1d
+"""))
+    await harness.run_due()
+    harness.send("email.reply", {"ticket": "T6"})
+    lost = harness.send("portal.reply", {"ticket": "T6", "body": "later"})
+    assert lost.state is EventState.BUFFERED
+    await harness.run_until_idle()
+    document = harness.document(run_id)
+    assert document["bindings"]["follow_up"]["event"]["body"] == "later"
+    assert {e.id: e.state for e in harness.engine.events()}[lost.id] is EventState.DELIVERED
 
 
 async def test_a_rejected_reply_leaves_the_run_reachable_without_a_buffer(

@@ -122,6 +122,20 @@ async def test_an_event_in_time_resumes_the_run_with_it(harness_for: HarnessFor)
                                               "succeeded"]
 
 
+async def test_a_second_event_before_any_worker_is_buffered_not_delivered(
+        harness_for: HarnessFor) -> None:
+    harness = harness_for(approval_app())
+    run_id = harness.start("approval", {"message": "M2"})
+    await harness.run_due()
+    first = harness.send("slack.approval", {"message": "M2", "approved": True})
+    second = harness.send("slack.approval", {"message": "M2", "approved": False})
+    assert (first.state, first.runs) == (EventState.DELIVERED, (run_id,))
+    assert (second.state, second.runs) == (EventState.BUFFERED, ())
+    await harness.run_due()
+    assert harness.record(run_id).result["event"]["approved"] is True
+    assert "event.ignored" not in harness.history_kinds(run_id)
+
+
 async def test_an_event_received_after_the_deadline_never_counts_whatever_the_backlog(
         harness_for: HarnessFor) -> None:
     harness = harness_for(approval_app())

@@ -45,10 +45,10 @@ async def run_wait_for(walker: Interpreter, step: Step, cur: dict[str, Any], nam
         return Done(_binding(wait, status="timeout", event=None))
     if wait.remind is not None and reminder_pending(cur, env.now):
         outcome = await remind(walker, wait.remind, cur, names, path,
-                               waits=lambda: _waits(cur, path))
+                               waits=lambda: _waits(cur, path, first_wins=wait.accept is None))
         if outcome is not None:
             return outcome
-    return Blocked(_waits(cur, path))
+    return Blocked(_waits(cur, path, first_wins=wait.accept is None))
 
 
 def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Names,
@@ -104,9 +104,10 @@ def _binding(wait: WaitFor, *, status: str, event: Any, received_at: str | None 
     return binding
 
 
-def _waits(cur: dict[str, Any], path: str) -> tuple[WaitInfo, ...]:
+def _waits(cur: dict[str, Any], path: str, *, first_wins: bool) -> tuple[WaitInfo, ...]:
     until = from_iso(cur["until"])
     registered = since(cur)
-    waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"], since=registered)
+    waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"], since=registered,
+                           first_wins=first_wins)
                   for alt in cur["alternatives"])
     return waits + reminder_waits(cur, path)

@@ -328,7 +328,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
 
 
 def _event_waits(outcome: Blocked) -> tuple[EventWait, ...]:
-    return tuple(EventWait(w.step, w.event_type, correlation_key(w.match or {}), w.until)
+    return tuple(EventWait(w.step, w.event_type, correlation_key(w.match or {}), w.until,
+                           first_wins=w.first_wins)
                  for w in outcome.waits if w.kind == "event" and w.event_type is not None)
 
 

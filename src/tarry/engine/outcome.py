@@ -40,6 +40,9 @@ class WaitInfo:
     since: datetime | None = None
     """When the wait was registered (None for a wait stored before that was recorded)."""
     task: TaskRequest | None = None
+    first_wins: bool = False
+    """For an event wait: the first event delivered settles it (it has no ``accept`` that
+    could turn the event down), so the store delivers it no second one."""
 
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait

@@ -175,7 +175,8 @@ class FlowRun:
             outcome = self._delivered(op.path, entry["until"]) or self._timed_out(op.path, entry)
             if outcome is None:
                 scope.suspend(WaitInfo("event", op.path, from_iso(entry["until"]),
-                                       entry["type"], entry["match"], since=since(entry)))
+                                       entry["type"], entry["match"], since=since(entry),
+                                       first_wins=True))
             entry["outcome"] = outcome
             self.record("step.completed", op.path)
         return dict(Codec.copy(entry["outcome"]))

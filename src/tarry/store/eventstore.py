@@ -4,6 +4,12 @@ Every function runs inside the caller's transaction, so an event's record, its d
 run inboxes and the wake of those runs commit together. Delivery and wait registration take
 the same per-correlation lock first (``lock_keys``), so an event and a wait that
 arrive at the same moment always meet: one of them sees the other.
+
+A race has one winner: a branch whose wait is settled by its first event
+(``EventWait.first_wins``) and already holds one is not delivered another; that event is
+handled as if the wait had ended (buffered or unmatched). Such a wait is registered under its
+id with :data:`_FIRST_WINS` appended, which no step path contains, so the event index needs no
+new column and a wait registered by an earlier release keeps the rule it was registered with.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
     stored, waiting = _stored_and_waiting(tx, news)
+    settled = _settled_branches(tx, waiting)
     known = {(row["type"], row["id"]): record_from_row(row) for row in stored}
     records = []
     for event, starts in events:
@@ -63,7 +70,7 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
         if key in known:
             records.append(replace(known[key], state=EventState.DUPLICATE))
             continue
-        state, runs = _deliver(tx, event, now, waiting.get(_correlation(event), []))
+        state, runs = _deliver(tx, event, now, waiting.get(_correlation(event), []), settled)
         params = _event_params(event, state, runs, now)
         tx.many("insert_event", [params])
         known[key] = _inserted(event, params, _start(tx, event, starts, now))
@@ -94,8 +101,9 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
                               f"event '{event.id}' is {stored.state}; only invalid, unmatched "
                               "or buffered events can be redelivered")
     _lock(tx, correlations=_matches([event]))
-    branches = _waiting_branches(tx, [event]).get(_correlation(event), [])
-    state, runs = _deliver(tx, event, now, branches)
+    waiting = _waiting_branches(tx, [event])
+    branches = waiting.get(_correlation(event), [])
+    state, runs = _deliver(tx, event, now, branches, _settled_branches(tx, waiting))
     row = tx.one("replace_event", _event_params(event, state, runs, now))
     if stored.state is EventState.INVALID and _start(tx, event, starts, now):
         row = tx.one("find_event", {"type": event.type, "id": event.id})
@@ -206,7 +214,7 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
             (row["wait_id"], row["type"], row["match_key"]))
     plans: dict[str, WaitChanges] = {}
     for update in releasing:
-        wanted = {(w.wait_id, w.type, w.match_key): w for w in update.waits}
+        wanted = {(_stored_id(w), w.type, w.match_key): w for w in update.waits}
         held = registered.get(update.run_id, set())
         plans[update.run_id] = WaitChanges(
             removed=frozenset(held - wanted.keys()),
@@ -249,7 +257,7 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
     The caller holds each wait's correlation lock (:func:`plan_wait_changes` took it).
     """
     for wait in waits:
-        tx.many("insert_wait", [{"run_id": run_id, "wait_id": wait.wait_id,
+        tx.many("insert_wait", [{"run_id": run_id, "wait_id": _stored_id(wait),
                                  "type": wait.type, "match_key": wait.match_key,
                                  "until": to_millis(wait.until)}])
         _take_buffered(tx, run_id, wait, now)
@@ -269,6 +277,37 @@ def _take_buffered(tx: Tx, run_id: str, wait: EventWait, now: datetime) -> None:
     tx.many("set_event_state", [{"type": buffered["type"], "id": buffered["id"],
                                  "state": EventState.DELIVERED.value,
                                  "runs": json.dumps([run_id]), "now": to_millis(now)}])
+
+
+_FIRST_WINS = "\x1f"
+"""What ends the stored id of a wait settled by its first event (see the module)."""
+
+
+def _stored_id(wait: EventWait) -> str:
+    """The id ``wait`` is registered under in the event index."""
+    return wait.wait_id + _FIRST_WINS if wait.first_wins else wait.wait_id
+
+
+def _branch_of(row: Row) -> tuple[str, bool]:
+    """The step path of a registered wait's row, and whether its first event settles it."""
+    stored: str = row["wait_id"]
+    if stored.endswith(_FIRST_WINS):
+        return stored[:-len(_FIRST_WINS)], True
+    return stored, False
+
+
+def _settled_branches(tx: Tx, waiting: Mapping[Any, Sequence[Row]]) -> set[tuple[str, str]]:
+    """The (run, path) of each ``waiting`` branch settled by its first event that already
+    holds one. The runs are locked first (sorted, as every writer of their rows takes them
+    after the correlations), so that two events of different correlations racing for one
+    ``any:`` wait see each other: the second waits for the first's commit, then reads."""
+    runs = sorted({row["run_id"] for rows in waiting.values() for row in rows
+                   if _branch_of(row)[1]})
+    if not runs:
+        return set()
+    tx.take("get_run_for_update", [{"id": run_id} for run_id in runs])
+    return {(row["run_id"], row["wait_id"])
+            for row in tx.all("inbox_branches", {"ids": json.dumps(runs)})}
 
 
 _Correlation = tuple[str, str, int]
@@ -334,18 +373,26 @@ def _by_correlation(rows: Sequence[Row]) -> dict[_Correlation, list[Row]]:
     return found
 
 
-def _deliver(tx: Tx, event: NewEvent, now: datetime,
-             branches: Sequence[Row]) -> tuple[EventState, list[str]]:
+def _deliver(tx: Tx, event: NewEvent, now: datetime, branches: Sequence[Row],
+             settled: set[tuple[str, str]]) -> tuple[EventState, list[str]]:
     """Put a valid ``event`` in the inbox of each of its waiting ``branches`` (its
-    correlation locked) and wake their runs; its state and the runs it reached."""
+    correlation locked) and wake their runs; its state and the runs it reached. A branch
+    that its first event settles takes none once it is in ``settled``, and joins it."""
     if event.errors:
         return EventState.INVALID, []
     row = {"type": event.type, "id": event.id, "data": _data_text(event),
            "received_at": to_millis(event.received_at)}
+    reached: list[str] = []
     for branch in branches:
-        _put_in_inbox(tx, branch["run_id"], branch["wait_id"], row)
+        path, first_wins = _branch_of(branch)
+        if first_wins:
+            if (branch["run_id"], path) in settled:
+                continue
+            settled.add((branch["run_id"], path))
+        _put_in_inbox(tx, branch["run_id"], path, row)
         tx.many("wake_waiting_run", [{"run_id": branch["run_id"], "now": to_millis(now)}])
-    runs = sorted({branch["run_id"] for branch in branches})
+        reached.append(branch["run_id"])
+    runs = sorted(set(reached))
     if runs:
         return EventState.DELIVERED, runs
     if event.buffer_until is not None and event.buffer_until > now:

@@ -276,6 +276,14 @@ DELETE FROM event_waits
 WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s AND type = %(type)s
   AND match_key = %(match_key)s
 
+-- name: inbox_branches
+-- The branches of the runs in ids (a JSON array) that hold a delivered event not yet
+-- taken in: an index lookup per run (inbox_run, as waits_of_runs).
+SELECT DISTINCT i.run_id, i.wait_id
+FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS ids
+CROSS JOIN LATERAL (SELECT run_id, wait_id FROM inbox
+                    WHERE run_id = ids.run_id OFFSET 0) AS i
+
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s LIMIT 1
 

@@ -258,6 +258,11 @@ DELETE FROM event_waits
 WHERE run_id = :run_id AND wait_id = :wait_id AND type = :type
   AND match_key = :match_key
 
+-- name: inbox_branches
+-- The branches of the runs in :ids (a JSON array) that hold a delivered event not yet
+-- taken in (index inbox_run).
+SELECT DISTINCT run_id, wait_id FROM inbox WHERE run_id IN (SELECT value FROM json_each(:ids))
+
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = :run_id AND wait_id = :wait_id LIMIT 1
 

@@ -1,0 +1,54 @@
+"""Replies of different types racing for one ``any:`` wait, sent at the same moment from
+several processes' engines: one is delivered, the others are buffered (SPEC 3.5.11)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tarry.model import EventRecord, EventState
+from tarry.testing import Harness
+
+CHANNELS = ("email", "portal", "sms", "chat")
+MANIFESTS = "events:\n" + "".join(f"  {name}.reply:\n    correlate_on: [ticket]\n"
+                                  for name in CHANNELS)
+FLOW = """
+flow: multichannel
+steps:
+  - reply:
+      wait_for:
+        any:
+""" + "".join(f"          - {{ event: {name}.reply, match: {{ ticket: \"T1\" }} }}\n"
+              for name in CHANNELS) + """      timeout: 1d
+"""
+
+
+async def test_concurrent_replies_to_one_any_wait_deliver_one(tmp_path: Path,
+                                                              store_url: str) -> None:
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    with Harness(tmp_path, start=start, manifests=MANIFESTS, store_url=store_url) as harness:
+        run_id = harness.start(harness.flow(FLOW))
+        await harness.run_due()
+        senders = [Harness(tmp_path / name, start=start, manifests=MANIFESTS,
+                           store_url=store_url) for name in CHANNELS]
+        sent: list[EventRecord] = []
+        barrier = threading.Barrier(len(senders))
+
+        def send(sender: Harness, channel: str) -> None:
+            barrier.wait()
+            sent.append(sender.send(f"{channel}.reply", {"ticket": "T1"}))
+
+        threads = [threading.Thread(target=send, args=pair)
+                   for pair in zip(senders, CHANNELS, strict=True)]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            for sender in senders:
+                sender.close()
+        assert sorted((e.state, e.runs) for e in sent) == [
+            (EventState.BUFFERED, ())] * 3 + [(EventState.DELIVERED, (run_id,))]
+        assert len(harness.engine.store.inbox([run_id])[run_id]) == 1
