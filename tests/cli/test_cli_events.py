@@ -331,6 +331,52 @@ def test_validate_refuses_a_flow_waiting_for_an_undeclared_key(project: Project)
     assert result.stderr == "1 problem in 1 of 1 flow file and 1 event manifest\n"
 
 
+GITHUB_MANIFEST = """\
+events:
+  github.issues:
+    correlate_on: { issue: issue.numbr, repo: repository.full_name }
+    schema:
+      type: object
+      properties:
+        issue:
+          type: object
+          additionalProperties: false
+          properties: { number: { type: integer }, title: { type: string } }
+"""
+GITHUB_FLOW = """\
+flow: triage
+steps:
+  - labelled:
+      wait_for: github.issues
+      match: { issue: 7, repo: acme/web }
+      timeout: 1d
+"""
+
+
+def test_validate_refuses_a_path_the_schema_proves_absent(project: Project) -> None:
+    (project.root / "events.yaml").write_text(GITHUB_MANIFEST, encoding="utf-8")
+    project.flow("triage", GITHUB_FLOW)
+    result = project.tarry("validate")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "events.yaml:3:28: event type 'github.issues': no valid payload has a correlation "
+        "value at 'issue.numbr': the schema allows no field 'numbr' in 'issue' (did you mean "
+        "'number'?)\n")
+
+
+def test_validate_accepts_paths_and_a_match_on_their_key_names(project: Project) -> None:
+    (project.root / "events.yaml").write_text(
+        GITHUB_MANIFEST.replace("issue.numbr", "issue.number"), encoding="utf-8")
+    project.flow("triage", GITHUB_FLOW)
+    result = project.tarry("validate")
+    assert (result.exit_code, result.stderr) == (0, "1 flow file and 1 event manifest valid\n")
+    project.flow("triage", GITHUB_FLOW.replace("issue: 7", "issue.number: 7"))
+    assert project.tarry("validate").stdout == (
+        "flows/triage.yaml:5:16: unknown key 'issue.number' in 'match' (did you mean "
+        "'issue'? 'issue.number' is where the payload holds its value; a match gives the key "
+        "names)\n")
+
+
 def test_without_manifests_a_wait_for_names_an_undeclared_type(project: Project) -> None:
     project.flow("approval", APPROVAL)
     result = project.tarry("validate")

@@ -12,6 +12,7 @@ from textwrap import indent
 import pytest
 
 from markdown_blocks import TARRY, Document, add_event_types, fresh_project, run_console
+from tarry.errors import LoadError
 from tarry.language.manifests import parse_manifests
 from tarry.testing import Harness
 
@@ -21,6 +22,9 @@ EMIT = GUIDE.block("yaml", after="## Sending from a flow: `emit`")
 APPROVAL = GUIDE.block("yaml", after="## The command line")
 SESSION = GUIDE.block("console", after="## The command line")
 EVENT_DOCUMENT = GUIDE.block("json", after="## The event document")
+PATHS = GUIDE.block("yaml", after="### Paths into the payload")
+PATH_WAIT = GUIDE.block("yaml", after="### Paths into the payload", starting="- labelled:")
+GUIDE_TEXT = " ".join(GUIDE.text.split())  # the page's prose, its line breaks as spaces
 
 pytestmark = pytest.mark.timeout(240)  # processes, on a machine that may be busy
 
@@ -41,6 +45,41 @@ async def test_the_emit_step_sends_its_event_with_its_id(tmp_path: Path) -> None
     harness.close()
     assert (sent["id"], sent["state"], sent["data"]) == (
         f"{run_id}-approval", "buffered", {"message": "1700000000.100", "approved": True})
+
+
+def test_the_path_manifest_declares_keys_at_the_real_payloads_paths() -> None:
+    declared = parse_manifests(PATHS, "events.yaml")
+    assert {name: {key: m.path_of(key) for key in m.correlate_on}
+            for name, m in declared.items()} == {
+        "github.issues": {"issue": ("issue", "number"),
+                          "repo": ("repository", "full_name")},
+        "slack.actions": {"message": ("container", "message_ts")}}
+
+
+async def test_the_wait_on_key_names_takes_a_github_issue_event(tmp_path: Path) -> None:
+    with Harness(tmp_path, manifests=PATHS) as harness:
+        flow = harness.flow("flow: triage\ninputs:\n  issue: { type: integer, required: true }"
+                            "\nsteps:\n" + indent(PATH_WAIT, "  "))
+        run_id = harness.start(flow, {"issue": 7})
+        await harness.run_due()
+        labeled = {"action": "labeled", "issue": {"number": 7},
+                   "repository": {"full_name": "acme/web"}}
+        assert harness.send("github.issues", labeled).runs == (run_id,)
+        missing = harness.send("github.issues", {**labeled, "issue": {}})
+        nested = harness.send("github.issues", {**labeled, "issue": {"number": {"id": 8}}})
+    assert f"`{missing.errors[0]}`" in GUIDE_TEXT
+    assert f"`{nested.errors[0]}`" in GUIDE_TEXT
+
+
+def test_a_path_the_schema_proves_absent_is_refused_as_the_page_shows() -> None:
+    text = PATHS.replace("issue.number", "issue.numbr").replace(
+        "  slack.actions:", "    schema:\n      type: object\n      properties:\n        issue:"
+        "\n          type: object\n          additionalProperties: false\n"
+        "          properties: { number: { type: integer } }\n  slack.actions:")
+    with pytest.raises(LoadError) as caught:
+        parse_manifests(text, "events.yaml")
+    [problem] = caught.value.problems
+    assert f"`{problem}`" in GUIDE_TEXT
 
 
 @pytest.fixture

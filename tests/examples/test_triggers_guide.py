@@ -57,7 +57,7 @@ async def test_a_trigger_that_cannot_compute_its_target_records_the_refusal_show
     harness = Harness(tmp_path, manifests=MANIFEST)
     try:
         [run_id] = harness.send("github.issues", {
-            "action": "labeled", "label": {"name": "deploy"},
+            "action": "labeled", "label": {"name": "deploy"}, "issue": {"number": "seven"},
             "repository": {"full_name": "acme/web"}}).started
         last = harness.document(run_id)["history"][-1]
     finally:

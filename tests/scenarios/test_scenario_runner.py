@@ -33,6 +33,20 @@ async def test_the_spec_scenario_passes(project: ScenarioProject, store_url: str
     assert result.document["created_at"] == "2026-03-02T09:00:00.000Z"
 
 
+async def test_a_scenario_event_correlates_on_a_nested_path(project: ScenarioProject,
+                                                            store_url: str) -> None:
+    project.write("events.yaml", """\
+        events:
+          slack.approval:
+            correlate_on: { message: container.message_ts }
+        """)
+    result = await project.run_text(APPROVED.replace(
+        'data: { message: "1700000000.100", approved: true }',
+        'data: { container: { message_ts: "1700000000.100" }, approved: true }'),
+        store_url=store_url)
+    assert result.passed, result.mismatches
+
+
 VENDOR = """\
 scenario: {name}
 flow: vendor-confirmation

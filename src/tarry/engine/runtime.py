@@ -130,8 +130,8 @@ def _new_event(manifest: Manifest, event_id: str, data: Any, now: datetime,
     if problems is None:
         problems = tuple(manifest.problems(data))
     if not problems:
-        for key in manifest.correlate_on:
-            check_key(data[key], f"the correlation value '{key}'", limits.key_bytes)
+        for key, value in manifest.values_of(data).items():
+            check_key(value, f"the correlation value '{key}'", limits.key_bytes)
     return NewEvent(id=event_id, type=manifest.type, data=data, received_at=now,
                     match_key=None if problems else manifest.key_of(data), errors=problems,
                     buffer_until=now + manifest.buffer if manifest.buffer else None,

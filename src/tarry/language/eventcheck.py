@@ -76,20 +76,30 @@ def _type_hint(name: str, manifests: Mapping[str, Manifest]) -> str:
 
 
 def _check_match_keys(ctx: LoadContext, manifest: Manifest, match: YamlMap) -> None:
-    """Every ``correlate_on`` key given, no other key; a misspelt key is suggested once
-    (its missing counterpart is then not reported again)."""
+    """Every ``correlate_on`` key given, no other key; a misspelt key, or the path of a key
+    given in its place, is suggested once (the key is then not reported missing too)."""
     keys = manifest.correlate_on
-    suggested = []
+    suggested = set()
     for entry in match.entries:
         if entry.key in keys:
             continue
-        hint = did_you_mean(entry.key, keys)
-        suggested.append(hint)
+        meant = _key_at(manifest, entry.key)
+        hint = (f" (did you mean '{meant}'? '{entry.key}' is where the payload holds its "
+                "value; a match gives the key names)") if meant else did_you_mean(entry.key,
+                                                                                 keys)
+        suggested.add(meant or hint)
         ctx.report(entry.key_pos, f"unknown key '{entry.key}' in 'match'"
                                   f"{hint or _correlates(manifest)}")
     for key in keys:
-        if match.get(key) is None and did_you_mean(key, [key]) not in suggested:
+        if match.get(key) is None and key not in suggested and \
+                did_you_mean(key, [key]) not in suggested:
             ctx.report(match.pos, f"missing '{key}' in 'match'{_correlates(manifest)}")
+
+
+def _key_at(manifest: Manifest, path: str) -> str | None:
+    """The correlation key whose value is read at ``path`` (written dotted), if any."""
+    return next((key for key in manifest.correlate_on
+                 if ".".join(manifest.path_of(key)) == path and key != path), None)
 
 
 def _correlates(manifest: Manifest) -> str:

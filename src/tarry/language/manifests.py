@@ -3,12 +3,17 @@
 ```yaml
 events:
   slack.approval:
-    correlate_on: [message]          # required, 1+ top-level payload fields
+    correlate_on: [message]          # required: 1+ top-level payload fields, or key: path
     schema: { type: object, required: [message, approved] }   # optional JSON Schema
     buffer: 10m                      # optional; default 5m, 0 disables
     secret_env: SLACK_SIGNING_SECRET # optional; HTTP senders must sign with it
     signature: slack                 # optional with secret_env: tarry (default), github, slack
+  github.issues:
+    correlate_on: { issue: issue.number, repo: repository.full_name }   # key: dotted path
 ```
+
+The paths are read as :mod:`tarry.language.correlation` says; a path that the type's schema
+proves absent is refused at load.
 
 Manifests are validated as strictly as flows: unknown keys, a schema that is not a valid JSON
 Schema, a bad duration — each a problem with ``file:line:column``.
@@ -28,6 +33,7 @@ from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
 from tarry.files import FILE_BYTES, read_source
 from tarry.language.context import LoadContext
+from tarry.language.correlation import CorrelationPath, parse_path, schema_refutes, value_at
 from tarry.language.fields import Fields, read_duration, read_mapping, read_name, read_text
 from tarry.language.model import Position
 from tarry.language.schemas import (
@@ -46,7 +52,7 @@ __all__ = ["DEFAULT_BUFFER", "SIGNATURE_SCHEMES", "Manifest", "Manifests", "corr
            "load_manifests", "parse_manifests", "read_schema"]
 
 DEFAULT_BUFFER = timedelta(minutes=5)
-_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _ENV = re.compile(r"[A-Z_][A-Z0-9_]*")
 _MANIFEST_KEYS = ("correlate_on", "schema", "buffer", "secret_env", "signature")
 SIGNATURE_SCHEMES = ("tarry", "github", "slack")
@@ -59,26 +65,37 @@ class Manifest:
 
     type: str
     correlate_on: tuple[str, ...]
+    """The correlation key names: what a wait's ``match`` gives."""
     schema: Mapping[str, Any] | None = None
     buffer: timedelta = DEFAULT_BUFFER
     secret_env: str | None = None
     signature: str | None = None
     """``tarry``, ``github`` or ``slack`` when ``secret_env`` is set (default ``tarry``)."""
+    paths: Mapping[str, CorrelationPath] = field(default_factory=dict)
+    """Where each key's value is in the payload; a key not here is its own top-level field."""
     _validator: Validator | None = field(default=None, repr=False, compare=False)
+
+    def path_of(self, key: str) -> CorrelationPath:
+        """Where the value of the correlation key ``key`` is in a payload."""
+        return self.paths.get(key, (key,))
 
     def problems(self, data: Any) -> list[str]:
         """Why ``data`` is not a valid payload of this type (empty when it is)."""
         if not isinstance(data, dict):
             return [f"the payload must be a JSON object, got {type(data).__name__}"]
-        found = [f"missing correlation field '{key}'" for key in self.correlate_on
-                 if key not in data]
+        found = [problem for key in self.correlate_on
+                 if (problem := value_at(data, self.path_of(key))[1]) is not None]
         if self._validator is not None:
             found += validation_problems(self._validator, data)
         return found
 
+    def values_of(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """The correlation values of a valid payload, by key name."""
+        return {key: value_at(data, self.path_of(key))[0] for key in self.correlate_on}
+
     def key_of(self, data: Mapping[str, Any]) -> str:
         """The correlation key of a valid payload."""
-        return correlation_key({name: data[name] for name in self.correlate_on})
+        return correlation_key(self.values_of(data))
 
 
 Manifests = Mapping[str, Manifest]
@@ -154,9 +171,12 @@ def _manifest(ctx: LoadContext, name: str, node: YamlNode) -> Manifest:
         ctx.report(entry.key_pos if entry else node.pos,
                    f"event type '{name}': 'signature' needs 'secret_env' (the environment "
                    "variable holding the shared secret)")
+    keys: _Keys = fields.read("correlate_on", _read_correlation, {})
+    _check_paths(ctx, name, schema, keys)
     return Manifest(
         type=name,
-        correlate_on=fields.read("correlate_on", _read_fields, ()),
+        correlate_on=tuple(keys),
+        paths={key: path for key, (path, _) in keys.items() if path != (key,)},
         schema=schema,
         buffer=fields.read("buffer", _read_buffer, DEFAULT_BUFFER),
         secret_env=secret_env,
@@ -165,15 +185,72 @@ def _manifest(ctx: LoadContext, name: str, node: YamlNode) -> Manifest:
     )
 
 
-def _read_fields(ctx: LoadContext, node: YamlNode, key: str) -> tuple[str, ...]:
+_Keys = dict[str, tuple[CorrelationPath, YamlNode]]
+"""The correlation keys read: each key name's path, and the node that wrote it."""
+
+
+def _read_correlation(ctx: LoadContext, node: YamlNode, key: str) -> _Keys:
+    """``correlate_on``: a list of top-level field names, or a mapping of key names to
+    paths."""
+    if isinstance(node, YamlMap) and node.entries:
+        return {entry.key: (path, entry.value) for entry in node.entries
+                if (path := _read_key_path(ctx, entry.key, entry.key_pos, entry.value))}
     items = node.items if isinstance(node, YamlSeq) else ()
-    names = [item.value for item in items if isinstance(item, YamlScalar)
-             and isinstance(item.value, str) and _FIELD.fullmatch(item.value)]
+    names = [item.value for item in items
+             if isinstance(item, YamlScalar) and isinstance(item.value, str)]
     if not items or len(names) != len(items):
-        ctx.report(node.pos, f"'{key}' must be a list of one or more payload field names")
-    elif len(set(names)) != len(names):
+        ctx.report(node.pos, f"'{key}' must be a list of one or more top-level payload field "
+                             "names, or a mapping of key names to paths (e.g. {issue: "
+                             "issue.number})")
+        return {}
+    if len(set(names)) != len(names):
         ctx.report(node.pos, f"'{key}' names a field twice")
-    return tuple(names)
+    return {name: ((name,), item) for name, item in zip(names, items, strict=True)
+            if _top_level(ctx, item, name)}
+
+
+def _top_level(ctx: LoadContext, node: YamlNode, name: str) -> bool:
+    if _KEY.fullmatch(name):
+        return True
+    if "." in name:
+        last = next((part for part in reversed(name.split(".")) if _KEY.fullmatch(part)),
+                    "key")
+        ctx.report(node.pos, f"'correlate_on' lists top-level payload fields, and '{name}' is "
+                             f"a path: give it a key name, e.g. correlate_on: {{{last}: {name}}}")
+    else:
+        ctx.report(node.pos, f"'{name}' is not a payload field name (letters, digits, '_' "
+                             "and '-', not starting with a digit)")
+    return False
+
+
+def _read_key_path(ctx: LoadContext, name: str, name_pos: Position,
+                   node: YamlNode) -> CorrelationPath | None:
+    """One ``key: path`` entry of a mapping ``correlate_on``; None when it is wrong."""
+    if not _KEY.fullmatch(name):
+        ctx.report(name_pos, f"'{name}' is not a correlation key name (letters, digits, '_' "
+                             "and '-', not starting with a digit)")
+        return None
+    if not isinstance(node, YamlScalar) or not isinstance(node.value, str):
+        ctx.report(node.pos, f"the path of correlation key '{name}' must be a dotted path "
+                             "into the payload (e.g. issue.number)")
+        return None
+    try:
+        return parse_path(node.value)
+    except ValueError as exc:
+        ctx.report(node.pos, f"correlation key '{name}': {exc}")
+        return None
+
+
+def _check_paths(ctx: LoadContext, name: str, schema: Mapping[str, Any] | None,
+                 keys: _Keys) -> None:
+    """Refuse each path that no payload valid under the type's ``schema`` has a value at."""
+    if schema is None:
+        return
+    for path, node in keys.values():
+        refuted = schema_refutes(schema, path)
+        if refuted is not None:
+            ctx.report(node.pos, f"event type '{name}': no valid payload has a correlation "
+                                 f"value at '{'.'.join(path)}': {refuted}")
 
 
 def read_schema(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, Any] | None:
