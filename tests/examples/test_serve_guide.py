@@ -119,6 +119,7 @@ def test_the_webhook_manifests_declare_signed_types() -> None:
         ("number",), "GITHUB_WEBHOOK_SECRET", "github")
     assert (slack.correlate_on, slack.secret_env, slack.signature) == (
         ("message",), "SLACK_SIGNING_SECRET", "slack")
+    assert slack.path_of("message") == ("container", "message_ts")
     flow = parse_flow('flow: review\ninputs:\n  pr: {}\nsteps:\n  - merged:\n'
                       '      wait_for: github.pull_request\n      match: { number: "{{ pr }}" }\n'
                       "      timeout: 7d\n", "review.yaml",

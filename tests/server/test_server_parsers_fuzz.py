@@ -16,7 +16,7 @@ from tarry.server.api.paging import decode_cursor, encode_cursor
 from tarry.server.auth import Principals, bearer_token, check_bind
 from tarry.server.errors import ApiError
 from tarry.server.signatures import SignatureRejected, sign, verify
-from tarry.server.webhooks import handshake, signed_payload
+from tarry.server.webhooks import delivery_id, handshake, sender_fields, signed_payload
 
 
 def _raised(call: Callable[[], object]) -> Exception | None:
@@ -61,10 +61,11 @@ def test_what_a_sender_signs_is_accepted(scheme: str, body: bytes) -> None:
     verify(scheme, b"secret", body, sign(scheme, b"secret", body, NOW), NOW)
 
 
-@given(st.binary(max_size=300), st.sampled_from(["application/json",
-                                                 "application/x-www-form-urlencoded"]))
-def test_a_signed_body_is_json_or_a_400(body: bytes, content_type: str) -> None:
-    raised = _raised(lambda: signed_payload(body, content_type))
+@given(st.sampled_from(["tarry", "github", "slack"]), st.binary(max_size=300),
+       st.sampled_from(["application/json", "application/x-www-form-urlencoded"]))
+def test_a_signed_body_is_json_a_slack_form_or_a_400(scheme: str, body: bytes,
+                                                     content_type: str) -> None:
+    raised = _raised(lambda: signed_payload(scheme, body, content_type))
     assert raised is None or (isinstance(raised, ApiError) and raised.status == 400)
 
 
@@ -122,3 +123,19 @@ def test_a_handshake_is_answered_passed_on_or_a_400(scheme: str, payload: object
     assert raised is None or (isinstance(raised, ApiError) and raised.status == 400)
     if answer is not None:
         assert answer.get("handshake") == "ping" or isinstance(answer.get("challenge"), str)
+
+
+@given(st.sampled_from(["tarry", "github", "slack"]), JSON,
+       st.dictionaries(st.sampled_from(["idempotency-key", "x-github-delivery",
+                                        "x-github-event", "x-slack-retry-num"]),
+                       st.text(max_size=12)))
+def test_a_delivery_id_is_a_nonempty_text_or_none_and_the_payload_keeps_its_fields(
+        scheme: str, payload: object, headers: dict[str, str]) -> None:
+    found = delivery_id(scheme, headers, payload)
+    assert found is None or (isinstance(found, str) and found)
+    added = sender_fields(scheme, headers, payload)
+    if isinstance(payload, dict):
+        assert isinstance(added, dict)
+        assert {k: v for k, v in added.items() if k in payload} == payload
+    else:
+        assert added is payload

@@ -25,7 +25,7 @@ from tarry.server.auth import principal_of_request
 from tarry.server.calls import off_loop
 from tarry.server.errors import ApiError
 from tarry.server.signatures import SignatureRejected, verify
-from tarry.server.webhooks import delivery_id, handshake, signed_payload
+from tarry.server.webhooks import delivery_id, handshake, sender_fields, signed_payload
 
 __all__ = ["router"]
 
@@ -63,11 +63,13 @@ async def send_event(event_type: EventType, request: Request,
         data, event_id = _envelope(body, request.headers.get("idempotency-key"))
     else:
         _check_signature(request, manifest.signature, body)
-        data = signed_payload(body, request.headers.get("content-type", ""))
-        answer = handshake(manifest.signature, request.headers, data)
+        scheme = manifest.signature
+        data = signed_payload(scheme, body, request.headers.get("content-type", ""))
+        answer = handshake(scheme, request.headers, data)
         if answer is not None:
             return JSONResponse(answer)
-        event_id = delivery_id(request.headers)
+        event_id = delivery_id(scheme, request.headers, data)
+        data = sender_fields(scheme, request.headers, data)
     record = await engine.aio.send(event_type, data, id=event_id)  # concurrent sends: one commit
     return _answer(request, record)
 
