@@ -98,8 +98,7 @@ steps:
 @pytest.fixture
 def served(tmp_path: Path, store_url: str) -> Iterator[Served]:
     root = write_project(tmp_path, store_url, events=EVENTS, flows=FLOWS)
-    secrets = {"GITHUB_SECRET": GITHUB_SECRET, "SLACK_SECRET": SLACK_SECRET,
-               "TARRY_API_TOKEN": "operator-token"}
+    secrets = {"GITHUB_SECRET": GITHUB_SECRET, "SLACK_SECRET": SLACK_SECRET}
     with serve(root, secrets) as running:
         yield running
 
@@ -111,7 +110,8 @@ def post(client: httpx.Client, event_type: str, request: VendorRequest) -> httpx
 
 
 def operator(served: Served) -> httpx.Client:
-    return served.client("operator-token")
+    """The operator's client (loopback, no token configured)."""
+    return served.client()
 
 
 def test_a_labelled_issue_resumes_the_one_run_waiting_on_its_number(served: Served) -> None:
@@ -229,3 +229,14 @@ def test_a_slash_command_signed_with_another_secret_is_a_401(served: Served) -> 
         assert answer.json()["error"]["message"] == (
             "the X-Slack-Signature signature does not match the body signed with this event "
             "type's secret")
+
+
+def test_the_flows_api_and_page_show_each_key_with_its_path(served: Served) -> None:
+    with operator(served) as client:
+        listed = {e["type"]: e for e in client.get("/v1/flows").json()["events"]}
+        page = client.get("/flows").text
+    assert listed["github.issues"]["correlate_paths"] == {"issue": "issue.number",
+                                                          "repo": "repository.full_name"}
+    assert listed["slack.commands"]["correlate_paths"] == {"channel_id": "channel_id"}
+    assert '<td class="mono">issue: issue.number, repo: repository.full_name</td>' in page
+    assert '<td class="mono">channel_id</td>' in page

@@ -79,6 +79,10 @@ class Manifest:
         """Where the value of the correlation key ``key`` is in a payload."""
         return self.paths.get(key, (key,))
 
+    def path_texts(self) -> dict[str, str]:
+        """Each correlation key's path, written dotted (a top-level key's is its name)."""
+        return {key: ".".join(self.path_of(key)) for key in self.correlate_on}
+
     def problems(self, data: Any) -> list[str]:
         """Why ``data`` is not a valid payload of this type (empty when it is)."""
         if not isinstance(data, dict):

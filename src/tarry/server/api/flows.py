@@ -59,6 +59,7 @@ def _flow(flow: Flow, now: datetime) -> dict[str, Any]:
 
 def _manifest(manifest: Manifest) -> dict[str, Any]:
     return {"type": manifest.type, "correlate_on": list(manifest.correlate_on),
+            "correlate_paths": manifest.path_texts(),
             "schema": dict(manifest.schema) if manifest.schema is not None else None,
             "buffer_seconds": manifest.buffer.total_seconds(),
             "signature": manifest.signature}

@@ -176,6 +176,8 @@ class ManifestInfo(BaseModel):
 
     type: str
     correlate_on: list[str]
+    correlate_paths: dict[str, str] = Field(
+        description="Where each correlation key's value is in a payload, as a dotted path.")
     schema_: JsonObject | None = Field(alias="schema")
     buffer_seconds: float
     signature: str | None = Field(description="tarry, github or slack when senders sign; "

@@ -65,7 +65,9 @@ async def flows_page(request: Request, who: Who) -> HTMLResponse:
     types this project declares."""
     engine = engine_of(request)
     flows, problems = await off_loop(engine, lambda: _flows_with_recent(engine))
-    event_types = [{"type": name, "correlate_on": list(manifest.correlate_on),
+    event_types = [{"type": name, "correlate_on": [
+                        key if path == key else f"{key}: {path}"
+                        for key, path in manifest.path_texts().items()],
                     "buffer": format_duration(manifest.buffer),
                     "schema": manifest.schema is not None,
                     "signed": manifest.secret_env is not None}
