@@ -346,6 +346,19 @@ async def test_an_any_race_decided_before_any_worker_has_one_winner(
     assert {e.id: e.state for e in harness.engine.events()}[lost.id] is state
 
 
+async def test_an_event_redelivered_to_a_settled_wait_is_not_delivered_to_it(
+        harness: Harness) -> None:
+    early = harness.send("form.reply", {"ticket": "T8", "body": "early"})
+    assert early.state is EventState.UNMATCHED
+    run_id = harness.start(harness.flow(ANY_REPLY.replace("T1", "T8") % "form.reply"))
+    await harness.run_due()
+    assert harness.send("email.reply", {"ticket": "T8"}).runs == (run_id,)
+    again = harness.engine.redeliver(early.id)
+    assert (again.state, again.runs) == (EventState.UNMATCHED, ())
+    await harness.run_due()
+    assert harness.document(run_id)["bindings"]["reply"]["type"] == "email.reply"
+
+
 async def test_a_loser_buffered_by_an_any_race_is_taken_by_the_next_wait(
         harness: Harness) -> None:
     run_id = harness.start(harness.flow("""

@@ -178,6 +178,32 @@ async def test_the_app_starts_sends_and_works_through_the_projects_engine(
     app.close()
 
 
+async def test_the_app_sends_an_event_read_at_a_correlation_path(tmp_path: Path,
+                                                                 store_url: str) -> None:
+    (tmp_path / "events.yaml").write_text(
+        "events:\n  slack.approval:\n    correlate_on: { message: container.message_ts }\n",
+        encoding="utf-8")
+    app = App(settings=load_settings(tmp_path, env={"TARRY_DATABASE": store_url}))
+
+    @app.flow("approval")
+    async def approval(ctx: Context, message: str) -> str:
+        reply = await ctx.wait_for_event("reply", "slack.approval", match={"message": message},
+                                         timeout="1d")
+        return str(reply.event["container"]["message_ts"])
+
+    try:
+        run_id = app.start("approval", message="1700.1")
+        assert await app.worker().run_once() == 1
+        missing = app.send("slack.approval", {"message": "1700.1"})
+        assert missing.errors == ("missing correlation field 'container.message_ts'",)
+        assert app.send("slack.approval", {"container": {"message_ts": "1700.1"}}).runs == (
+            run_id,)
+        assert await app.worker().run_once() == 1
+        assert app.engine.store.get_run(run_id).result == "1700.1"
+    finally:
+        app.close()
+
+
 def test_the_package_exports_exactly_the_sdk_and_the_client() -> None:
     assert tarry.__all__ == sorted(tarry.__all__)
     assert tarry.__all__ == [
