@@ -62,7 +62,7 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
     stored, waiting = _stored_and_waiting(tx, news)
-    settled = _settled_branches(tx, waiting)
+    settled = _settled_branches(waiting)
     known = {(row["type"], row["id"]): record_from_row(row) for row in stored}
     records = []
     for event, starts in events:
@@ -103,7 +103,7 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
     _lock(tx, correlations=_matches([event]))
     waiting = _waiting_branches(tx, [event])
     branches = waiting.get(_correlation(event), [])
-    state, runs = _deliver(tx, event, now, branches, _settled_branches(tx, waiting))
+    state, runs = _deliver(tx, event, now, branches, _settled_branches(waiting))
     row = tx.one("replace_event", _event_params(event, state, runs, now))
     if stored.state is EventState.INVALID and _start(tx, event, starts, now):
         row = tx.one("find_event", {"type": event.type, "id": event.id})
@@ -296,18 +296,16 @@ def _branch_of(row: Row) -> tuple[str, bool]:
     return stored, False
 
 
-def _settled_branches(tx: Tx, waiting: Mapping[Any, Sequence[Row]]) -> set[tuple[str, str]]:
-    """The (run, path) of each ``waiting`` branch settled by its first event that already
-    holds one. The runs are locked first (sorted, as every writer of their rows takes them
-    after the correlations), so that two events of different correlations racing for one
-    ``any:`` wait see each other: the second waits for the first's commit, then reads."""
-    runs = sorted({row["run_id"] for rows in waiting.values() for row in rows
-                   if _branch_of(row)[1]})
-    if not runs:
-        return set()
-    tx.take("get_run_for_update", [{"id": run_id} for run_id in runs])
-    return {(row["run_id"], row["wait_id"])
-            for row in tx.all("inbox_branches", {"ids": json.dumps(runs)})}
+def _settled_branches(waiting: Mapping[Any, Sequence[Row]]) -> set[tuple[str, str]]:
+    """The (run, path) of each ``waiting`` branch that its first event settles and that
+    holds one already (read once the runs were locked: :func:`_branches_query`)."""
+    settled = set()
+    for rows in waiting.values():
+        for row in rows:
+            path, first_wins = _branch_of(row)
+            if first_wins and row["settled"]:
+                settled.add((row["run_id"], path))
+    return settled
 
 
 _Correlation = tuple[str, str, int]
@@ -342,7 +340,7 @@ def _stored_and_waiting(tx: Tx, events: Sequence[NewEvent]
     event's correlation (none: absent), in one flight."""
     stored = ("find_events", {"keys": json.dumps([{"type": event.type, "id": event.id}
                                                   for event in events])})
-    branches = _branches_query(events)
+    branches = _branches_query(tx, events)
     if branches is None:
         return tx.all(*stored), {}
     found, waiting = tx.reads(stored, branches)
@@ -351,18 +349,21 @@ def _stored_and_waiting(tx: Tx, events: Sequence[NewEvent]
 
 def _waiting_branches(tx: Tx, events: Sequence[NewEvent]) -> dict[_Correlation, list[Row]]:
     """The branches waiting on each valid event's correlation, in one read (none: absent)."""
-    query = _branches_query(events)
+    query = _branches_query(tx, events)
     return {} if query is None else _by_correlation(tx.all(*query))
 
 
-def _branches_query(events: Sequence[NewEvent]) -> tuple[str, dict[str, str]] | None:
+def _branches_query(tx: Tx, events: Sequence[NewEvent]) -> tuple[str, dict[str, str]] | None:
     """The read of the branches waiting on the valid ``events``' correlations (None: no
-    valid event)."""
+    valid event), with the lock of their runs queued before it: whether a branch holds an
+    event already is read once no other delivery can add one (:data:`_FIRST_WINS`)."""
     keys = sorted({_correlation(event) for event in events if not event.errors})
     if not keys:
         return None
-    return "waiting_branches", {"keys": json.dumps(
-        [{"type": key[0], "match_key": key[1], "received_at": key[2]} for key in keys])}
+    params = {"keys": json.dumps([{"type": key[0], "match_key": key[1],
+                                   "received_at": key[2]} for key in keys])}
+    tx.take("lock_waiting_runs", [params])
+    return "waiting_branches", params
 
 
 def _by_correlation(rows: Sequence[Row]) -> dict[_Correlation, list[Row]]:

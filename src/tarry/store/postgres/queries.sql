@@ -221,11 +221,31 @@ UPDATE events SET state = %(state)s, runs = %(runs)s, updated_at = %(now)s
 WHERE type = %(type)s AND id = %(id)s
 RETURNING *
 
+-- name: lock_waiting_runs
+-- Locks the rows of the runs waiting on the correlations in keys (as waiting_branches), in
+-- one order, before waiting_branches reads whether their branches hold an event already: two
+-- deliveries of different correlations racing for one run's any: wait then see each other.
+SELECT r.id FROM runs r
+WHERE r.id IN (SELECT w.run_id
+               FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, match_key text,
+                                                              received_at bigint)
+               CROSS JOIN LATERAL (SELECT run_id FROM event_waits
+                                   WHERE type = k.type AND match_key = k.match_key
+                                     AND until > k.received_at OFFSET 0) AS w)
+ORDER BY r.id
+FOR UPDATE OF r
+
 -- name: waiting_branches
 -- The branches waiting on each correlation in keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each (LATERAL, fenced by OFFSET 0), never a scan of waiting
 -- runs. A wait whose deadline is not after the event's arrival has lost the race.
-SELECT DISTINCT k.type, k.match_key, k.received_at, w.run_id, w.wait_id
+-- settled: the branch holds a delivered event not yet taken in (a wait registered as settled
+-- by its first event has chr(31) after its step path; the inbox names the path), looked up
+-- per branch in inbox_run (OFFSET 0 keeps it from becoming a join that scans the inbox).
+SELECT DISTINCT k.type, k.match_key, k.received_at, w.run_id, w.wait_id,
+       EXISTS (SELECT 1 FROM inbox i
+               WHERE i.run_id = w.run_id AND i.wait_id = rtrim(w.wait_id, chr(31))
+               OFFSET 0) AS settled
 FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, match_key text, received_at bigint)
 CROSS JOIN LATERAL (SELECT run_id, wait_id FROM event_waits
                     WHERE type = k.type AND match_key = k.match_key AND until > k.received_at
@@ -275,14 +295,6 @@ CROSS JOIN LATERAL (SELECT run_id, wait_id, type, match_key FROM event_waits
 DELETE FROM event_waits
 WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s AND type = %(type)s
   AND match_key = %(match_key)s
-
--- name: inbox_branches
--- The branches of the runs in ids (a JSON array) that hold a delivered event not yet
--- taken in: an index lookup per run (inbox_run, as waits_of_runs).
-SELECT DISTINCT i.run_id, i.wait_id
-FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS ids
-CROSS JOIN LATERAL (SELECT run_id, wait_id FROM inbox
-                    WHERE run_id = ids.run_id OFFSET 0) AS i
 
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = %(run_id)s AND wait_id = %(wait_id)s LIMIT 1

@@ -211,13 +211,22 @@ UPDATE events SET state = :state, runs = :runs, updated_at = :now
 WHERE type = :type AND id = :id
 RETURNING *
 
+-- name: lock_waiting_runs
+-- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
+SELECT 1 AS locked
+
 -- name: waiting_branches
 -- The branches waiting on each correlation in :keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each, never a scan of waiting runs. A wait whose deadline is
--- not after the event's arrival has lost the race.
+-- not after the event's arrival has lost the race. settled: the branch holds a
+-- delivered event not yet taken in (a wait registered as settled by its first event has
+-- char(31) after its step path; the inbox names the path).
 SELECT DISTINCT json_extract(k.value, '$.type') AS type,
                 json_extract(k.value, '$.match_key') AS match_key,
-                json_extract(k.value, '$.received_at') AS received_at, w.run_id, w.wait_id
+                json_extract(k.value, '$.received_at') AS received_at, w.run_id, w.wait_id,
+                EXISTS (SELECT 1 FROM inbox i
+                        WHERE i.run_id = w.run_id
+                          AND i.wait_id = rtrim(w.wait_id, char(31))) AS settled
 FROM json_each(:keys) AS k
 JOIN event_waits w ON w.type = json_extract(k.value, '$.type')
                   AND w.match_key = json_extract(k.value, '$.match_key')
@@ -257,11 +266,6 @@ WHERE run_id IN (SELECT value FROM json_each(:ids))
 DELETE FROM event_waits
 WHERE run_id = :run_id AND wait_id = :wait_id AND type = :type
   AND match_key = :match_key
-
--- name: inbox_branches
--- The branches of the runs in :ids (a JSON array) that hold a delivered event not yet
--- taken in (index inbox_run).
-SELECT DISTINCT run_id, wait_id FROM inbox WHERE run_id IN (SELECT value FROM json_each(:ids))
 
 -- name: branch_has_inbox
 SELECT 1 AS present FROM inbox WHERE run_id = :run_id AND wait_id = :wait_id LIMIT 1
