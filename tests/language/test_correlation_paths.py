@@ -164,3 +164,13 @@ def test_a_path_the_schema_proves_absent_is_refused_at_load(path: str, problem: 
 def test_a_path_the_schema_allows_or_leaves_open_loads(path: str) -> None:
     manifest = parse_manifests(SCHEMA.format(path=path), "events.yaml")["github.issues"]
     assert manifest.path_of("issue") == tuple(path.split("."))
+
+
+def test_a_path_into_a_field_the_schema_forbids_is_refused() -> None:
+    assert _problems("""\
+        events:
+          gh:
+            correlate_on: { issue: issue.number }
+            schema: { type: object, properties: { issue: false } }
+        """) == ["events.yaml:3:28: event type 'gh': no valid payload has a correlation value "
+                 "at 'issue.number': the schema allows nothing at 'issue'"]

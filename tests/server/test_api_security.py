@@ -168,6 +168,17 @@ def test_a_slack_form_payload_is_read_as_its_json(signing: Served) -> None:
     assert (response.status_code, response.json()["data"]["deal"]) == (202, "d9")
 
 
+@pytest.mark.parametrize("scheme", ["tarry", "github"])
+def test_a_form_without_payload_is_a_400_but_for_slack(signing: Served, scheme: str) -> None:
+    body = urlencode({"deal": "d9"}).encode()
+    with signing.client() as client:
+        response = client.post(f"/v1/events/{scheme}.hook", content=body,
+                               headers={"Content-Type": "application/x-www-form-urlencoded",
+                                        **_signed(scheme, body)})
+    assert (response.status_code, response.json()["error"]["message"]) == (
+        400, "a form-encoded event needs a 'payload' field holding its JSON")
+
+
 def test_a_github_delivery_id_dedups_a_redelivered_webhook(signing: Served) -> None:
     body = b'{"deal": "d1"}'
     headers = {**_signed("github", body), "X-GitHub-Delivery": "72d3162e"}
