@@ -120,6 +120,17 @@ def test_a_list_item_past_the_end_is_missing() -> None:
     ("""\
      events:
        gh:
+         correlate_on: [ticket, ticket]
+     """, "events.yaml:3:19: 'correlate_on' names a field twice"),
+    ("""\
+     events:
+       gh:
+         correlate_on: ["ti cket"]
+     """, "events.yaml:3:20: 'ti cket' is not a payload field name (letters, digits, '_' and "
+          "'-', not starting with a digit)"),
+    ("""\
+     events:
+       gh:
          correlate_on: {}
      """, "events.yaml:3:19: 'correlate_on' must be a list of one or more top-level payload "
           "field names, or a mapping of key names to paths (e.g. {issue: issue.number})"),
