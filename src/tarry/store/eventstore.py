@@ -299,7 +299,7 @@ def _branch_of(row: Row) -> tuple[str, bool]:
 def _settled_branches(waiting: Mapping[Any, Sequence[Row]]) -> set[tuple[str, str]]:
     """The (run, path) of each ``waiting`` branch that its first event settles and that
     holds one already (read once the runs were locked: :func:`_branches_query`)."""
-    settled = set()
+    settled: set[tuple[str, str]] = set()
     for rows in waiting.values():
         for row in rows:
             path, first_wins = _branch_of(row)
