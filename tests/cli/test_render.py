@@ -90,3 +90,19 @@ def test_the_runs_table_has_a_row_per_run_with_its_ending_or_wait() -> None:
 def test_data_with_markup_like_text_is_printed_as_is() -> None:
     text = printed(render.history_table([entry(REGISTERED, "log", "a", message="[bold]x")]))
     assert 'message="[bold]x"' in text
+
+
+def test_show_prints_how_long_each_step_took_and_waited() -> None:
+    steps = [{"step": "call", "status": "completed", "started_at": REGISTERED,
+              "ended_at": "2026-03-01T09:00:08.000Z", "duration_ms": 8000, "waited_ms": None},
+             {"step": "nap", "status": "completed", "started_at": REGISTERED,
+              "ended_at": UNTIL, "duration_ms": 172_800_250, "waited_ms": 172_800_000},
+             {"step": "ask", "status": "waiting", "started_at": UNTIL, "ended_at": None,
+              "duration_ms": None, "waited_ms": None}]
+    out = io.StringIO()
+    render.show_run(Console(file=out, width=120), doc(steps=steps))
+    table = out.getvalue()[out.getvalue().index("steps"):out.getvalue().index("history")]
+    rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
+    assert rows == [["call", "completed", REGISTERED, "8s"],
+                    ["nap", "completed", REGISTERED, "2d250ms", "2d"],
+                    ["ask", "waiting", UNTIL]]

@@ -151,6 +151,9 @@ def test_a_run_page_explains_the_wait_and_draws_it_from_start_to_deadline(
             '&#34;please approve D1&#34;\n  }\n}</pre>') in html
     assert "wait.registered" in html  # the history
     assert f'href="/runs/{scene.approval.id}/cancel"' in html
+    steps = re.findall(r'<td class="mono">([^<]+)</td>\s*<td class="nowrap">([a-z]+)</td>',
+                       html[html.index('id="steps"'):html.index('aria-label="bindings"')])
+    assert steps == [("ask", "completed"), ("approval", "waiting")]
 
 
 def test_a_run_page_asked_for_live_is_its_fragment_only(browser: Browser, scene: Scene) -> None:

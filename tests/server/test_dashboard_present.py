@@ -13,6 +13,7 @@ from tarry.server.dashboard.present import (
     human_instant,
     run_line,
     short_span,
+    span_text,
     wait_line,
 )
 
@@ -36,6 +37,11 @@ def test_an_instant_reads_as_date_time_and_zone() -> None:
 ])
 def test_a_span_reads_in_its_two_largest_units(delta: timedelta, text: str) -> None:
     assert short_span(delta) == text
+
+
+def test_a_step_duration_in_milliseconds_reads_as_a_span_and_null_as_nothing() -> None:
+    assert (span_text(8000), span_text(250), span_text(0), span_text(None)) == (
+        "8s", "250ms", "0ms", "")
 
 
 def test_an_instant_is_ahead_or_ago_from_now() -> None:

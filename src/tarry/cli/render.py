@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from rich import box
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tarry.engine.explain import explain_wait
+from tarry.language.durations import format_duration
 
 __all__ = [
     "describe_outcome",
@@ -26,6 +28,7 @@ __all__ = [
     "runs_table",
     "short_wait",
     "show_run",
+    "steps_table",
     "summary_line",
 ]
 
@@ -101,6 +104,21 @@ def history_table(history: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
+def steps_table(steps: Sequence[Mapping[str, Any]]) -> Table:
+    """How long each step took and waited: step, status, started, took, waited."""
+    table = Table(title="steps", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("step", "status", "started", "took", "waited"):
+        table.add_column(column, no_wrap=column != "step")
+    for span in steps:
+        table.add_row(span["step"], span["status"], str(span["started_at"]),
+                      _millis(span.get("duration_ms")), _millis(span.get("waited_ms")))
+    return table
+
+
+def _millis(value: int | None) -> str:
+    return "" if value is None else format_duration(timedelta(milliseconds=value))
+
+
 # --- lists and whole runs ---------------------------------------------------------------------
 
 def runs_table(docs: Sequence[_Document]) -> Table:
@@ -136,6 +154,9 @@ def show_run(console: Console, doc: _Document) -> None:
     _print_json_section(console, "bindings", doc.get("bindings"))
     if doc.get("result") is not None:
         _print_json_section(console, "result", doc["result"])
+    if doc.get("steps"):
+        console.print()
+        console.print(steps_table(doc["steps"]))
     console.print()
     console.print(history_table(doc.get("history") or []))
 

@@ -8,6 +8,7 @@ from typing import Any
 from tarry.clock import iso
 from tarry.engine.explain import explain_wait
 from tarry.engine.journal import bindings_with
+from tarry.engine.timings import step_timings
 from tarry.model import EventRecord, EventState, HistoryEntry, JournalEntry, RunRecord, TaskRecord
 
 __all__ = ["event_document", "history_document", "run_document", "task_document"]
@@ -15,7 +16,8 @@ __all__ = ["event_document", "history_document", "run_document", "task_document"
 
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
                  journal: Sequence[JournalEntry] = ()) -> dict[str, Any]:
-    """The run document of ``record``; with ``history`` when it is given. Its ``bindings``
+    """The run document of ``record``; with ``history`` (and each step's timing, read from
+    it: :func:`~tarry.engine.timings.step_timings`) when it is given. Its ``bindings``
     are those in the run's state and in ``journal`` (the run's journal entries: a run keeps
     the bindings of completed steps there)."""
     document: dict[str, Any] = {
@@ -36,6 +38,7 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
     }
     document["waiting_for"] = _waiting_for(document, record)
     if history is not None:
+        document["steps"] = step_timings(history)
         document["history"] = history_document(history)
     return document
 

@@ -82,8 +82,12 @@ class Executor:
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
                  read_journal: JournalReader, limits: ValueLimits | None = None,
-                 recovery_max: int = 3) -> None:
+                 recovery_max: int = 3,
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.catalog = catalog
+        self.clock = clock
+        """Stamps the history entries recorded after an action's call (None: every entry of
+        an advance at its start)."""
         self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
@@ -133,7 +137,7 @@ class Executor:
         except StoreError:  # the store's trouble, not the run's: it resumes after its lease
             raise
         except _CancelRequested:
-            history.append(HistoryEntry(now, "cancelled", None, {"by": "request"}))
+            history.append(HistoryEntry(env.at, "cancelled", None, {"by": "request"}))
             return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
                                       consumed=tuple(env.consumed)), state, journal,
                             registered)
@@ -147,7 +151,7 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
-        return _written(update_for(record.id, state, outcome, history, now,
+        return _written(update_for(record.id, state, outcome, history, env.at,
                                    consumed=tuple(env.consumed), result=result,
                                    rescan=tuple(sorted(env.rescan))), state, journal,
                         registered)
@@ -181,11 +185,14 @@ class Executor:
                     unsaved = False
                 lone = _lone_action(outcome.commands, calls)
                 if lone is not None:
-                    unsaved = _record(env, [(lone, await self._call(lone))])
+                    result = await self._call(lone)
+                    env.moved()
+                    unsaved = _record(env, [(lone, result)])
                     continue
                 read = await self._carry_out(env, outcome.commands, calls)
                 if calls:
                     finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+                    env.moved()
                     unsaved = _record(env, [(calls.pop(call), call.result()) for call in finished])
                 elif not read:
                     raise RuntimeError("the walk waits for an action nobody is running")
@@ -253,7 +260,7 @@ class Executor:
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor, limits=self.limits)
+                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock)
         return env
 
 

@@ -106,6 +106,21 @@ class Env:
     fail them."""
     meter: WorkMeter = field(default_factory=WorkMeter)
     """The work of the walk's renders, by which it lets other runs go on."""
+    clock: Callable[[], datetime] | None = None
+    """Reads the clock for :attr:`at` once something took time (an action's call); None
+    keeps every entry at :attr:`now`."""
+    at: datetime = field(init=False)
+    """The instant history entries are stamped with: :attr:`now` until :meth:`moved`.
+    Expressions keep seeing :attr:`now`, one instant per advance."""
+
+    def __post_init__(self) -> None:
+        self.at = self.now
+
+    def moved(self) -> None:
+        """Read the clock for the entries recorded from here on: an action's call (or a
+        Python step's) just finished, so its end is stamped after its start."""
+        if self.clock is not None:
+            self.at = max(self.at, self.clock())
 
     @property
     def eval(self) -> EvalContext:
@@ -113,8 +128,8 @@ class Env:
         return EvalContext(now=self.now, timezone=self.flow.timezone, meter=self.meter)
 
     def record(self, kind: str, step: str | None = None, /, **data: Any) -> None:
-        """Append a history entry stamped with the current instant."""
-        self.history.append(HistoryEntry(self.now, kind, step, data))
+        """Append a history entry stamped with the instant it happened (:attr:`at`)."""
+        self.history.append(HistoryEntry(self.at, kind, step, data))
 
     def ignore_undelivered(self) -> None:
         """Consume the events left in the inbox after an advance: they were delivered for

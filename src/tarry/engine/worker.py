@@ -118,7 +118,7 @@ class Worker:
                                  redactor=redactor or Redactor(),
                                  limits=limits or ValueLimits(),
                                  read_journal=store.read_journal,
-                                 recovery_max=recovery_max)
+                                 recovery_max=recovery_max, clock=clock.now)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._recovering = asyncio.Lock()

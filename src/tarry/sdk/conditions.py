@@ -97,8 +97,10 @@ async def _attempt(run: FlowRun, op: Operation, entry: dict[str, Any], check: Ca
     except (asyncio.CancelledError, Suspend, Teardown):
         raise
     except BaseException as exc:  # SystemExit too: the check's, not the worker's
+        run.env.moved()
         entry["attempt"] = attempt
         await _fail(run, op, entry, exc)
+    run.env.moved()
     entry.update(attempt=attempt,
                  state=run.codec.store(state, f"the state of condition '{op.path}'"))
     try:

@@ -109,12 +109,14 @@ class FlowRun:
         except (asyncio.CancelledError, Suspend, Teardown):
             raise
         except BaseException as exc:
+            self.env.moved()
             error = {"type": type(exc).__name__,
                      "message": stored_text(str(exc), redact=self.env.redact)}
             op.record({"error": error})
             self.record("step.failed", op.path, error=error)
             await self.checkpoint()
             return exc
+        self.env.moved()
         op.record({"result": self.codec.store(value, f"the result of step '{op.path}'")})
         self.record("step.completed", op.path)
         await self.checkpoint()

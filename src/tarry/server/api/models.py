@@ -12,7 +12,7 @@ from tarry.model import EventState, RunStatus, TaskState
 __all__ = ["CompleteTask", "EventDocument", "EventList", "FlowGraph", "FlowInfo", "FlowList",
            "GraphNode", "GraphRegion", "GraphStart", "Health", "HistoryItem", "ManifestInfo",
            "RedeliverEvent", "RunDocument", "RunError", "RunList", "SendEvent", "StartRun",
-           "TaskDocument", "TaskList", "WaitingFor"]
+           "StepTiming", "TaskDocument", "TaskList", "WaitingFor"]
 
 JsonObject = dict[str, Any]
 
@@ -121,6 +121,18 @@ class HistoryItem(BaseModel):
     data: JsonObject
 
 
+class StepTiming(BaseModel):
+    """How long one step took (and waited), read from the run's history."""
+
+    step: str
+    status: str = Field(description="running, waiting, completed or failed.")
+    started_at: str
+    ended_at: str | None
+    duration_ms: int | None = Field(description="From start to end; null until it ends.")
+    waited_ms: int | None = Field(description="From the wait's registration to the end; "
+                                              "null for a step that did not wait.")
+
+
 class RunDocument(BaseModel):
     """The run document."""
 
@@ -138,6 +150,9 @@ class RunDocument(BaseModel):
     due_at: str | None
     created_at: str
     updated_at: str
+    steps: list[StepTiming] | None = Field(
+        default=None, description="Each time a step ran, in the order they started; with "
+                                  "the history only.")
     history: list[HistoryItem] | None = Field(
         default=None, description="Oldest first; only in GET /v1/runs/{id} and start/cancel.")
 

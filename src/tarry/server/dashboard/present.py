@@ -22,6 +22,7 @@ __all__ = [
     "pretty_json",
     "run_line",
     "short_span",
+    "span_text",
     "wait_line",
 ]
 
@@ -154,3 +155,8 @@ def ending(doc: _Document) -> str:
     if status == "refused":
         return f"refused: {doc.get('reason')}"
     return str(status)
+
+
+def span_text(millis: int | None) -> str:
+    """A step's duration or waited time as the steps table shows it (empty when null)."""
+    return "" if millis is None else short_span(timedelta(milliseconds=millis))

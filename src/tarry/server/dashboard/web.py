@@ -56,7 +56,8 @@ _ERROR_STATUS: tuple[tuple[type[TarryError], int], ...] = (
 templates = Environment(loader=PackageLoader("tarry.server.dashboard", "templates"),
                         autoescape=select_autoescape(default=True, default_for_string=True),
                         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-templates.filters.update(instant=present.human_instant, json=present.pretty_json)
+templates.filters.update(instant=present.human_instant, json=present.pretty_json,
+                         span=present.span_text)
 
 
 class Redirect(Exception):
