@@ -26,6 +26,7 @@ from tarry.server.auth import Principals
 from tarry.server.bodylimit import BodyLimit
 from tarry.server.errors import install_error_handlers
 from tarry.server.metrics import Metrics, ObservedStore, probe_loop_lag
+from tarry.server.requestlog import RequestLog
 from tarry.server.webhooks import read_secrets
 from tarry.store.aio import AsyncStore
 
@@ -62,6 +63,7 @@ def create_app(engine: Engine, settings: Settings, *, worker: bool = True,
     app.state.worker_task = None
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit=settings.limits.request_bytes)
+    app.add_middleware(RequestLog)
     app.include_router(health.router)
     for router in ROUTERS:
         app.include_router(router)

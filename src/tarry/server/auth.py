@@ -23,6 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from tarry.config import Settings
 from tarry.errors import ConfigError
+from tarry.server.requestlog import note_principal
 
 __all__ = ["ANONYMOUS", "MIN_PUBLIC_TOKEN", "SINGLE_TOKEN_PRINCIPAL", "Principal", "Principals",
            "Unauthorized", "bearer_token", "check_bind", "is_loopback", "principal_of_request"]
@@ -121,6 +122,7 @@ def principal_of_request(
     header = request.headers.get("authorization")
     principal = principals.authenticate(bearer_token(header))
     if principal is not None:
+        note_principal(request, principal)
         return principal
     raise Unauthorized("this endpoint needs 'Authorization: Bearer <token>' with a valid "
                        "token" if header else

@@ -1,9 +1,12 @@
 """Log output of ``tarry serve``: plain text lines, or one JSON object per line.
 
 A JSON line has ``ts``, ``level``, ``logger`` and ``message``, plus ``run_id`` when the line
-is about a run. Secrets never reach a log line: tokens are not logged at all, request logs
-carry the method, the path and the status only (never headers or query strings), and every
-line passes through :class:`~tarry.secrets.RedactingFilter` (database passwords, tokens).
+is about a run and the record's ``fields`` (a request line's method, path, status, duration
+and principal: :mod:`tarry.server.requestlog`; a refused webhook's event type and reason).
+Secrets never reach a log line: tokens are not logged at all, request logs carry the method,
+the path, the status, the duration and the principal only (never headers, query strings or
+bodies), and every line passes through :class:`~tarry.secrets.RedactingFilter` (database
+passwords, tokens).
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            line.update(fields)
         run_id = getattr(record, "run_id", None)
         if run_id is not None:
             line["run_id"] = run_id

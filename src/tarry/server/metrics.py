@@ -7,6 +7,8 @@
   the run that took it in;
 - ``tarry_events_total`` (``outcome``), counter: events sent or redelivered over HTTP, by
   what became of them;
+- ``tarry_webhooks_refused_total`` (``reason``), counter: signed deliveries refused 401, by
+  why (``missing-signature``, ``bad-signature``, ``bad-timestamp``, ``stale-timestamp``);
 - ``tarry_checks_total`` (``outcome``), counter: hold checks this worker ran (go, not_yet,
   never, unknown);
 - ``tarry_claim_seconds``, ``tarry_checkpoint_seconds``, histograms: the worker's claim and
@@ -80,6 +82,9 @@ class Metrics:
             "run that took it in.", buckets=_LATENCY_BUCKETS, registry=self.registry)
         self.events = Counter("tarry_events", "Events sent or redelivered over HTTP, by "
                               "outcome.", ["outcome"], registry=self.registry)
+        self.webhooks_refused = Counter(
+            "tarry_webhooks_refused", "Signed deliveries refused (401), by reason.", ["reason"],
+            registry=self.registry)
         self.checks = Counter("tarry_checks", "Hold checks run, by outcome.", ["outcome"],
                               registry=self.registry)
         self.claim = Histogram("tarry_claim_seconds", "The worker's claim transactions.",

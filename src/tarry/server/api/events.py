@@ -8,6 +8,7 @@ payload is quarantined and answered 422 with the reasons; a duplicate id is 202 
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -27,7 +28,12 @@ from tarry.server.errors import ApiError
 from tarry.server.signatures import SignatureRejected, verify
 from tarry.server.webhooks import delivery_id, handshake, sender_fields, signed_payload
 
-__all__ = ["router"]
+__all__ = ["WEBHOOK_LOGGER", "router"]
+
+WEBHOOK_LOGGER = "tarry.server.webhooks"
+"""The logger of refused webhook deliveries (one warning each, with its reason)."""
+
+webhook_logger = logging.getLogger(WEBHOOK_LOGGER)
 
 router = APIRouter(prefix="/v1/events", tags=["events"],
                    responses=error_responses(401, 413, 503))
@@ -130,11 +136,19 @@ def _envelope(body: bytes, header_id: str | None) -> tuple[Any, str | None]:
 
 
 def _check_signature(request: Request, scheme: str, body: bytes) -> None:
-    secret = request.app.state.secrets[request.path_params["event_type"]]
+    """Accept a signed delivery, or refuse it (401): logged on ``tarry.server.webhooks``
+    with its reason and counted in ``tarry_webhooks_refused_total``."""
+    event_type = request.path_params["event_type"]
+    secret = request.app.state.secrets[event_type]
     now = request.app.state.engine.clock.now()
     try:
         verify(scheme, secret, body, request.headers, now)
     except SignatureRejected as exc:
+        request.app.state.metrics.webhooks_refused.labels(exc.reason).inc()
+        webhook_logger.warning("webhook refused for event type %s (%s): %s", event_type,
+                               exc.reason, exc.message,
+                               extra={"fields": {"event_type": event_type, "scheme": scheme,
+                                                 "reason": exc.reason}})
         raise ApiError(401, exc.message, details={"signature": scheme}) from None
 
 

@@ -31,6 +31,7 @@ from tarry.errors import (
 )
 from tarry.server.dashboard import present
 from tarry.server.dashboard.session import COOKIE, CSRF_FIELD, Session, Sessions
+from tarry.server.requestlog import note_principal
 
 __all__ = ["DashboardRoute", "PageError", "Redirect", "Viewer", "engine_of", "form_of",
            "local_path", "page", "query_text", "viewer"]
@@ -127,6 +128,7 @@ def viewer(request: Request) -> Viewer:
     if session is None:
         session = Session.fresh(principals.authenticate(None))
         start_session(request, session)
+    note_principal(request, session.principal)
     return Viewer(session.principal, session, principals.required)
 
 
