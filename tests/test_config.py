@@ -12,6 +12,7 @@ from tarry.config import (
     CHECK_INTERVAL_FLOOR,
     CONFIG_FILE,
     Limits,
+    Retention,
     Settings,
     load_settings,
     sqlite_path,
@@ -221,6 +222,21 @@ def test_every_limit_has_a_variable_that_wins_over_the_file(
     assert getattr(load(root, FULL_FILE, **{variable: value}).limits, field) == expected
 
 
+def test_retention_is_off_by_default(root: Path) -> None:
+    assert load(root).retention == Retention(runs=None, events=None)
+    assert not load(root).retention.on
+
+
+def test_retention_is_read_from_its_table_and_its_variables_win(root: Path) -> None:
+    text = '[tarry]\nevents = ["e.yaml"]\n[retention]\nruns = "30d"\nevents = "7d"\n'
+    settings = load(root, text)
+    assert settings.retention == Retention(runs=timedelta(days=30), events=timedelta(days=7))
+    assert settings.event_files == (root / "e.yaml",)  # [tarry] events is another key
+    assert load(root, text, TARRY_RETENTION_RUNS="1d", TARRY_RETENTION_EVENTS="2h"
+                ).retention == Retention(runs=timedelta(days=1), events=timedelta(hours=2))
+    assert load(root, TARRY_RETENTION_EVENTS="2h").retention.on
+
+
 def test_empty_variables_count_as_unset(root: Path) -> None:
     settings = load(root, FULL_FILE, TARRY_APP="", TARRY_HOLD_MAX=" ", TARRY_CHECKS="",
                     TARRY_API_TOKEN="")
@@ -319,6 +335,11 @@ DURATION_HELP = "(use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, 1h30m or ISO 8601 like 
      "[limits] check_slots: expected a positive integer, got true (a boolean)"),
     ("[limits]\ncheck_max = 2.5\n",
      "[limits] check_max: expected a positive integer, got 2.5 (a float)"),
+    ("[retention]\nruns = 30\n",
+     "[retention] runs: expected a duration string such as \"24h\", got 30 (an integer)"),
+    ("[retention]\nevents = \"0s\"\n",
+     "[retention] events: expected a duration longer than zero, got \"0s\""),
+    ("[retention]\nrun = \"30d\"\n", "[retention] unknown key 'run' (did you mean 'runs'?)"),
 ])
 def test_a_bad_file_is_refused_naming_the_file_table_and_key(
         root: Path, text: str, message: str) -> None:
@@ -398,6 +419,8 @@ def test_a_file_over_the_file_limit_is_refused_unread(root: Path) -> None:
     ("TARRY_CHECK_TIMEOUT", "0ms",
      "TARRY_CHECK_TIMEOUT: expected a duration longer than zero, got \"0ms\""),
     ("TARRY_CHECK_MAX", "ten", "TARRY_CHECK_MAX: expected a positive integer, got \"ten\""),
+    ("TARRY_RETENTION_RUNS", "a month",
+     f"TARRY_RETENTION_RUNS: 'a month' is not a duration {DURATION_HELP}"),
     ("TARRY_CHECK_FAULTS", "-1", "TARRY_CHECK_FAULTS: expected a positive integer, got \"-1\""),
     ("TARRY_CHECK_SLOTS", "0", "TARRY_CHECK_SLOTS: expected a positive integer, got \"0\""),
     ("TARRY_CHECKS", "jira",

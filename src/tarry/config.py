@@ -17,6 +17,7 @@ the file (or the variable), the table and the key, and says what was expected::
     [actions]                                # name = "module:function"
     [checks]                                 # name = "/abs/path"; TARRY_CHECKS adds to these
     [limits]                                 # TARRY_HOLD_MAX, TARRY_EVENT_BYTES, ...
+    [retention]                              # runs = "30d", events = "7d" (off by default)
 
 The API token is read from ``TARRY_API_TOKEN`` only; it has no key in the file.
 """
@@ -43,8 +44,8 @@ from tarry.language.loader import BUILTIN_ACTIONS
 from tarry.secrets import redact_database_url
 from tarry.values import MIB, ValueLimits
 
-__all__ = ["CHECK_BASE_ENV", "CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Settings",
-           "load_settings", "sqlite_path"]
+__all__ = ["CHECK_BASE_ENV", "CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Retention",
+           "Settings", "load_settings", "sqlite_path"]
 
 CONFIG_FILE = "tarry.toml"
 """The name of the project configuration file."""
@@ -115,6 +116,23 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Retention:
+    """How long ended runs and settled events are kept (``[retention]``); None keeps them
+    for ever, the default."""
+
+    runs: timedelta | None = None
+    """How long a run is kept after it ended (succeeded, failed, cancelled or refused)."""
+    events: timedelta | None = None
+    """How long a delivered, duplicate, discarded or unmatched event is kept after it was
+    received (buffered and quarantined events are never deleted by retention)."""
+
+    @property
+    def on(self) -> bool:
+        """Whether anything is ever deleted."""
+        return self.runs is not None or self.events is not None
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the project configuration decides, with every path made absolute."""
 
@@ -140,6 +158,8 @@ class Settings:
     """Actions that exist where the project runs but are imported by no module here (an
     installed package's entry point, another deployment's worker): flows that call them
     load, and a scenario stubs them."""
+    retention: Retention = field(default_factory=Retention)
+    """How long ended runs and settled events are kept (off by default)."""
     api_token: str | None = field(default=None, repr=False)
     """``TARRY_API_TOKEN``: the bearer token the HTTP API requires; environment only."""
     api_tokens: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
@@ -183,7 +203,9 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
     root = config_file.parent if config_file else start
     tables = _read_file(config_file) if config_file else {}
     file = str(config_file)
-    values = {**_file_values(tables, file), **_env_values(environ)}
+    values = {**_file_values(tables, file, _SETTINGS), **_env_values(environ, _SETTINGS)}
+    retention = {**_file_values(tables, file, ("retention",)),
+                 **_env_values(environ, ("retention",))}
     actions, mistakes = _file_actions(tables.get("actions", {}), file)
     if mistakes and unreadable_actions is None:
         raise ConfigError(*mistakes.values())
@@ -206,6 +228,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
         provided_actions=frozenset(provided),
         checks=MappingProxyType(checks),
         limits=replace(Limits(), **values),
+        retention=Retention(**retention),
         api_token=environ.get("TARRY_API_TOKEN") or None,
         api_tokens=MappingProxyType(_env_tokens(environ.get("TARRY_API_TOKENS", ""))),
     )
@@ -411,22 +434,29 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "file_bytes": _Key("TARRY_FILE_BYTES", _positive_int, _positive_int_text),
         "recovery_max": _Key("TARRY_RECOVERY_MAX", _positive_int, _positive_int_text),
     },
+    "retention": {
+        "runs": _Key.plain("TARRY_RETENTION_RUNS", _duration),
+        "events": _Key.plain("TARRY_RETENTION_EVENTS", _duration),
+    },
 }
-_TABLES = ("tarry", "actions", "checks", "limits")
+_TABLES = ("tarry", "actions", "checks", "limits", "retention")
+_SETTINGS = ("tarry", "limits")
+"""The tables whose keys are :class:`Settings` fields or :class:`Limits` ones."""
 
 
 # --- gathering values -------------------------------------------------------------------------
 
-def _file_values(tables: Mapping[str, Mapping[str, Any]], file: str) -> dict[str, Any]:
-    return {name: key.from_file(tables[table][name], f"{file}: [{table}] {name}")
-            for table, keys in _FIXED_KEYS.items()
-            for name, key in keys.items() if name in tables.get(table, {})}
+def _file_values(tables: Mapping[str, Mapping[str, Any]], file: str,
+                 which: tuple[str, ...]) -> dict[str, Any]:
+    return {name: _FIXED_KEYS[table][name].from_file(tables[table][name],
+                                                     f"{file}: [{table}] {name}")
+            for table in which for name in _FIXED_KEYS[table] if name in tables.get(table, {})}
 
 
-def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
+def _env_values(environ: Mapping[str, str], which: tuple[str, ...]) -> dict[str, Any]:
     return {name: key.from_env(environ[key.env], key.env)
-            for keys in _FIXED_KEYS.values()
-            for name, key in keys.items() if environ.get(key.env, "").strip()}
+            for table in which
+            for name, key in _FIXED_KEYS[table].items() if environ.get(key.env, "").strip()}
 
 
 def _file_actions(table: Mapping[str, Any],

@@ -22,6 +22,7 @@ from tarry.cli import (
     graph,
     holds,
     project,
+    retention,
     runs,
     scenarios,
     serve,
@@ -113,6 +114,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "test": scenarios.scenario_tests,
     "triggers": triggers.triggers,
     "graph": graph.graph,
+    "purge": retention.purge,
 }
 
 for _name, _command in _COMMANDS.items():

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from tarry._suggest import did_you_mean
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
-from tarry.config import Limits, Settings
+from tarry.config import Limits, Retention, Settings
 from tarry.engine import taskdesk
 from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
@@ -170,7 +170,8 @@ class Engine:
     The engine adds the ``emit`` action, bound to its own :meth:`send`, to ``actions``
     (unless they already have one). ``check_runner`` and ``rng`` replace the holds' check
     runner and the randomness of their jitter (see :class:`~tarry.holds.service.Holds`);
-    ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
+    ``schedules`` names the only flows whose schedule triggers fire (default: every flow's);
+    ``retention`` says what expires (default: nothing).
     """
 
     def __init__(self, store: Store, catalog: FlowCatalog, actions: ActionRegistry,
@@ -179,8 +180,11 @@ class Engine:
                  checks: Mapping[str, Path] | None = None,
                  limits: Limits | None = None, redactor: Redactor | None = None,
                  check_runner: CheckRunner | None = None, rng: random.Random | None = None,
-                 schedules: Collection[str] | None = None) -> None:
+                 schedules: Collection[str] | None = None,
+                 retention: Retention | None = None) -> None:
         self.store = store
+        self.retention = retention or Retention()
+        """How long ended runs and settled events are kept: what the workers delete."""
         self.redactor = redactor or _redactor(
             None, os.environ, [m.secret_env for m in (manifests or {}).values() if m.secret_env])
         """Masks the deployment's secrets in the error texts runs record (by default the
@@ -216,7 +220,7 @@ class Engine:
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
                               programs=programs, file_bytes=file_bytes)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
-                   limits=settings.limits,
+                   limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [
                        m.secret_env for m in manifests.values() if m.secret_env]))
 
@@ -333,13 +337,13 @@ class Engine:
         """A worker over this engine's store (or ``store``, a wrapper of it), flows, actions,
         holds, schedules, limits and secrets; on the real clock it claims
         :data:`~tarry.engine.worker.LOOK_AHEAD` ahead. ``on_wake`` is called as each claimed run
-        begins to execute."""
+        begins to execute. With retention on, it deletes what expired in the background."""
         look_ahead = LOOK_AHEAD if isinstance(self.clock, SystemClock) else timedelta(0)
         return Worker(store or self.async_store, self.catalog, self.actions, self.clock,
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
                       recovery_max=self.limits.recovery_max, triggers=self.triggers,
-                      look_ahead=look_ahead, on_wake=on_wake)
+                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""

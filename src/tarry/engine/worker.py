@@ -37,9 +37,11 @@ from typing import Any
 from tarry.actions import ActionRegistry
 from tarry.backoff import grown
 from tarry.clock import Clock
+from tarry.config import Retention
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.committer import ClaimAlong, Committer
 from tarry.engine.executor import Executor
+from tarry.engine.retention import PURGE_EVERY, purge_in_background
 from tarry.engine.triggers import Triggers
 from tarry.errors import StateVersionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
@@ -99,7 +101,8 @@ class Worker:
                  limits: ValueLimits | None = None, recovery_max: int = 3,
                  triggers: Triggers | None = None,
                  look_ahead: timedelta = timedelta(0),
-                 on_wake: Callable[[RunRecord, datetime], None] | None = None) -> None:
+                 on_wake: Callable[[RunRecord, datetime], None] | None = None,
+                 retention: Retention | None = None, purge_every: float = PURGE_EVERY) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if look_ahead < timedelta(0):
@@ -132,6 +135,9 @@ class Worker:
         self._running: set[asyncio.Task[None]] = set()
         self._nudged = asyncio.Event()
         self.triggers = triggers
+        self.retention = retention
+        """What the worker deletes in the background while it runs (nothing when off)."""
+        self.purge_every = purge_every
         self._schedules_synced_at: datetime | None = None
         self._next_schedule_at: datetime | None = None
 
@@ -144,6 +150,9 @@ class Worker:
         """Work until ``stop`` is set; in-flight runs finish (or checkpoint) first."""
         compile_template("{{ 0 }}")  # build the expression parser now, not on the first wake
         renewer = asyncio.create_task(self._renew_leases(stop))
+        purger = (asyncio.create_task(purge_in_background(
+            self.store, self.clock, self.retention, stop, every=self.purge_every))
+            if self.retention is not None and self.retention.on else None)
         running = self._running  # every run's task, whoever claimed it
         self.committer.claim_along = ClaimAlong(
             room=lambda batch: 0 if stop.is_set() else self._room(batch),
@@ -180,6 +189,9 @@ class Worker:
         finally:
             self.committer.claim_along = None
             renewer.cancel()
+            if purger is not None:  # a batch in flight still commits (or not) whole
+                purger.cancel()
+                await asyncio.gather(purger, return_exceptions=True)
 
     async def run_once(self) -> int:
         """Handle everything due now, then return how many executions that took."""

@@ -12,7 +12,9 @@ warning (harmless today, probably a mistake), or a passed check. In order:
    a warning, nothing looks it up;
 5. every literal ``after`` lies within ``hold_after_max`` of now — else its runs would be
    refused ``hold-after-beyond-max``;
-6. the store is reachable and migrated.
+6. the store is reachable and migrated;
+7. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
+   runs — else a warning: it only grows.
 
 Who may edit a check script is not checked: that is the operator's to keep tight.
 """
@@ -51,7 +53,11 @@ from tarry.language.model import (
 from tarry.secrets import Redactor
 from tarry.store import open_store
 
-__all__ = ["Finding", "Level", "checks_named", "diagnose", "path_problem"]
+__all__ = ["ENDED_RUNS_WARNING", "Finding", "Level", "checks_named", "diagnose",
+           "path_problem"]
+
+ENDED_RUNS_WARNING = 1_000_000
+"""More ended runs than this in a store with retention off is a warning."""
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -81,10 +87,12 @@ class Finding:
 
 
 def diagnose(now: datetime, *, cwd: Path | None = None,
-             env: Mapping[str, str] | None = None) -> list[Finding]:
+             env: Mapping[str, str] | None = None,
+             ended_runs_warning: int = ENDED_RUNS_WARNING) -> list[Finding]:
     """Every finding about the project around ``cwd`` (default: the working directory) with
-    the variables of ``env`` (default: the process's), ``now`` being the current instant.
-    Database passwords and API tokens are masked in every message."""
+    the variables of ``env`` (default: the process's), ``now`` being the current instant;
+    a store holding more than ``ended_runs_warning`` ended runs with retention off is
+    warned about. Database passwords and API tokens are masked in every message."""
     redact = Redactor.from_environment(env)
     try:
         settings = load_settings(cwd, env)
@@ -96,7 +104,7 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
     findings += problems
     findings += _named_checks(flows, settings.checks)
     findings += _far_afters(flows, settings, now)
-    findings.append(_store(settings))
+    findings += _store(settings, now, ended_runs_warning)
     return [replace(finding, message=redact(finding.message)) for finding in findings]
 
 
@@ -211,20 +219,34 @@ def _flow_files(folder: Path, cwd: Path) -> list[Path]:
 
 # -- the store ---------------------------------------------------------------------------------
 
-def _store(settings: Settings) -> Finding:
+def _store(settings: Settings, now: datetime, ended_runs_warning: int) -> list[Finding]:
     where = _store_name(settings)
     if settings.sqlite_path is not None and not settings.sqlite_path.exists():
-        return Finding(Level.WARNING, "store",
-                       f"the store ({where}) does not exist yet: the first command that starts "
-                       "a run or sends an event creates it (or run `tarry migrate`)")
+        return [Finding(Level.WARNING, "store",
+                        f"the store ({where}) does not exist yet: the first command that "
+                        "starts a run or sends an event creates it (or run `tarry migrate`)")]
+    ended: int | None = None
     try:
         store = open_store(settings.database, check_schema=False)
         try:
             pending = store.pending_migrations()
+            if pending == [] and settings.retention.runs is None:
+                ended = store.count_ended_runs(now)
         finally:
             store.close()
     except TarryError as exc:
-        return Finding(Level.ERROR, "store", f"the store ({where}) is not usable: {exc}")
+        return [Finding(Level.ERROR, "store", f"the store ({where}) is not usable: {exc}")]
+    findings = [_migrated(where, pending)]
+    if ended is not None and ended > ended_runs_warning:
+        findings.append(Finding(
+            Level.WARNING, "retention",
+            f"the store holds {ended:,} ended runs and retention is off, so it only grows: "
+            'set [retention] runs = "30d" (and events = "7d") in tarry.toml, or '
+            "TARRY_RETENTION_RUNS, and the workers delete what expired"))
+    return findings
+
+
+def _migrated(where: str, pending: list[str] | None) -> Finding:
     if pending is None:
         return Finding(Level.WARNING, "store",
                        f"the store ({where}) is reachable but empty: the first command to use "

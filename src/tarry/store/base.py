@@ -37,11 +37,17 @@ from tarry.model import (
     TriggerStarts,
 )
 
-__all__ = ["IDEMPOTENCY_KEY_RETENTION", "Store"]
+__all__ = ["IDEMPOTENCY_KEY_RETENTION", "SETTLED_EVENT_STATES", "Store"]
 
 IDEMPOTENCY_KEY_RETENTION = timedelta(hours=24)
 """How long an ``Idempotency-Key`` of a start is remembered: a retry within a day returns the
 first run; after that the key is free again (as with most payment APIs' keys)."""
+
+
+SETTLED_EVENT_STATES = (EventState.DELIVERED, EventState.DUPLICATE, EventState.DISCARDED,
+                        EventState.UNMATCHED)
+"""The states of the events retention deletes: none that a waiting run may still take (a
+buffered event) or that awaits an operator (a quarantined one)."""
 
 
 class Store(Protocol):
@@ -224,6 +230,28 @@ class Store(Protocol):
 
     def run_ids_starting(self, prefix: str, *, limit: int) -> list[str]:
         """At most ``limit`` run ids that start with ``prefix``, in order."""
+        ...
+
+    def purge_ended_runs(self, ended_before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` runs that ended (succeeded, failed, were cancelled or
+        refused) before ``ended_before``, the earliest ended first, each with every row of
+        its own (history, journal, tasks, inbox), all in one transaction; how many. A run
+        that has not ended is never touched."""
+        ...
+
+    def count_ended_runs(self, ended_before: datetime) -> int:
+        """How many runs ended before ``ended_before``."""
+        ...
+
+    def purge_settled_events(self, received_before: datetime, now: datetime,
+                             limit: int) -> int:
+        """Delete up to ``limit`` events in :data:`SETTLED_EVENT_STATES` received before
+        ``received_before`` (a buffer lapsed by ``now`` first turns unmatched), in one
+        transaction; how many."""
+        ...
+
+    def count_settled_events(self, received_before: datetime, now: datetime) -> int:
+        """How many events :meth:`purge_settled_events` would delete at ``now``."""
         ...
 
     def create_held_run(self, run: NewRun, history: list[HistoryEntry], *,

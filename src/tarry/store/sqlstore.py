@@ -40,7 +40,7 @@ from tarry.model import (
     TriggerStarts,
 )
 from tarry.store import eventstore, holdstore, rows, runstore, taskstore, triggerstore
-from tarry.store.base import IDEMPOTENCY_KEY_RETENTION
+from tarry.store.base import IDEMPOTENCY_KEY_RETENTION, SETTLED_EVENT_STATES
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
 
@@ -585,6 +585,41 @@ class SqlStore(ABC):
             found = tx.all(query, {"prefix": prefix, "limit": limit})
         return list(itertools.takewhile(lambda found_id: found_id.startswith(prefix),
                                         (str(row["id"]) for row in found)))
+
+    # -- retention ------------------------------------------------------------------------
+
+    def purge_ended_runs(self, ended_before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` runs that ended before ``ended_before`` (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return tx.run("purge_ended_runs", {"before": to_millis(ended_before),
+                                               "limit": limit})
+
+    def count_ended_runs(self, ended_before: datetime) -> int:
+        """How many runs ended before ``ended_before``."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("count_ended_runs", {"before": to_millis(ended_before)})
+        return int(row["total"]) if row else 0
+
+    def purge_settled_events(self, received_before: datetime, now: datetime,
+                             limit: int) -> int:
+        """Delete up to ``limit`` settled events received before ``received_before`` (see
+        ``Store``), state by state from the (state, received_at) index."""
+        deleted = 0
+        with self._transaction(write=True) as tx:
+            tx.run("expire_buffered", {"now": to_millis(now)})
+            for state in SETTLED_EVENT_STATES:
+                if deleted < limit:
+                    deleted += tx.run("purge_settled_events", {
+                        "state": state.value, "before": to_millis(received_before),
+                        "limit": limit - deleted})
+        return deleted
+
+    def count_settled_events(self, received_before: datetime, now: datetime) -> int:
+        """How many events :meth:`purge_settled_events` would delete at ``now``."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("count_settled_events", {"before": to_millis(received_before),
+                                                  "now": to_millis(now)})
+        return int(row["total"]) if row else 0
 
     def reserve_idempotency_key(self, principal: str, key: str, fingerprint: str,
                                 run_id: str, now: datetime) -> tuple[str, str]:

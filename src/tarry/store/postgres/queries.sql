@@ -555,3 +555,33 @@ FROM (SELECT DISTINCT jsonb_array_elements_text(%(ids)s::jsonb) AS run_id) AS id
 CROSS JOIN LATERAL (SELECT seq, run_id, scope, key, value FROM run_journal
                     WHERE run_id = ids.run_id OFFSET 0) AS j
 ORDER BY j.seq
+
+-- name: purge_ended_runs
+-- Retention: delete up to :limit runs that ended before :before, the earliest ended first
+-- (the runs_ended index), skipping runs another transaction holds. Each run's history,
+-- journal, tasks, inbox, event waits, hold marker and schedule occurrence go with it (ON
+-- DELETE CASCADE), in the caller's transaction.
+DELETE FROM runs WHERE id IN (
+    SELECT id FROM runs
+    WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused') AND updated_at < %(before)s
+    ORDER BY updated_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+
+-- name: count_ended_runs
+SELECT count(*) AS total FROM runs
+WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused') AND updated_at < %(before)s
+
+-- name: purge_settled_events
+-- Retention: delete up to :limit events in :state (delivered, duplicate, discarded or
+-- unmatched: never buffered or quarantined) received before :before (the (state,
+-- received_at) index), skipping events another transaction holds.
+DELETE FROM events WHERE (type, id) IN (
+    SELECT type, id FROM events
+    WHERE state = %(state)s AND received_at < %(before)s
+    LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+
+-- name: count_settled_events
+-- What purge_settled_events would delete once expire_buffered has run.
+SELECT count(*) AS total FROM events
+WHERE (state IN ('delivered', 'duplicate', 'discarded', 'unmatched')
+       OR (state = 'buffered' AND buffer_until <= %(now)s))
+  AND received_at < %(before)s

@@ -46,6 +46,9 @@ CREATE INDEX runs_flow_created ON runs (flow, created_at);
 -- A flow's drawing counts its runs per step (waiting, held, running, failed) from this.
 CREATE INDEX runs_at_step ON runs (flow, at_step, status)
     WHERE status IN ('waiting', 'held', 'running', 'failed');
+-- Retention deletes ended runs oldest end first.
+CREATE INDEX runs_ended ON runs (updated_at)
+    WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused');
 
 CREATE TABLE history (
     id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -159,6 +162,7 @@ CREATE TABLE tasks (
 -- The inbox lists tasks by state, newest first; a checkpoint looks up a run's open ones.
 CREATE INDEX tasks_state_created ON tasks (state, created_at);
 CREATE INDEX tasks_open_run ON tasks (run_id) WHERE state = 'open';
+CREATE INDEX tasks_run ON tasks (run_id);
 
 -- Idempotency keys of run starts (POST /v1/runs): the run the first attempt with a key created.
 CREATE TABLE idempotency_keys (
@@ -194,6 +198,7 @@ CREATE TABLE schedule_occurrences (
 );
 
 CREATE INDEX schedule_occurrences_schedule ON schedule_occurrences (schedule, scheduled_at);
+CREATE INDEX schedule_occurrences_run ON schedule_occurrences (run_id);
 CREATE TABLE run_journal (
     seq    BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     run_id TEXT   NOT NULL REFERENCES runs (id) ON DELETE CASCADE,

@@ -508,3 +508,30 @@ ORDER BY seq
 SELECT run_id, scope, key, value FROM run_journal
 WHERE run_id IN (SELECT value FROM json_each(:ids))
 ORDER BY seq
+
+-- name: purge_ended_runs
+-- Retention: delete up to :limit runs that ended before :before, the earliest ended first
+-- (the runs_ended index). Each run's history, journal, tasks, inbox, event waits, hold marker
+-- and schedule occurrence go with it (ON DELETE CASCADE), in the caller's transaction.
+DELETE FROM runs WHERE id IN (
+    SELECT id FROM runs
+    WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused') AND updated_at < :before
+    ORDER BY updated_at LIMIT :limit)
+
+-- name: count_ended_runs
+SELECT count(*) AS total FROM runs
+WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused') AND updated_at < :before
+
+-- name: purge_settled_events
+-- Retention: delete up to :limit events in :state (delivered, duplicate, discarded or
+-- unmatched: never buffered or quarantined) received before :before (the (state,
+-- received_at) index).
+DELETE FROM events WHERE rowid IN (
+    SELECT rowid FROM events WHERE state = :state AND received_at < :before LIMIT :limit)
+
+-- name: count_settled_events
+-- What purge_settled_events would delete once expire_buffered has run.
+SELECT count(*) AS total FROM events
+WHERE (state IN ('delivered', 'duplicate', 'discarded', 'unmatched')
+       OR (state = 'buffered' AND buffer_until <= :now))
+  AND received_at < :before

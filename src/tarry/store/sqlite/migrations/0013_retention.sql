@@ -1,0 +1,9 @@
+-- Retention (tarry.toml [retention]) deletes ended runs oldest end first, a short batch at a
+-- time: ended runs by the instant they ended (their last update), in an index of ended runs
+-- only. A run's rows in other tables go with it (ON DELETE CASCADE), so the tables that
+-- reference a run get an index on the reference where they had none that serves it.
+-- Settled events are found by (state, received_at), an index that exists.
+CREATE INDEX runs_ended ON runs (updated_at)
+    WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused');
+CREATE INDEX tasks_run ON tasks (run_id);
+CREATE INDEX schedule_occurrences_run ON schedule_occurrences (run_id);
