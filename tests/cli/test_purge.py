@@ -3,15 +3,20 @@ ago (made on a virtual clock in 2020) are counted, deleted, and gone; live ones 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from markdown_blocks import Document
 from tarry.clock import SystemClock
+from tarry.config import Retention, load_settings
 from tarry.holds.doctor import Finding, Level, diagnose
 from tarry.testing import Harness
 
 from .conftest import Project
+
+GUIDE = Document("docs/operating.md", __file__)
+RETENTION = GUIDE.block("toml", after="## Retention")
 
 LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 QUICK = "flow: quick\nsteps:\n  - a: { set: { x: 1 } }\n"
@@ -85,3 +90,11 @@ def test_doctor_warns_of_many_ended_runs_with_retention_off(aged: Project,
     assert _retention_warnings(diagnose(now, cwd=aged.root, env=env)) == []  # a million
     on = {**env, "TARRY_RETENTION_RUNS": "30d"}
     assert _retention_warnings(diagnose(now, cwd=aged.root, env=on, ended_runs_warning=2)) == []
+
+
+def test_the_guides_retention_table_turns_retention_on(aged: Project) -> None:
+    with (aged.root / "tarry.toml").open("a") as config:
+        config.write(RETENTION)
+    assert load_settings(aged.root, {}).retention == Retention(runs=timedelta(days=30),
+                                                               events=timedelta(days=7))
+    assert aged.json("purge", "--dry-run") == {"runs": 3, "events": 0, "dry_run": True}

@@ -15,10 +15,14 @@ from typing import Any
 import pytest
 from server_support import EVENTS, Served, eventually, serve, start, write_project
 
+from markdown_blocks import Document
 from tarry.server.api.events import WEBHOOK_LOGGER
 from tarry.server.logs import JsonFormatter
 from tarry.server.requestlog import REQUEST_LOGGER
 from tarry.server.signatures import sign
+
+GUIDE = Document("docs/operating.md", __file__)
+LOG_LINE = GUIDE.block("json", after="## What the server logs")
 
 TOKENS = {"TARRY_API_TOKEN": "single-secret", "TARRY_API_TOKENS": "bob=bob-secret"}
 SIGNED_EVENTS = EVENTS + """
@@ -79,6 +83,18 @@ def test_a_json_log_line_carries_the_fields_as_keys() -> None:
                                        "principal")} == {
         "logger": REQUEST_LOGGER, "method": "GET", "path": "/healthz", "status": 200,
         "duration_ms": 0.5, "principal": None}
+
+
+def test_the_guides_log_line_is_what_a_request_line_looks_like() -> None:
+    shown = json.loads(LOG_LINE)
+    record = logging.LogRecord(REQUEST_LOGGER, logging.INFO, __file__, 1, shown["message"],
+                               None, None)
+    record.fields = {key: shown[key] for key in ("method", "path", "status", "duration_ms",
+                                                 "principal")}
+    line = json.loads(JsonFormatter().format(record))
+    assert line.keys() == shown.keys()
+    assert {k: v for k, v in line.items() if k != "ts"} == {
+        k: v for k, v in shown.items() if k != "ts"}
 
 
 def _refused(served: Served) -> dict[str, float]:
