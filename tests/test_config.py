@@ -216,6 +216,7 @@ def test_path_variables_are_resolved_against_the_root(root: Path) -> None:
     ("TARRY_CHECK_MAX", "7", "check_max", 7),
     ("TARRY_CHECK_FAULTS", " 2 ", "check_faults", 2),
     ("TARRY_CHECK_SLOTS", "16", "check_slots", 16),
+    ("TARRY_SHOWN_BYTES", "256", "shown_bytes", 256),
 ])
 def test_every_limit_has_a_variable_that_wins_over_the_file(
         root: Path, variable: str, value: str, field: str, expected: object) -> None:

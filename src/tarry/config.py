@@ -102,6 +102,9 @@ class Limits:
     """How many times in a row a run is taken over from a worker that died running it (a
     crash, ``os._exit``, a kill), with no checkpoint between, before it is failed with
     ``error.type = crashed`` instead of run again."""
+    shown_bytes: int = 4096
+    """The longest value a Python run's journal shows in its run document, as JSON (4 KiB);
+    a longer one is shown truncated, with a marker."""
 
     def __post_init__(self) -> None:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
@@ -433,6 +436,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "key_bytes": _Key("TARRY_KEY_BYTES", _positive_int, _positive_int_text),
         "file_bytes": _Key("TARRY_FILE_BYTES", _positive_int, _positive_int_text),
         "recovery_max": _Key("TARRY_RECOVERY_MAX", _positive_int, _positive_int_text),
+        "shown_bytes": _Key("TARRY_SHOWN_BYTES", _positive_int, _positive_int_text),
     },
     "retention": {
         "runs": _Key.plain("TARRY_RETENTION_RUNS", _duration),

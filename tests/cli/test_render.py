@@ -106,3 +106,22 @@ def test_show_prints_how_long_each_step_took_and_waited() -> None:
     assert rows == [["call", "completed", REGISTERED, "8s"],
                     ["nap", "completed", REGISTERED, "2d250ms", "2d"],
                     ["ask", "waiting", UNTIL]]
+
+
+def test_show_prints_a_python_runs_journal() -> None:
+    journal = [{"name": "fetch", "kind": "step", "status": "completed", "attempt": 1,
+                "started_at": REGISTERED, "ended_at": UNTIL, "result": {"ok": 1}, "error": None},
+               {"name": "refuse", "kind": "step", "status": "failed", "attempt": 1,
+                "started_at": UNTIL, "ended_at": UNTIL, "result": None,
+                "error": {"type": "ValueError", "message": "no"}},
+               {"name": "nap", "kind": "wait", "status": "waiting", "attempt": None,
+                "started_at": UNTIL, "ended_at": None, "result": None, "error": None}]
+    out = io.StringIO()
+    render.show_run(Console(file=out, width=160), doc(journal=journal))
+    text = out.getvalue()
+    rows = [line.split() for line in text[text.index("journal"):text.index("history")
+                                          ].splitlines()[3:] if line.strip()]
+    assert rows == [["fetch", "step", "completed", "1", REGISTERED, UNTIL, '{"ok":', "1}"],
+                    ["refuse", "step", "failed", "1", UNTIL, UNTIL, '{"type":', '"ValueError",',
+                     '"message":', '"no"}'],
+                    ["nap", "wait", "waiting", UNTIL]]

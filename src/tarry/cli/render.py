@@ -24,6 +24,7 @@ __all__ = [
     "explain_wait",
     "format_data",
     "history_table",
+    "journal_table",
     "progress_line",
     "runs_table",
     "short_wait",
@@ -115,6 +116,21 @@ def steps_table(steps: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
+def journal_table(journal: Sequence[Mapping[str, Any]]) -> Table:
+    """A Python run's recorded operations: name, kind, status, attempt, started, ended,
+    result or error."""
+    table = Table(title="journal", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("operation", "kind", "status", "attempt", "started", "ended"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("result / error", overflow="fold")
+    for op in journal:
+        shown = op.get("error") if op.get("error") is not None else op.get("result")
+        table.add_row(op["name"], op["kind"], op["status"], str(op.get("attempt") or ""),
+                      str(op.get("started_at") or ""), str(op.get("ended_at") or ""),
+                      "" if shown is None else json.dumps(shown, ensure_ascii=False))
+    return table
+
+
 def _millis(value: int | None) -> str:
     return "" if value is None else format_duration(timedelta(milliseconds=value))
 
@@ -157,6 +173,9 @@ def show_run(console: Console, doc: _Document) -> None:
     if doc.get("steps"):
         console.print()
         console.print(steps_table(doc["steps"]))
+    if doc.get("journal"):
+        console.print()
+        console.print(journal_table(doc["journal"]))
     console.print()
     console.print(history_table(doc.get("history") or []))
 

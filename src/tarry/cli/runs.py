@@ -23,10 +23,13 @@ from tarry.cli.session import (
     resolve_run_id,
 )
 from tarry.clock import SystemClock
+from tarry.config import load_settings
 from tarry.engine.documents import history_document, run_document
+from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
 from tarry.errors import InvalidRunRequest, StoreMissing
 from tarry.model import RunRecord, RunStatus
+from tarry.secrets import Redactor
 from tarry.store.base import Store
 
 __all__ = ["cancel", "exit_code", "list_runs", "run", "show", "start"]
@@ -179,10 +182,12 @@ def _count(store: Store, status: RunStatus | None, flow: str | None,
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """One run: status, exit, what it waits for, bindings and history."""
-    with open_run_store() as store:
+    settings = load_settings()
+    shown = Shown(settings.limits.shown_bytes, Redactor.from_environment())
+    with open_run_store(settings) as store:
         found = resolve_run_id(store, run_id)
         doc = run_document(store.get_run(found), store.history(found),
-                           store.journals([found]).get(found, []))
+                           store.journals([found]).get(found, []), shown=shown)
     if as_json:
         print_json(doc)
     else:

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from tarry.clock import iso
+from tarry.engine import oplog
 from tarry.engine.explain import explain_wait
 from tarry.engine.journal import bindings_with
+from tarry.engine.oplog import Shown
 from tarry.engine.timings import step_timings
 from tarry.model import EventRecord, EventState, HistoryEntry, JournalEntry, RunRecord, TaskRecord
 
@@ -15,11 +17,14 @@ __all__ = ["event_document", "history_document", "run_document", "task_document"
 
 
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
-                 journal: Sequence[JournalEntry] = ()) -> dict[str, Any]:
-    """The run document of ``record``; with ``history`` (and each step's timing, read from
-    it: :func:`~tarry.engine.timings.step_timings`) when it is given. Its ``bindings``
-    are those in the run's state and in ``journal`` (the run's journal entries: a run keeps
-    the bindings of completed steps there)."""
+                 journal: Sequence[JournalEntry] = (), *,
+                 shown: Shown | None = None) -> dict[str, Any]:
+    """The run document of ``record``; with ``history`` when it is given, and then each
+    step's timing, read from it (:func:`~tarry.engine.timings.step_timings`), and a Python
+    run's ``journal`` of operations, their values shown as ``shown`` says
+    (:func:`~tarry.engine.oplog.operations`). Its ``bindings`` are those in the run's state
+    and in ``journal`` (the run's journal entries: a run keeps the bindings of completed
+    steps there)."""
     document: dict[str, Any] = {
         "id": record.id,
         "flow": record.flow,
@@ -39,6 +44,10 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
     document["waiting_for"] = _waiting_for(document, record)
     if history is not None:
         document["steps"] = step_timings(history)
+        operations = oplog.operations(record.state, journal, document["steps"],
+                                      shown or Shown())
+        if operations is not None:
+            document["journal"] = operations
         document["history"] = history_document(history)
     return document
 

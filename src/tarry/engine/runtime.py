@@ -39,6 +39,7 @@ from tarry.engine.catalog import (
     import_program_source,
 )
 from tarry.engine.documents import run_document
+from tarry.engine.oplog import Shown
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
@@ -464,7 +465,8 @@ class Engine:
         """The run document of ``run_id``."""
         record = self.store.get_run(run_id)
         return run_document(record, self.store.history(run_id) if history else None,
-                            self.store.journals([run_id]).get(run_id, []))
+                            self.store.journals([run_id]).get(run_id, []),
+                            shown=Shown(self.limits.shown_bytes, self.redactor))
 
     async def _sleep_until(self, instant: datetime | None) -> None:
         if instant is None:

@@ -10,9 +10,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from tarry.model import EventState, RunStatus, TaskState
 
 __all__ = ["CompleteTask", "EventDocument", "EventList", "FlowGraph", "FlowInfo", "FlowList",
-           "GraphNode", "GraphRegion", "GraphStart", "Health", "HistoryItem", "ManifestInfo",
-           "RedeliverEvent", "RunDocument", "RunError", "RunList", "SendEvent", "StartRun",
-           "StepTiming", "TaskDocument", "TaskList", "WaitingFor"]
+           "GraphNode", "GraphRegion", "GraphStart", "Health", "HistoryItem", "JournalOperation",
+           "ManifestInfo", "RedeliverEvent", "RunDocument", "RunError", "RunList", "SendEvent",
+           "StartRun", "StepTiming", "TaskDocument", "TaskList", "WaitingFor"]
 
 JsonObject = dict[str, Any]
 
@@ -133,6 +133,22 @@ class StepTiming(BaseModel):
                                               "null for a step that did not wait.")
 
 
+class JournalOperation(BaseModel):
+    """One operation a Python run recorded."""
+
+    name: str = Field(description="The operation's path (its name, or #n by its place).")
+    kind: str = Field(description="step, now, random, wait, wait_for_event, "
+                                  "wait_for_condition, ask, parallel or map.")
+    status: str = Field(description="completed, failed, waiting or running.")
+    attempt: int | None
+    started_at: str | None
+    ended_at: str | None
+    result: Any = Field(default=None, description='Secrets masked; a value longer than '
+                                                  '[limits] shown_bytes as {"$truncated": '
+                                                  '{bytes, shown}}.')
+    error: Any = None
+
+
 class RunDocument(BaseModel):
     """The run document."""
 
@@ -153,6 +169,9 @@ class RunDocument(BaseModel):
     steps: list[StepTiming] | None = Field(
         default=None, description="Each time a step ran, in the order they started; with "
                                   "the history only.")
+    journal: list[JournalOperation] | None = Field(
+        default=None, description="A Python run's recorded operations, in the order they "
+                                  "were recorded; with the history only.")
     history: list[HistoryItem] | None = Field(
         default=None, description="Oldest first; only in GET /v1/runs/{id} and start/cancel.")
 
