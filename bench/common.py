@@ -456,10 +456,13 @@ class WorkerProcess:
     (as an operator would) and waits for it to finish its in-flight runs.
     """
 
-    def __init__(self, url: str, directory: Path, *, concurrency: int = 64) -> None:
+    def __init__(self, url: str, directory: Path, *, concurrency: int = 64,
+                 env: dict[str, str] | None = None) -> None:
         self.url = url
         self.directory = directory
         self.concurrency = concurrency
+        self.env = env or {}
+        """More variables for the worker (``TARRY_RETENTION_RUNS``, say)."""
         self._log = directory / f"worker-{uuid.uuid4().hex[:6]}.log"
         self._process: subprocess.Popen[str] | None = None
 
@@ -469,7 +472,7 @@ class WorkerProcess:
         return self._require().pid
 
     def __enter__(self) -> WorkerProcess:
-        env = {**os.environ, "TARRY_DATABASE": self.url}
+        env = {**os.environ, "TARRY_DATABASE": self.url, **self.env}
         with self._log.open("w", encoding="utf-8") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", _WORKER_SCRIPT, str(self.concurrency)],
