@@ -272,6 +272,8 @@ SCANNING_BY_DESIGN = {
                      "count_runs_per_step"),
                     "a count reads every row it counts (here all 3,000 runs have one status "
                     "and one flow, so an index leads to every row)"),
+    "count_settled_events": "a dry run of retention counts the settled events that expired: "
+                            "most of the table, read either way",
     **dict.fromkeys(("list_runs_by_flow",),
                     "a listing reads its index newest first until a page is full; with its "
                     "filters optional, PostgreSQL's generic plan scans, and costs the server "

@@ -244,7 +244,7 @@ def test_claiming_reads_the_partial_due_index_and_looks_waits_and_tasks_up(
     assert "SEARCH runs USING INDEX runs_due" in plan
     assert "SEARCH event_waits USING COVERING INDEX sqlite_autoindex_event_waits_1 (run_id=?)" \
         in plan
-    assert "SEARCH tasks USING INDEX tasks_open_run (run_id=?)" in plan
+    assert "SEARCH tasks USING COVERING INDEX tasks_run (run_id=? AND state=?)" in plan
 
 
 def test_a_selective_journal_read_looks_each_key_up(db_path: Path) -> None:

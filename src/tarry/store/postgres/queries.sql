@@ -572,12 +572,13 @@ WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused') AND updated_at <
 
 -- name: purge_settled_events
 -- Retention: delete up to :limit events in :state (delivered, duplicate, discarded or
--- unmatched: never buffered or quarantined) received before :before (the (state,
--- received_at) index), skipping events another transaction holds.
-DELETE FROM events WHERE (type, id) IN (
-    SELECT type, id FROM events
+-- unmatched: never buffered or quarantined) received before :before, the earliest first (the
+-- (state, received_at) index), skipping events another transaction holds; each by its row
+-- address (a TID scan).
+DELETE FROM events WHERE ctid = ANY (ARRAY(
+    SELECT ctid FROM events
     WHERE state = %(state)s AND received_at < %(before)s
-    LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+    ORDER BY received_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED))
 
 -- name: count_settled_events
 -- What purge_settled_events would delete once expire_buffered has run.

@@ -161,8 +161,7 @@ CREATE TABLE tasks (
 
 -- The inbox lists tasks by state, newest first; a checkpoint looks up a run's open ones.
 CREATE INDEX tasks_state_created ON tasks (state, created_at);
-CREATE INDEX tasks_open_run ON tasks (run_id) WHERE state = 'open';
-CREATE INDEX tasks_run ON tasks (run_id);
+CREATE INDEX tasks_run ON tasks (run_id, state);
 
 -- Idempotency keys of run starts (POST /v1/runs): the run the first attempt with a key created.
 CREATE TABLE idempotency_keys (

@@ -425,9 +425,10 @@ SET state = 'completed', outcome = :outcome, data = :data, completed_by = :by,
 WHERE id = :id AND state = 'open'
 
 -- name: list_tasks
--- Newest first; :state null lists every state.
+-- Newest first; :state null lists every state. CROSS JOIN keeps tasks the outer table (SQLite
+-- would otherwise scan runs and look each one's tasks up by tasks_run).
 SELECT tasks.*, runs.flow AS flow, runs.target AS target
-FROM tasks JOIN runs ON runs.id = tasks.run_id
+FROM tasks CROSS JOIN runs ON runs.id = tasks.run_id
 WHERE (:state IS NULL OR tasks.state = :state)
 ORDER BY tasks.created_at DESC, tasks.id DESC
 LIMIT :limit
@@ -524,10 +525,11 @@ WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused') AND updated_at <
 
 -- name: purge_settled_events
 -- Retention: delete up to :limit events in :state (delivered, duplicate, discarded or
--- unmatched: never buffered or quarantined) received before :before (the (state,
--- received_at) index).
+-- unmatched: never buffered or quarantined) received before :before, the earliest first (the
+-- (state, received_at) index).
 DELETE FROM events WHERE rowid IN (
-    SELECT rowid FROM events WHERE state = :state AND received_at < :before LIMIT :limit)
+    SELECT rowid FROM events WHERE state = :state AND received_at < :before
+    ORDER BY received_at LIMIT :limit)
 
 -- name: count_settled_events
 -- What purge_settled_events would delete once expire_buffered has run.
