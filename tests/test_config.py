@@ -233,9 +233,9 @@ def test_retention_is_read_from_its_table_and_its_variables_win(root: Path) -> N
     settings = load(root, text)
     assert settings.retention == Retention(runs=timedelta(days=30), events=timedelta(days=7))
     assert settings.event_files == (root / "e.yaml",)  # [tarry] events is another key
-    assert load(root, text, TARRY_RETENTION_RUNS="1d", TARRY_RETENTION_EVENTS="2h"
-                ).retention == Retention(runs=timedelta(days=1), events=timedelta(hours=2))
-    assert load(root, TARRY_RETENTION_EVENTS="2h").retention.on
+    assert load(root, text, TARRY_RETENTION_RUNS="1d", TARRY_RETENTION_EVENTS="36h"
+                ).retention == Retention(runs=timedelta(days=1), events=timedelta(hours=36))
+    assert load(root, TARRY_RETENTION_EVENTS="2d").retention.on
 
 
 def test_empty_variables_count_as_unset(root: Path) -> None:
@@ -341,6 +341,9 @@ DURATION_HELP = "(use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, 1h30m or ISO 8601 like 
     ("[retention]\nevents = \"0s\"\n",
      "[retention] events: expected a duration longer than zero, got \"0s\""),
     ("[retention]\nrun = \"30d\"\n", "[retention] unknown key 'run' (did you mean 'runs'?)"),
+    ("[retention]\nruns = \"12h\"\n",
+     "[retention] runs: keep at least a day (a start's Idempotency-Key and an event's id are "
+     "remembered that long), got \"12h\""),
 ])
 def test_a_bad_file_is_refused_naming_the_file_table_and_key(
         root: Path, text: str, message: str) -> None:
@@ -422,6 +425,9 @@ def test_a_file_over_the_file_limit_is_refused_unread(root: Path) -> None:
     ("TARRY_CHECK_MAX", "ten", "TARRY_CHECK_MAX: expected a positive integer, got \"ten\""),
     ("TARRY_RETENTION_RUNS", "a month",
      f"TARRY_RETENTION_RUNS: 'a month' is not a duration {DURATION_HELP}"),
+    ("TARRY_RETENTION_EVENTS", "23h",
+     "TARRY_RETENTION_EVENTS: keep at least a day (a start's Idempotency-Key and an event's "
+     "id are remembered that long), got \"23h\""),
     ("TARRY_CHECK_FAULTS", "-1", "TARRY_CHECK_FAULTS: expected a positive integer, got \"-1\""),
     ("TARRY_CHECK_SLOTS", "0", "TARRY_CHECK_SLOTS: expected a positive integer, got \"0\""),
     ("TARRY_CHECKS", "jira",

@@ -44,8 +44,8 @@ from tarry.language.loader import BUILTIN_ACTIONS
 from tarry.secrets import redact_database_url
 from tarry.values import MIB, ValueLimits
 
-__all__ = ["CHECK_BASE_ENV", "CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "Limits", "Retention",
-           "Settings", "load_settings", "sqlite_path"]
+__all__ = ["CHECK_BASE_ENV", "CHECK_INTERVAL_FLOOR", "CONFIG_FILE", "RETENTION_FLOOR", "Limits",
+           "Retention", "Settings", "load_settings", "retention_duration", "sqlite_path"]
 
 CONFIG_FILE = "tarry.toml"
 """The name of the project configuration file."""
@@ -55,6 +55,11 @@ CHECK_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ")
 
 CHECK_INTERVAL_FLOOR = timedelta(seconds=30)
 """The shortest base interval between two hold checks; a smaller setting is raised to it."""
+
+RETENTION_FLOOR = timedelta(days=1)
+"""The shortest retention: a start's ``Idempotency-Key`` is remembered for a day, and a run
+deleted sooner would let a retried start create it again (as an event's id would let a
+redelivered event through)."""
 
 _DEFAULT_DATABASE = "sqlite:///.tarry/tarry.db"
 _SQLITE_PREFIX = "sqlite:///"
@@ -358,6 +363,16 @@ def _duration(value: object, where: str) -> timedelta:
     return parsed
 
 
+def retention_duration(value: object, where: str) -> timedelta:
+    """A retention period (``[retention]``, ``tarry purge --older-than``): a duration of at
+    least :data:`RETENTION_FLOOR`; ``ConfigError`` otherwise."""
+    parsed = _duration(value, where)
+    if parsed < RETENTION_FLOOR:
+        raise ConfigError(f"{where}: keep at least a day (a start's Idempotency-Key and an "
+                          f"event's id are remembered that long), got {_show(value)}")
+    return parsed
+
+
 def _positive_int(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"{where}: expected a positive integer, got {_show(value)}")
@@ -439,8 +454,8 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "shown_bytes": _Key("TARRY_SHOWN_BYTES", _positive_int, _positive_int_text),
     },
     "retention": {
-        "runs": _Key.plain("TARRY_RETENTION_RUNS", _duration),
-        "events": _Key.plain("TARRY_RETENTION_EVENTS", _duration),
+        "runs": _Key.plain("TARRY_RETENTION_RUNS", retention_duration),
+        "events": _Key.plain("TARRY_RETENTION_EVENTS", retention_duration),
     },
 }
 _TABLES = ("tarry", "actions", "checks", "limits", "retention")

@@ -67,7 +67,9 @@ def test_purge_with_retention_off_says_how_to_turn_it_on(aged: Project) -> None:
 
 @pytest.mark.parametrize(("value", "message"), [
     ("soon", "'soon' is not a duration"),
-    ("0s", "expected a duration longer than zero, got '0s'"),
+    ("0s", "expected a duration longer than zero, got \"0s\""),
+    ("6h", "keep at least a day (a start's Idempotency-Key and an event's id are remembered "
+           "that long), got \"6h\""),
 ])
 def test_a_bad_older_than_is_a_usage_error(aged: Project, value: str, message: str) -> None:
     result = aged.tarry("purge", "--older-than", value)

@@ -15,22 +15,19 @@ import typer
 
 from tarry.cli.session import open_run_store, print_json
 from tarry.clock import SystemClock
-from tarry.config import load_settings
+from tarry.config import load_settings, retention_duration
 from tarry.engine import retention
-from tarry.language.durations import parse_duration
+from tarry.errors import ConfigError
 
 __all__ = ["purge"]
 
 
 def _duration(text: str) -> timedelta:
     try:
-        parsed = parse_duration(text)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="'--older-than'") from None
-    if parsed <= timedelta(0):
-        raise typer.BadParameter(f"expected a duration longer than zero, got {text!r}",
-                                 param_hint="'--older-than'")
-    return parsed
+        return retention_duration(text, "--older-than")
+    except ConfigError as exc:
+        message = str(exc).removeprefix("--older-than: ")
+        raise typer.BadParameter(message, param_hint="'--older-than'") from None
 
 
 def purge(
