@@ -133,3 +133,15 @@ def test_each_refused_webhook_is_logged_with_its_reason_and_counted(
                                  "stale-timestamp": 1.0, "bad-timestamp": 1.0}
     assert [(f["path"], f["status"], f["principal"]) for f in _fields(caplog, REQUEST_LOGGER)
             ][:1] == [("/v1/events/github.hook", 401, None)]
+
+
+def test_a_dashboard_page_is_logged_with_its_viewer_and_a_probe_with_none(
+        project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, REQUEST_LOGGER), serve(project) as served, \
+            served.client() as client:
+        assert client.get("/runs").status_code == 200
+        assert client.get("/healthz").status_code == 200
+        assert eventually(lambda: len(_fields(caplog, REQUEST_LOGGER)) == 2)
+    assert [(f["method"], f["path"], f["status"], f["principal"])
+            for f in _fields(caplog, REQUEST_LOGGER)] == [
+        ("GET", "/runs", 200, "anonymous"), ("GET", "/healthz", 200, None)]
