@@ -23,7 +23,7 @@ from tarry.cli.session import (
     resolve_run_id,
 )
 from tarry.clock import SystemClock
-from tarry.config import load_settings
+from tarry.config import Settings, load_settings
 from tarry.engine.documents import history_document, run_document
 from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
@@ -183,24 +183,31 @@ def _count(store: Store, status: RunStatus | None, flow: str | None,
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """One run: status, exit, what it waits for, bindings and history."""
     settings = load_settings()
-    shown = Shown(settings.limits.shown_bytes, Redactor.from_environment())
     with open_run_store(settings) as store:
         found = resolve_run_id(store, run_id)
         doc = run_document(store.get_run(found), store.history(found),
-                           store.journals([found]).get(found, []), shown=shown)
+                           store.journals([found]).get(found, []), shown=_shown(settings))
     if as_json:
         print_json(doc)
     else:
         render.show_run(console(), doc)
 
 
+def _shown(settings: Settings) -> Shown:
+    """How a run's journal shows values: ``[limits] shown_bytes``, the environment's secrets
+    masked (the commands about runs read no event manifest, so not the signing secrets)."""
+    return Shown(settings.limits.shown_bytes, Redactor.from_environment())
+
+
 def cancel(run_id: RunArgument, as_json: JsonOption = False) -> None:
     """Cancel a run: at once unless it is running, then at its next checkpoint."""
-    with open_run_store() as store:
+    settings = load_settings()
+    with open_run_store(settings) as store:
         found = resolve_run_id(store, run_id)
         record = store.cancel(found, current_user(), SystemClock().now())
         journal = store.journals([found]).get(found, [])
-        doc = run_document(record, store.history(found) if as_json else None, journal)
+        doc = run_document(record, store.history(found) if as_json else None, journal,
+                           shown=_shown(settings))
     if as_json:
         print_json(doc)
         return
