@@ -13,7 +13,8 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     │   ├── FlowNotFound            no YAML file or registered Python flow has that name
     │   ├── EventNotFound           no event has that id                (also an EventError)
     │   ├── UnknownEventType        no manifest declares that type      (also an EventError)
-    │   └── TaskNotFound            no task has that id                 (also a TaskError)
+    │   ├── TaskNotFound            no task has that id                 (also a TaskError)
+    │   └── BatchNotFound           no batch (a bulk action) has that id
     ├── Conflict [API]              the thing exists, but its state forbids the request
     │   │                           (``kind``, ``key``, ``state``)
     │   ├── RunStateError           e.g. cancelling a finished run      (also a RunError)
@@ -68,6 +69,7 @@ __all__ = [
     "ActionError",
     "AmbiguousRunId",
     "AmbiguousTaskId",
+    "BatchNotFound",
     "ConfigError",
     "Conflict",
     "EventError",
@@ -230,6 +232,13 @@ class RunNotFound(NotFound, RunError):
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         super().__init__(f"no run with id {run_id!r}", kind="run", key=run_id)
+
+
+class BatchNotFound(NotFound):
+    """No batch (a bulk action over runs) has the given id."""
+
+    def __init__(self, batch_id: str) -> None:
+        super().__init__(f"no batch with id {batch_id!r}", kind="batch", key=batch_id)
 
 
 class RunStateError(Conflict, RunError):

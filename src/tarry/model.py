@@ -18,8 +18,12 @@ from typing import Any
 __all__ = [
     "CREATED",
     "HOLD_CLEARED",
+    "RETRIED",
     "TASK_INBOX_TYPE",
     "WAIT_KINDS",
+    "BatchAction",
+    "BatchFilter",
+    "BatchRecord",
     "CheckpointOutcome",
     "EncodedJSON",
     "EventRecord",
@@ -30,6 +34,7 @@ __all__ = [
     "JournalEntry",
     "NewEvent",
     "NewRun",
+    "RetryPlan",
     "RunRecord",
     "RunStatus",
     "RunUpdate",
@@ -83,6 +88,10 @@ HOLD_CLEARED = "hold.cleared"
 """The history entry of a run whose hold cleared. The update that writes it also stamps the
 run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 
+RETRIED = "retried"
+"""The history entry of a failed run retried by an operator (``by``, ``reason``,
+``attempt``, and the names of the ``inputs`` corrected)."""
+
 WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
@@ -118,6 +127,8 @@ class NewRun:
     inputs_json: EncodedJSON | None = None
     """``inputs`` as JSON text, when the check of the inputs already encoded them (the store
     writes it as it is)."""
+    rerun_of: str | None = None
+    """The run this one reruns (an operator's rerun), if any."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""
@@ -125,7 +136,7 @@ class NewRun:
                          status=self.status, inputs=self.inputs, target=self.target,
                          state=self.state, created_at=self.created_at,
                          updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
-                         waiting_for=self.waiting_for)
+                         waiting_for=self.waiting_for, rerun_of=self.rerun_of)
 
 
 @dataclass(frozen=True)
@@ -153,6 +164,7 @@ class RunRecord:
     recoveries: int = 0
     """How many times in a row the run was taken over from a worker that died running it,
     with no checkpoint since (as a worker counts it when it begins one)."""
+    rerun_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -425,3 +437,69 @@ class ScheduleFiring:
     next_at: datetime
     starts: tuple[ScheduledStart, ...]
     supersede_since: datetime
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """What retrying one failed run writes: the run, as it was read (``seen``: its
+    ``updated_at``, so a run changed since is left alone), made ready to run its failed step
+    again (``state``), with its ``inputs`` (corrected or not), the journal entries of the
+    failed work to forget (``forget``: ``(scope, key)`` pairs) and its ``retried`` entry."""
+
+    run_id: str
+    seen: datetime
+    state: dict[str, Any]
+    inputs: dict[str, Any]
+    entry: HistoryEntry
+    forget: tuple[tuple[str, str], ...] = ()
+
+
+class BatchAction(StrEnum):
+    """What a batch does to each run its filter selects."""
+
+    CANCEL = "cancel"
+    RETRY = "retry"
+
+    @property
+    def statuses(self) -> tuple[RunStatus, ...]:
+        """The statuses of the runs the action applies to."""
+        if self is BatchAction.RETRY:
+            return (RunStatus.FAILED,)
+        return (RunStatus.HELD, RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING)
+
+
+@dataclass(frozen=True)
+class BatchFilter:
+    """The runs a batch selects, as the run list filters them (None: any); ``status``
+    narrows the action's own statuses, ``created_before`` keeps the runs created before
+    that instant (``--older-than``)."""
+
+    flow: str | None = None
+    status: RunStatus | None = None
+    waiting_for: str | None = None
+    target: str | None = None
+    created_before: datetime | None = None
+
+    def statuses(self, action: BatchAction) -> tuple[RunStatus, ...]:
+        """The statuses a run must have to be acted on."""
+        return tuple(s for s in action.statuses if self.status in (None, s))
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """A bulk action as stored: how many runs it selected at its creation (``total``), how
+    many it acted on and skipped (a run that changed meanwhile), where it stands (``cursor``:
+    the keyset position of the last run looked at) and whether it is ``done``."""
+
+    id: str
+    action: BatchAction
+    filter: BatchFilter
+    reason: str | None
+    by: str
+    total: int
+    created_at: datetime
+    updated_at: datetime
+    cursor: tuple[datetime, str]
+    acted: int = 0
+    skipped: int = 0
+    done: bool = False

@@ -11,20 +11,32 @@ from tarry.engine.explain import explain_wait
 from tarry.engine.journal import bindings_with
 from tarry.engine.oplog import Shown
 from tarry.engine.timings import step_timings
-from tarry.model import EventRecord, EventState, HistoryEntry, JournalEntry, RunRecord, TaskRecord
+from tarry.model import (
+    RETRIED,
+    BatchRecord,
+    EventRecord,
+    EventState,
+    HistoryEntry,
+    JournalEntry,
+    RunRecord,
+    TaskRecord,
+)
 
-__all__ = ["event_document", "history_document", "run_document", "task_document"]
+__all__ = ["batch_document", "event_document", "history_document", "run_document",
+           "task_document"]
 
 
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
                  journal: Sequence[JournalEntry] = (), *,
+                 reruns: Sequence[str] | None = None,
                  shown: Shown | None = None) -> dict[str, Any]:
     """The run document of ``record``; with ``history`` when it is given, and then each
-    step's timing, read from it (:func:`~tarry.engine.timings.step_timings`), and a Python
-    run's ``journal`` of operations, their values shown as ``shown`` says
-    (:func:`~tarry.engine.oplog.operations`). Its ``bindings`` are those in the run's state
-    and in ``journal`` (the run's journal entries: a run keeps the bindings of completed
-    steps there)."""
+    step's timing, read from it (:func:`~tarry.engine.timings.step_timings`), the run's
+    ``attempt`` (1, and one more per retry) and a Python run's ``journal`` of operations,
+    their values shown as ``shown`` says (:func:`~tarry.engine.oplog.operations`); with
+    ``reruns`` (the ids of its reruns) when they are given. Its ``bindings`` are those in the
+    run's state and in ``journal`` (the run's journal entries: a run keeps the bindings of
+    completed steps there)."""
     document: dict[str, Any] = {
         "id": record.id,
         "flow": record.flow,
@@ -40,14 +52,18 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
         "due_at": iso(record.due_at) if record.due_at else None,
         "created_at": iso(record.created_at),
         "updated_at": iso(record.updated_at),
+        "rerun_of": record.rerun_of,
     }
     document["waiting_for"] = _waiting_for(document, record)
+    if reruns is not None:
+        document["reruns"] = list(reruns)
     if history is not None:
         document["steps"] = step_timings(history)
         operations = oplog.operations(record.state, journal, document["steps"],
                                       shown or Shown())
         if operations is not None:
             document["journal"] = operations
+        document["attempt"] = 1 + sum(entry.kind == RETRIED for entry in history)
         document["history"] = history_document(history)
     return document
 
@@ -82,6 +98,31 @@ def event_document(record: EventRecord) -> dict[str, Any]:
         "received_at": iso(record.received_at),
         "buffer_until": (iso(record.buffer_until) if record.buffer_until
                          and record.state is EventState.BUFFERED else None),
+    }
+
+
+def batch_document(batch: BatchRecord) -> dict[str, Any]:
+    """The batch document: what ``POST /v1/runs/batch`` and ``GET /v1/batches/{id}`` return
+    and the bulk ``tarry cancel`` and ``tarry retry`` print with ``--json``. ``total`` is how
+    many runs the filter selected when the batch began; ``acted`` and ``skipped`` (runs that
+    no longer qualified) advance as it works; ``state`` is ``running``, then ``done``."""
+    selected = batch.filter
+    return {
+        "id": batch.id,
+        "action": batch.action.value,
+        "filter": {"flow": selected.flow,
+                   "status": selected.status.value if selected.status else None,
+                   "waiting_for": selected.waiting_for, "target": selected.target,
+                   "created_before": (iso(selected.created_before)
+                                      if selected.created_before else None)},
+        "reason": batch.reason,
+        "by": batch.by,
+        "state": "done" if batch.done else "running",
+        "total": batch.total,
+        "acted": batch.acted,
+        "skipped": batch.skipped,
+        "created_at": iso(batch.created_at),
+        "updated_at": iso(batch.updated_at),
     }
 
 

@@ -39,12 +39,19 @@ from tarry.engine.catalog import (
     import_program_source,
 )
 from tarry.engine.documents import run_document
+from tarry.engine.operating import BATCH_PAGE, checked_reason, new_batch, planner, retry_plan
 from tarry.engine.oplog import Shown
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
 from tarry.engine.worker import LOOK_AHEAD, Worker, worker_name
-from tarry.errors import InvalidRequest, InvalidRunRequest, StoreUnavailable, UnknownEventType
+from tarry.errors import (
+    InvalidRequest,
+    InvalidRunRequest,
+    RunStateError,
+    StoreUnavailable,
+    UnknownEventType,
+)
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.checks import CheckRunner
@@ -52,6 +59,9 @@ from tarry.holds.service import Holds
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
 from tarry.model import (
+    BatchAction,
+    BatchFilter,
+    BatchRecord,
     EncodedJSON,
     EventRecord,
     EventState,
@@ -91,6 +101,8 @@ class StartRequest:
     run_id: str | None = None
     by_name: bool = False
     """Only a flow of the catalog, by name: a path is never looked up (the HTTP API)."""
+    rerun_of: str | None = None
+    """The run this one reruns (its ``created`` entry and ``rerun_of`` say so)."""
 
 
 @dataclass(frozen=True)
@@ -262,7 +274,7 @@ class Engine:
                 loaded = self._loaded(request.flow, by_name=request.by_name)
                 run, created = pending_run(loaded, request.inputs, request.target, now,
                                            run_id=request.run_id or new_run_id(),
-                                           limits=limits)
+                                           limits=limits, rerun_of=request.rerun_of)
                 hold = hold_of(loaded, request.hold_after)
                 if hold is None:
                     plain[len(results)] = (run, created)
@@ -363,9 +375,70 @@ class Engine:
         """Held runs, newest first."""
         return self.store.list_runs(status=RunStatus.HELD, limit=limit)
 
-    def cancel(self, run_id: str, *, by: str) -> RunRecord:
-        """Cancel a run (at once unless it is running; then at its next checkpoint)."""
-        return self.store.cancel(run_id, by, self.clock.now())
+    def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> RunRecord:
+        """Cancel a run (at once unless it is running; then at its next checkpoint), recording
+        ``by`` and ``reason``."""
+        return self.store.cancel(run_id, by, self.clock.now(), reason=checked_reason(reason))
+
+    def retry(self, run_id: str, *, by: str, reason: str | None = None,
+              inputs: Mapping[str, Any] | None = None) -> RunRecord:
+        """Retry a failed run from the step that failed, on the definition it started with,
+        with ``inputs`` replacing those of the same names (see
+        :mod:`tarry.engine.operating`). Raises ``RunStateError`` unless the run failed."""
+        record = self.store.get_run(run_id)
+        failed = record.status is RunStatus.FAILED
+        journal = self.store.journals([run_id]).get(run_id, []) if failed else []
+        flow = self.catalog.by_digest(record.flow_digest) if failed and inputs else None
+        now = self.clock.now()
+        plan = retry_plan(record, journal, by=by, reason=checked_reason(reason), now=now,
+                          inputs=inputs, flow=flow, limits=self.limits.values)
+        [retried] = self.store.retry_runs([plan], now)
+        if retried is None:
+            raise RunStateError(run_id, RunStatus.FAILED.value,
+                                f"run {run_id} changed while it was being retried (another "
+                                "retry came first); look at it again")
+        return retried
+
+    def rerun(self, run_id: str, *, inputs: Mapping[str, Any] | None = None) -> RunRecord:
+        """Start a new run of the flow of ``run_id`` (its current definition, as a start
+        would) with the same inputs and target, ``inputs`` replacing those of the same names;
+        the two are linked (``rerun_of``, ``reruns``)."""
+        record = self.store.get_run(run_id)
+        started = self.start_each([StartRequest(record.flow, {**record.inputs, **(inputs or {})},
+                                                record.target, by_name=True,
+                                                rerun_of=record.id)])[0]
+        if isinstance(started, Exception):
+            raise started
+        return started
+
+    def batch(self, action: BatchAction, selected: BatchFilter, *, by: str,
+              reason: str | None = None) -> BatchRecord:
+        """Record a batch of ``action`` over the runs ``selected`` (with its count); work it
+        with :meth:`work_batch`."""
+        return self.store.create_batch(new_batch(action, selected, by=by,
+                                                 reason=checked_reason(reason),
+                                                 now=self.clock.now()))
+
+    def count_batch(self, action: BatchAction, selected: BatchFilter) -> int:
+        """How many runs a batch of ``action`` over ``selected`` would act on now."""
+        return self.store.count_batch(new_batch(action, selected, by="", reason=None,
+                                                now=self.clock.now()))
+
+    def work_batch(self, batch_id: str) -> BatchRecord:
+        """Act on the next page of a batch's runs (one transaction); the batch as written."""
+        batch = self.store.get_batch(batch_id)
+        now = self.clock.now()
+        return self.store.work_batch(batch_id, now, limit=BATCH_PAGE,
+                                     plan=planner(by=batch.by, reason=batch.reason, now=now))
+
+    def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
+        """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,
+        its history)."""
+        record = self.store.get_run(run_id)
+        return run_document(record, self.store.history(run_id) if history else None,
+                            self.store.journals([run_id]).get(run_id, []),
+                            reruns=self.store.reruns(run_id),
+                            shown=Shown(self.limits.shown_bytes, self.redactor))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Validate and deliver an event; an invalid one is quarantined, not raised.
@@ -461,12 +534,6 @@ class Engine:
                                    f"{did_you_mean(event_type, self.manifests)}; declare it "
                                    "in events.yaml") from None
 
-    def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
-        """The run document of ``run_id``."""
-        record = self.store.get_run(run_id)
-        return run_document(record, self.store.history(run_id) if history else None,
-                            self.store.journals([run_id]).get(run_id, []),
-                            shown=Shown(self.limits.shown_bytes, self.redactor))
 
     async def _sleep_until(self, instant: datetime | None) -> None:
         if instant is None:

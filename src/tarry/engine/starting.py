@@ -28,18 +28,21 @@ def new_run_id() -> str:
 
 def pending_run(flow: Flow, inputs: Mapping[str, Any] | None, target: str | None,
                 now: datetime, *, run_id: str, limits: ValueLimits,
-                origin: Mapping[str, Any] | None = None) -> tuple[NewRun, HistoryEntry]:
+                origin: Mapping[str, Any] | None = None,
+                rerun_of: str | None = None) -> tuple[NewRun, HistoryEntry]:
     """A pending run of ``flow`` due ``now``, its inputs and target checked (``RunError``
     when they do not fit, ``InvalidValue`` when they are not portable or beyond ``limits``),
-    and its ``created`` entry (with the target and ``origin``, what started it)."""
+    and its ``created`` entry (with the target and ``origin``, what started it: a rerun's
+    names the run it reruns, ``rerun_of``)."""
     bound = bind_inputs(flow, inputs or {})
     encoded = EncodedJSON(check_value(bound, "the run's inputs", limits.value_bytes))
     if target is not None:
         check_key(target, "the run's target", limits.key_bytes)
     run = NewRun(id=run_id, flow=flow.name, flow_digest=flow.digest, status=RunStatus.PENDING,
                  inputs=bound, target=checked_target(target), created_at=now, due_at=now,
-                 inputs_json=encoded)
-    details = {**({"target": target} if target else {}), **(origin or {})}
+                 inputs_json=encoded, rerun_of=rerun_of)
+    details = {**({"target": target} if target else {}), **(origin or {}),
+               **({"rerun_of": rerun_of} if rerun_of else {})}
     return run, HistoryEntry(now, CREATED, None, details)
 
 

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from tarry.model import (
+    BatchRecord,
     CheckpointOutcome,
     EventRecord,
     EventState,
@@ -26,6 +27,7 @@ from tarry.model import (
     JournalEntry,
     NewEvent,
     NewRun,
+    RetryPlan,
     RunRecord,
     RunStatus,
     RunUpdate,
@@ -37,7 +39,10 @@ from tarry.model import (
     TriggerStarts,
 )
 
-__all__ = ["IDEMPOTENCY_KEY_RETENTION", "SETTLED_EVENT_STATES", "Store"]
+__all__ = ["IDEMPOTENCY_KEY_RETENTION", "SETTLED_EVENT_STATES", "RetryPlanner", "Store"]
+
+RetryPlanner = Callable[[RunRecord, list[JournalEntry]], RetryPlan | None]
+"""Plans the retry of one failed run from its record and journal (pure; None: leave it)."""
 
 IDEMPOTENCY_KEY_RETENTION = timedelta(hours=24)
 """How long an ``Idempotency-Key`` of a start is remembered: a retry within a day returns the
@@ -178,10 +183,45 @@ class Store(Protocol):
         absent): what a run document shows."""
         ...
 
-    def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
+    def cancel(self, run_id: str, by: str, now: datetime, *,
+               reason: str | None = None) -> RunRecord:
         """Cancel a run: at once when held, pending or waiting; a running one is flagged
-        (``cancel_requested``) and its worker ends it at the next checkpoint. Raises
-        ``RunNotFound``, or ``RunStateError`` for a finished run."""
+        (``cancel_requested``) and its worker ends it at the next checkpoint. The history
+        records ``by`` and ``reason``. Raises ``RunNotFound``, or ``RunStateError`` for a
+        finished run."""
+        ...
+
+    def retry_runs(self, plans: Sequence[RetryPlan], now: datetime) -> list[RunRecord | None]:
+        """Make each planned failed run pending again (due ``now``) with the plan's state and
+        inputs, forget the journal entries it names and record its ``retried`` entry; for
+        each plan, the run, or None when the run is no longer the failed run the plan was
+        made from (another retry came first): nothing is written for it."""
+        ...
+
+    def reruns(self, run_id: str) -> list[str]:
+        """The ids of the runs started as reruns of ``run_id`` (``NewRun.rerun_of``), oldest
+        first."""
+        ...
+
+    def create_batch(self, batch: BatchRecord) -> BatchRecord:
+        """Record a new batch; returned with its ``total``, how many runs its filter selects
+        before its cursor now."""
+        ...
+
+    def count_batch(self, batch: BatchRecord) -> int:
+        """How many runs ``batch`` would select now (it is not recorded): a dry run."""
+        ...
+
+    def get_batch(self, batch_id: str) -> BatchRecord:
+        """One batch; raises ``BatchNotFound``."""
+        ...
+
+    def work_batch(self, batch_id: str, now: datetime, *, limit: int,
+                   plan: RetryPlanner) -> BatchRecord:
+        """Act on the next ``limit`` runs the batch selects after its cursor, in one
+        transaction with its counts and cursor (so a batch is never worked twice over the same
+        runs): cancel each, or retry each as ``plan`` says; a run that no longer qualifies is
+        skipped. The batch is done once a page comes back short. Returns it as written."""
         ...
 
     def get_run(self, run_id: str) -> RunRecord:

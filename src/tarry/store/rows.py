@@ -15,6 +15,7 @@ from typing import Any
 from tarry.clock import from_millis, to_millis
 from tarry.model import (
     CREATED,
+    WAIT_KINDS,
     CheckpointOutcome,
     EncodedJSON,
     HistoryEntry,
@@ -39,12 +40,23 @@ __all__ = [
     "json_text",
     "millis",
     "record_from_row",
+    "run_filters",
     "stored_value",
     "update_params",
 ]
 
 Row = Mapping[str, Any]
 """One result row, by column name."""
+
+
+def run_filters(flow: str | None, target: str | None, waiting_for: str | None,
+                at_step: str | None = None) -> dict[str, str | None]:
+    """The filter parameters of ``list_runs`` and ``count_runs_per_status``: a wait kind,
+    else an event type, for ``waiting_for``."""
+    kind = waiting_for if waiting_for in WAIT_KINDS else None
+    event = waiting_for if waiting_for is not None and kind is None else None
+    return {"flow": flow, "target": target, "wait_kind": kind, "wait_event": event,
+            "at_step": at_step}
 
 
 def millis(instant: datetime | None) -> int | None:
@@ -93,6 +105,7 @@ def _new_run_params(run: NewRun, created_data: Mapping[str, Any] | None) -> dict
         "due_at": millis(run.due_at),
         "created_at": to_millis(run.created_at),
         "created_data": _dump(created_data),
+        "rerun_of": run.rerun_of,
     }
 
 
@@ -179,6 +192,7 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         cancel_requested=bool(row["cancel_requested"]),
         cancelled_by=row["cancelled_by"],
         recoveries=row["recoveries"],
+        rerun_of=row["rerun_of"],
     )
 
 

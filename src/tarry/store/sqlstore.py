@@ -14,13 +14,15 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol, cast
 
 from tarry.clock import from_millis, to_millis
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import (
-    WAIT_KINDS,
+    BatchAction,
+    BatchRecord,
     CheckpointOutcome,
     EventRecord,
     EventState,
@@ -29,6 +31,7 @@ from tarry.model import (
     JournalEntry,
     NewEvent,
     NewRun,
+    RetryPlan,
     RunRecord,
     RunStatus,
     RunUpdate,
@@ -39,8 +42,16 @@ from tarry.model import (
     TaskState,
     TriggerStarts,
 )
-from tarry.store import eventstore, holdstore, rows, runstore, taskstore, triggerstore
-from tarry.store.base import IDEMPOTENCY_KEY_RETENTION, SETTLED_EVENT_STATES
+from tarry.store import (
+    eventstore,
+    holdstore,
+    opstore,
+    rows,
+    runstore,
+    taskstore,
+    triggerstore,
+)
+from tarry.store.base import IDEMPOTENCY_KEY_RETENTION, SETTLED_EVENT_STATES, RetryPlanner
 from tarry.store.migrations import Migration, pending, require_current
 from tarry.store.rows import Row
 
@@ -159,15 +170,6 @@ class Tx:
             self.flush()
             yield
 
-
-def _run_filters(flow: str | None, target: str | None, waiting_for: str | None,
-                 at_step: str | None) -> dict[str, str | None]:
-    """The filter parameters of ``list_runs`` and ``count_runs_per_status``: a wait kind,
-    else an event type, for ``waiting_for``."""
-    kind = waiting_for if waiting_for in WAIT_KINDS else None
-    event = waiting_for if waiting_for is not None and kind is None else None
-    return {"flow": flow, "target": target, "wait_kind": kind, "wait_event": event,
-            "at_step": at_step}
 
 _COUNT_QUERIES = {
     (False, False): "count_runs",
@@ -478,28 +480,84 @@ class SqlStore(ABC):
         entry = HistoryEntry(at=now, kind="cancelled", data={"by": "request"})
         return rows.history_params(run_id, [entry])
 
-    def cancel(self, run_id: str, by: str, now: datetime) -> RunRecord:
+    def cancel(self, run_id: str, by: str, now: datetime, *,
+               reason: str | None = None) -> RunRecord:
         """Cancel a held, pending or waiting run at once; flag a running one
         (``cancel_requested``). Raises ``RunNotFound``, or ``RunStateError`` for a
         finished run."""
         with self._transaction(write=True) as tx:
-            eventstore.lock_correlations(tx, [run_id])
-            found = tx.one("get_run_for_update", {"id": run_id})
-            if found is None:
-                raise RunNotFound(run_id)
-            status = RunStatus(found["status"])
-            if status.is_terminal:
+            record = opstore.cancel_one(tx, run_id, by, reason, now)
+            if record is None:
+                status = RunStatus(self._found(tx, run_id)["status"])
                 raise RunStateError(run_id, status.value, f"run {run_id} already {status}")
-            running = status is RunStatus.RUNNING
-            query, kind = (("request_cancel", "cancel_requested") if running
-                           else ("cancel_run", "cancelled"))
-            changed = tx.one(query, {"id": run_id, "by": by, "now": to_millis(now)})
-            if not running:
-                tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
-                taskstore.close_run_tasks(tx, run_id, now)
-            entry = HistoryEntry(at=now, kind=kind, data={"by": by})
-            tx.insert("insert_history", rows.history_params(run_id, [entry]))
-        return rows.record_from_row(cast(Row, changed))
+        return record
+
+    @staticmethod
+    def _found(tx: Tx, run_id: str) -> Row:
+        row = tx.one("get_run", {"id": run_id})
+        if row is None:
+            raise RunNotFound(run_id)
+        return row
+
+    def retry_runs(self, plans: Sequence[RetryPlan], now: datetime) -> list[RunRecord | None]:
+        """Carry out each retry plan (see ``Store``), all in one transaction."""
+        with self._transaction(write=True) as tx:
+            return opstore.retry_all(tx, plans, now)
+
+    def reruns(self, run_id: str) -> list[str]:
+        """The ids of the reruns of ``run_id``, oldest first."""
+        with self._transaction(write=False) as tx:
+            return [str(row["id"]) for row in tx.all("reruns_of", {"id": run_id})]
+
+    def create_batch(self, batch: BatchRecord) -> BatchRecord:
+        """Record ``batch`` with its ``total``: the runs its filter selects now."""
+        with self._transaction(write=True) as tx:
+            counted = replace(batch, total=opstore.count_selected(tx, batch.action,
+                                                                  batch.filter, batch.cursor))
+            opstore.insert_batch(tx, counted)
+        return counted
+
+    def count_batch(self, batch: BatchRecord) -> int:
+        """How many runs ``batch`` (not recorded) would select now: a dry run's count."""
+        with self._transaction(write=False) as tx:
+            return opstore.count_selected(tx, batch.action, batch.filter, batch.cursor)
+
+    def get_batch(self, batch_id: str) -> BatchRecord:
+        """One batch; raises ``BatchNotFound``."""
+        with self._transaction(write=False) as tx:
+            return opstore.find_batch(tx, batch_id)
+
+    def work_batch(self, batch_id: str, now: datetime, *, limit: int,
+                   plan: RetryPlanner) -> BatchRecord:
+        """Act on the next ``limit`` runs of a batch, in one transaction (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            batch = opstore.find_batch(tx, batch_id, lock=True)
+            if batch.done:
+                return batch
+            page = opstore.batch_runs(tx, batch, limit)
+            acted = (self._cancel_page(tx, batch, page, now)
+                     if batch.action is BatchAction.CANCEL
+                     else self._retry_page(tx, page, now, plan))
+            cursor = (page[-1].created_at, page[-1].id) if len(page) == limit else None
+            return opstore.write_batch_page(tx, batch, acted=acted, skipped=len(page) - acted,
+                                            cursor=cursor, now=now)
+
+    @staticmethod
+    def _cancel_page(tx: Tx, batch: BatchRecord, page: Sequence[RunRecord],
+                     now: datetime) -> int:
+        return sum(opstore.cancel_one(tx, run.id, batch.by, batch.reason, now) is not None
+                   for run in page)
+
+    @staticmethod
+    def _retry_page(tx: Tx, page: Sequence[RunRecord], now: datetime,
+                    plan: RetryPlanner) -> int:
+        found = tx.all("journal_of_runs", {"ids": json.dumps([run.id for run in page])})
+        journals: dict[str, list[JournalEntry]] = {}
+        for row in found:
+            journals.setdefault(row["run_id"], []).append(rows.journal_entry(row))
+        plans = [plan(run, journals.get(run.id, [])) for run in page]
+        return sum(done is not None for done in opstore.retry_all(
+            tx, [each for each in plans if each is not None], now))
 
     def get_run(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""
@@ -523,7 +581,7 @@ class SqlStore(ABC):
                   limit: int = 100) -> list[RunRecord]:
         """Runs, newest first, optionally filtered; ``after`` is the position (created_at,
         id) of the last run of the previous page."""
-        params: dict[str, Any] = {**_run_filters(flow, target, waiting_for, at_step),
+        params: dict[str, Any] = {**rows.run_filters(flow, target, waiting_for, at_step),
                                   "limit": limit,
                                   "before_at": to_millis(after[0]) if after else None,
                                   "before_id": after[1] if after else None}
@@ -542,7 +600,7 @@ class SqlStore(ABC):
         """How many runs have each status (absent: none), filtered as :meth:`list_runs`."""
         with self._transaction(write=False) as tx:
             found = tx.all("count_runs_per_status",
-                           _run_filters(flow, target, waiting_for, at_step))
+                           rows.run_filters(flow, target, waiting_for, at_step))
         return {RunStatus(row["status"]): int(row["total"]) for row in found}
 
     def count_runs_per_step(self, flow: str) -> dict[str | None, dict[RunStatus, int]]:

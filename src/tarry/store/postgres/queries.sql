@@ -25,12 +25,13 @@ SELECT source FROM flows WHERE digest = %(digest)s
 -- name: insert_run
 -- rows is a JSON array of the new runs (Tx.insert), each payload column as JSON text.
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data)
+                  due_at, created_at, updated_at, created_data, rerun_of)
 SELECT id, flow, flow_digest, status, inputs::jsonb, target, state::jsonb, reason,
-       waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb
+       waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb, rerun_of
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id text, flow text, flow_digest text, status text, inputs text, target text, state text,
-    reason text, waiting_for text, due_at bigint, created_at bigint, created_data text)
+    reason text, waiting_for text, due_at bigint, created_at bigint, created_data text,
+    rerun_of text)
 
 -- name: insert_history
 -- rows is a JSON array of entries (Tx.insert), data as JSON text; their ids follow its order.
@@ -586,3 +587,55 @@ SELECT count(*) AS total FROM events
 WHERE (state IN ('delivered', 'duplicate', 'discarded', 'unmatched')
        OR (state = 'buffered' AND buffer_until <= %(now)s))
   AND received_at < %(before)s
+
+-- Operating runs ---------------------------------------------------------------------------
+
+-- name: retry_run
+-- A failed run, unchanged since it was read (seen), made pending again, due now.
+UPDATE runs
+SET status = 'pending', due_at = %(now)s, state = %(state)s::jsonb,
+    inputs = %(inputs)s::jsonb, exit = NULL, error = NULL, waiting_for = NULL,
+    lease_owner = NULL, cancel_requested = false, cancelled_by = NULL, updated_at = %(now)s
+WHERE id = %(id)s AND status = 'failed' AND updated_at = %(seen)s
+RETURNING *
+
+-- name: forget_journal
+-- The entries of one scope of a run's journal whose keys are in keys (a JSON array).
+DELETE FROM run_journal
+WHERE run_id = %(run_id)s AND scope = %(scope)s
+  AND key = ANY (ARRAY(SELECT jsonb_array_elements_text(%(keys)s::jsonb)))
+
+-- name: reruns_of
+SELECT id FROM runs WHERE rerun_of = %(id)s ORDER BY created_at, id
+
+-- name: count_runs_selected
+-- The runs list_runs pages through (the same filters), before the keyset position.
+SELECT count(*) AS total FROM runs
+WHERE status = ANY (ARRAY(SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(flow)s::text IS NULL OR flow = %(flow)s::text)
+  AND (%(target)s::text IS NULL OR target = %(target)s::text)
+  AND (%(wait_kind)s::text IS NULL OR waiting_for ->> 'kind' = %(wait_kind)s::text)
+  AND (%(wait_event)s::text IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                               WHERE w.run_id = runs.id
+                                                 AND w.type = %(wait_event)s::text))
+  AND (created_at < %(before_at)s::bigint
+       OR (created_at = %(before_at)s::bigint AND id < %(before_id)s::text))
+
+-- name: insert_batch
+INSERT INTO batches (id, action, filter, reason, principal, state, total, cursor_at,
+                     cursor_id, created_at, updated_at)
+VALUES (%(id)s, %(action)s, %(filter)s::jsonb, %(reason)s, %(principal)s, %(state)s,
+        %(total)s, %(cursor_at)s, %(cursor_id)s, %(now)s, %(now)s)
+
+-- name: get_batch
+SELECT * FROM batches WHERE id = %(id)s
+
+-- name: get_batch_for_update
+SELECT * FROM batches WHERE id = %(id)s FOR UPDATE
+
+-- name: advance_batch
+UPDATE batches
+SET acted = acted + %(acted)s, skipped = skipped + %(skipped)s, state = %(state)s,
+    cursor_at = %(cursor_at)s, cursor_id = %(cursor_id)s, updated_at = %(now)s
+WHERE id = %(id)s
+RETURNING *

@@ -21,9 +21,9 @@ SELECT source FROM flows WHERE digest = :digest
 
 -- name: insert_run
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data)
+                  due_at, created_at, updated_at, created_data, rerun_of)
 VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :waiting_for,
-        :due_at, :created_at, :created_at, :created_data)
+        :due_at, :created_at, :created_at, :created_data, :rerun_of)
 
 -- name: insert_history
 INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
@@ -537,3 +537,53 @@ SELECT count(*) AS total FROM events
 WHERE (state IN ('delivered', 'duplicate', 'discarded', 'unmatched')
        OR (state = 'buffered' AND buffer_until <= :now))
   AND received_at < :before
+
+-- Operating runs ---------------------------------------------------------------------------
+
+-- name: retry_run
+-- A failed run, unchanged since it was read (:seen), made pending again, due now.
+UPDATE runs
+SET status = 'pending', due_at = :now, state = :state, inputs = :inputs, exit = NULL,
+    error = NULL, waiting_for = NULL, lease_owner = NULL, cancel_requested = 0,
+    cancelled_by = NULL, updated_at = :now
+WHERE id = :id AND status = 'failed' AND updated_at = :seen
+RETURNING *
+
+-- name: forget_journal
+-- The entries of one scope of a run's journal whose keys are in :keys (a JSON array).
+DELETE FROM run_journal
+WHERE run_id = :run_id AND scope = :scope AND key IN (SELECT value FROM json_each(:keys))
+
+-- name: reruns_of
+SELECT id FROM runs WHERE rerun_of = :id ORDER BY created_at, id
+
+-- name: count_runs_selected
+-- The runs list_runs pages through (the same filters), before the keyset position.
+SELECT count(*) AS total FROM runs
+WHERE status IN (SELECT value FROM json_each(:statuses))
+  AND (:flow IS NULL OR flow = :flow)
+  AND (:target IS NULL OR target = :target)
+  AND (:wait_kind IS NULL OR json_extract(waiting_for, '$.kind') = :wait_kind)
+  AND (:wait_event IS NULL OR EXISTS (SELECT 1 FROM event_waits AS w
+                                      WHERE w.run_id = runs.id AND w.type = :wait_event))
+  AND (created_at < :before_at OR (created_at = :before_at AND id < :before_id))
+
+-- name: insert_batch
+INSERT INTO batches (id, action, filter, reason, principal, state, total, cursor_at,
+                     cursor_id, created_at, updated_at)
+VALUES (:id, :action, :filter, :reason, :principal, :state, :total, :cursor_at, :cursor_id,
+        :now, :now)
+
+-- name: get_batch
+SELECT * FROM batches WHERE id = :id
+
+-- name: get_batch_for_update
+-- BEGIN IMMEDIATE already holds the write lock.
+SELECT * FROM batches WHERE id = :id
+
+-- name: advance_batch
+UPDATE batches
+SET acted = acted + :acted, skipped = skipped + :skipped, state = :state,
+    cursor_at = :cursor_at, cursor_id = :cursor_id, updated_at = :now
+WHERE id = :id
+RETURNING *

@@ -35,7 +35,8 @@ CREATE TABLE runs (
     updated_at       INTEGER NOT NULL,
     created_data     TEXT,
     at_step          TEXT,
-    recoveries       INTEGER NOT NULL DEFAULT 0
+    recoveries       INTEGER NOT NULL DEFAULT 0,
+    rerun_of         TEXT
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
@@ -48,6 +49,8 @@ CREATE INDEX runs_at_step ON runs (flow, at_step, status)
 -- Retention deletes ended runs oldest end first.
 CREATE INDEX runs_ended ON runs (updated_at)
     WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused');
+-- A run's reruns (few runs are reruns).
+CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
 
 CREATE TABLE history (
     id     INTEGER PRIMARY KEY,
@@ -191,3 +194,23 @@ CREATE TABLE run_journal (
 
 -- A resume reads a run's entries of some scopes (and, in one scope, only some keys).
 CREATE INDEX run_journal_lookup ON run_journal (run_id, scope, key);
+
+-- A bulk action (cancel or retry) over the runs a filter selects, worked through in short
+-- transactions: each acts on a page of runs and advances the counts and the cursor (the
+-- keyset position, created_at and id, of the last run looked at) together, so a batch
+-- repeated after an interruption acts on no run twice.
+CREATE TABLE batches (
+    id         TEXT    PRIMARY KEY,
+    action     TEXT    NOT NULL,
+    filter     TEXT    NOT NULL,
+    reason     TEXT,
+    principal  TEXT    NOT NULL,
+    state      TEXT    NOT NULL,
+    total      INTEGER NOT NULL,
+    acted      INTEGER NOT NULL DEFAULT 0,
+    skipped    INTEGER NOT NULL DEFAULT 0,
+    cursor_at  INTEGER NOT NULL,
+    cursor_id  TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);

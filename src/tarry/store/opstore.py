@@ -1,0 +1,159 @@
+"""Operating runs over named queries, the same statements on every SQL backend: cancel (with a
+reason), retry, the reruns of a run, and batches (SPEC 4.1).
+
+Every function runs inside the caller's transaction. A batch works through the runs its
+filter selects newest first, in pages: each page's actions, its counts and its cursor are
+written in one transaction, so a batch interrupted between two pages and worked again starts
+after the last page written and acts on no run twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from tarry.clock import from_millis, to_millis
+from tarry.errors import BatchNotFound
+from tarry.model import (
+    BatchAction,
+    BatchFilter,
+    BatchRecord,
+    HistoryEntry,
+    RetryPlan,
+    RunRecord,
+    RunStatus,
+)
+from tarry.store import eventstore, rows, taskstore
+from tarry.store.rows import Row
+
+if TYPE_CHECKING:
+    from tarry.store.sqlstore import Tx
+
+__all__ = ["batch_runs", "cancel_one", "count_selected", "filter_params", "find_batch",
+           "insert_batch", "retry_all", "write_batch_page"]
+
+
+def cancel_one(tx: Tx, run_id: str, by: str, reason: str | None,
+               now: datetime) -> RunRecord | None:
+    """Cancel a run not yet ended (a running one at its next checkpoint), recording who and
+    why; None when there is no such run or it has ended (nothing written)."""
+    eventstore.lock_correlations(tx, [run_id])
+    found = tx.one("get_run_for_update", {"id": run_id})
+    if found is None or RunStatus(found["status"]).is_terminal:
+        return None
+    running = found["status"] == RunStatus.RUNNING
+    query, kind = ("request_cancel", "cancel_requested") if running else ("cancel_run",
+                                                                          "cancelled")
+    changed = tx.one(query, {"id": run_id, "by": by, "now": to_millis(now)})
+    if not running:
+        tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
+        taskstore.close_run_tasks(tx, run_id, now)
+    data = {"by": by, **({"reason": reason} if reason else {})}
+    tx.insert("insert_history", rows.history_params(run_id, [HistoryEntry(now, kind, None,
+                                                                          data)]))
+    assert changed is not None
+    return rows.record_from_row(changed)
+
+
+def retry_all(tx: Tx, plans: Sequence[RetryPlan], now: datetime) -> list[RunRecord | None]:
+    """Make each planned run pending again, due ``now``, with its planned state and inputs,
+    forgetting the journal entries of its failed work; for each, its record, or None when it
+    is no longer the failed run the plan was made from (nothing written)."""
+    done: list[RunRecord | None] = []
+    for plan in plans:
+        row = tx.one("retry_run", {"id": plan.run_id, "seen": to_millis(plan.seen),
+                                   "now": to_millis(now), "state": rows.json_text(plan.state),
+                                   "inputs": rows.json_text(plan.inputs)})
+        if row is None:
+            done.append(None)
+            continue
+        by_scope: dict[str, list[str]] = {}
+        for scope, key in plan.forget:
+            by_scope.setdefault(scope, []).append(key)
+        tx.many("forget_journal", [{"run_id": plan.run_id, "scope": scope,
+                                    "keys": json.dumps(keys)}
+                                   for scope, keys in sorted(by_scope.items())])
+        tx.insert("insert_history", rows.history_params(plan.run_id, [plan.entry]))
+        done.append(rows.record_from_row(row))
+    return done
+
+
+# -- batches ---------------------------------------------------------------------------------
+
+
+def filter_params(action: BatchAction, selected: BatchFilter) -> dict[str, Any]:
+    """The parameters of ``list_runs`` (less the keyset and limit) for a batch's runs."""
+    return {**rows.run_filters(selected.flow, selected.target, selected.waiting_for),
+            "statuses": json.dumps([status.value for status in selected.statuses(action)])}
+
+
+def count_selected(tx: Tx, action: BatchAction, selected: BatchFilter,
+                   before: tuple[datetime, str]) -> int:
+    """How many runs the batch's filter selects before the keyset position ``before``."""
+    row = tx.one("count_runs_selected", {**filter_params(action, selected),
+                                         "before_at": to_millis(before[0]),
+                                         "before_id": before[1]})
+    return int(row["total"]) if row else 0
+
+
+def batch_runs(tx: Tx, batch: BatchRecord, limit: int) -> list[RunRecord]:
+    """The next ``limit`` runs the batch selects after its cursor, newest first."""
+    params = {**filter_params(batch.action, batch.filter), "limit": limit,
+              "before_at": to_millis(batch.cursor[0]), "before_id": batch.cursor[1]}
+    return [rows.record_from_row(row) for row in tx.all("list_runs", params)]
+
+
+def insert_batch(tx: Tx, batch: BatchRecord) -> None:
+    """Record a new batch."""
+    tx.run("insert_batch", {
+        "id": batch.id, "action": batch.action.value, "filter": _filter_text(batch.filter),
+        "reason": batch.reason, "principal": batch.by, "state": "running",
+        "total": batch.total, "cursor_at": to_millis(batch.cursor[0]),
+        "cursor_id": batch.cursor[1], "now": to_millis(batch.created_at)})
+
+
+def find_batch(tx: Tx, batch_id: str, *, lock: bool = False) -> BatchRecord:
+    """The stored batch (locked for the transaction with ``lock``); raises
+    ``BatchNotFound``."""
+    row = tx.one("get_batch_for_update" if lock else "get_batch", {"id": batch_id})
+    if row is None:
+        raise BatchNotFound(batch_id)
+    return _batch_from_row(row)
+
+
+def write_batch_page(tx: Tx, batch: BatchRecord, *, acted: int, skipped: int,
+                     cursor: tuple[datetime, str] | None, now: datetime) -> BatchRecord:
+    """Advance the batch by one page: its counts, and its cursor (None: it is done)."""
+    params = {"id": batch.id, "acted": acted, "skipped": skipped, "now": to_millis(now),
+              "state": "running" if cursor is not None else "done",
+              "cursor_at": to_millis((cursor or batch.cursor)[0]),
+              "cursor_id": (cursor or batch.cursor)[1]}
+    row = tx.one("advance_batch", params)
+    assert row is not None
+    return _batch_from_row(row)
+
+
+def _filter_text(selected: BatchFilter) -> str:
+    return rows.json_text({
+        "flow": selected.flow, "status": selected.status, "waiting_for": selected.waiting_for,
+        "target": selected.target,
+        "created_before": (to_millis(selected.created_before)
+                           if selected.created_before is not None else None)})
+
+
+def _batch_from_row(row: Row) -> BatchRecord:
+    stored = rows.stored_value(row["filter"])
+    before = stored.get("created_before")
+    selected = BatchFilter(flow=stored.get("flow"), target=stored.get("target"),
+                           status=RunStatus(stored["status"]) if stored.get("status") else None,
+                           waiting_for=stored.get("waiting_for"),
+                           created_before=from_millis(before) if before is not None else None)
+    return BatchRecord(id=row["id"], action=BatchAction(row["action"]), filter=selected,
+                       reason=row["reason"], by=row["principal"], total=int(row["total"]),
+                       created_at=from_millis(row["created_at"]),
+                       updated_at=from_millis(row["updated_at"]),
+                       cursor=(from_millis(row["cursor_at"]), row["cursor_id"]),
+                       acted=int(row["acted"]), skipped=int(row["skipped"]),
+                       done=row["state"] == "done")
