@@ -166,6 +166,8 @@ def show_run(console: Console, doc: _Document) -> None:
     if explanation:
         console.print(explanation)
     console.print(f"created {doc['created_at']}, updated {doc['updated_at']}")
+    for line in _links(doc):
+        console.print(line)
     _print_json_section(console, "inputs", doc.get("inputs"))
     _print_json_section(console, "bindings", doc.get("bindings"))
     if doc.get("result") is not None:
@@ -178,6 +180,19 @@ def show_run(console: Console, doc: _Document) -> None:
         console.print(journal_table(doc["journal"]))
     console.print()
     console.print(history_table(doc.get("history") or []))
+
+
+def _links(doc: _Document) -> list[str]:
+    """The run's attempt (once retried) and its links to other runs, a line each."""
+    attempt = int(doc.get("attempt", 1))
+    retries = attempt - 1
+    lines = [f"attempt {attempt} (retried {retries} time{'s' if retries > 1 else ''})"
+             ] if retries else []
+    if doc.get("rerun_of"):
+        lines.append(f"rerun of {doc['rerun_of']}")
+    if doc.get("reruns"):
+        lines.append(f"rerun as {', '.join(doc['reruns'])}")
+    return lines
 
 
 def _print_json_section(console: Console, title: str, value: Any) -> None:

@@ -1,4 +1,5 @@
-"""The commands about runs: ``run``, ``start``, ``runs``, ``show`` and ``cancel``."""
+"""The commands about runs: ``run``, ``start``, ``runs`` and ``show`` (``cancel``, ``retry``
+and ``rerun``: :mod:`tarry.cli.operate`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rich.console import Console
 from tarry import eventloop
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
-from tarry.cli.options import choice, current_user, parse_inputs, quoting_hints
+from tarry.cli.options import choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
     note,
@@ -22,7 +23,6 @@ from tarry.cli.session import (
     print_listing,
     resolve_run_id,
 )
-from tarry.clock import SystemClock
 from tarry.config import Settings, load_settings
 from tarry.engine.documents import history_document, run_document
 from tarry.engine.oplog import Shown
@@ -32,7 +32,7 @@ from tarry.model import RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
-__all__ = ["cancel", "exit_code", "list_runs", "run", "show", "start"]
+__all__ = ["exit_code", "list_runs", "run", "show", "shown_values", "start"]
 
 FlowArgument = Annotated[str, typer.Argument(
     metavar="FLOW", help="A flow name (a YAML flow of the flows folder, or a Python flow of the "
@@ -186,32 +186,15 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     with open_run_store(settings) as store:
         found = resolve_run_id(store, run_id)
         doc = run_document(store.get_run(found), store.history(found),
-                           store.journals([found]).get(found, []), shown=_shown(settings))
+                           store.journals([found]).get(found, []), reruns=store.reruns(found),
+                           shown=shown_values(settings))
     if as_json:
         print_json(doc)
     else:
         render.show_run(console(), doc)
 
 
-def _shown(settings: Settings) -> Shown:
+def shown_values(settings: Settings) -> Shown:
     """How a run's journal shows values: ``[limits] shown_bytes``, the environment's secrets
     masked (the commands about runs read no event manifest, so not the signing secrets)."""
     return Shown(settings.limits.shown_bytes, Redactor.from_environment())
-
-
-def cancel(run_id: RunArgument, as_json: JsonOption = False) -> None:
-    """Cancel a run: at once unless it is running, then at its next checkpoint."""
-    settings = load_settings()
-    with open_run_store(settings) as store:
-        found = resolve_run_id(store, run_id)
-        record = store.cancel(found, current_user(), SystemClock().now())
-        journal = store.journals([found]).get(found, [])
-        doc = run_document(record, store.history(found) if as_json else None, journal,
-                           shown=_shown(settings))
-    if as_json:
-        print_json(doc)
-        return
-    line = render.summary_line(doc)
-    if record.status is RunStatus.RUNNING:
-        line += "; cancel requested, it stops at its next checkpoint"
-    typer.echo(line)

@@ -14,7 +14,7 @@ A batch is recorded with its filter and the count it selects, then worked throug
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,11 +34,11 @@ from tarry.model import (
     RunRecord,
     RunStatus,
 )
-from tarry.store.base import RetryPlanner
+from tarry.store.base import RetryPlanner, Store
 from tarry.values import ValueLimits, check_key, check_value
 
-__all__ = ["BATCH_PAGE", "REASON_BYTES", "checked_reason", "new_batch", "planner",
-           "retry_plan"]
+__all__ = ["BATCH_PAGE", "REASON_BYTES", "checked_reason", "count_batch", "new_batch",
+           "planner", "retry", "retry_plan", "start_batch", "work_batch"]
 
 BATCH_PAGE = 200
 """How many runs one transaction of a batch acts on: short enough that a batch over 100,000
@@ -59,6 +59,28 @@ def checked_reason(reason: str | None) -> str | None:
                                 f"{size:,}: shorten it")
     check_key(text, "the reason", REASON_BYTES)  # portable text (no NUL, no lone surrogate)
     return text
+
+
+def retry(store: Store, now: datetime, run_id: str, *, by: str, reason: str | None = None,
+          inputs: Mapping[str, Any] | None = None,
+          flow_of: Callable[[str], Flow] | None = None,
+          limits: ValueLimits | None = None) -> RunRecord:
+    """Retry the failed run ``run_id`` as ``by`` (see :func:`retry_plan`); ``flow_of`` finds
+    the definition a run started with by its digest (needed for corrected ``inputs``).
+    Raises ``RunStateError`` when the run has not failed, or changed while it was being
+    retried."""
+    record = store.get_run(run_id)
+    failed = record.status is RunStatus.FAILED
+    journal = store.journals([run_id]).get(run_id, []) if failed else []
+    flow = flow_of(record.flow_digest) if failed and inputs and flow_of else None
+    plan = retry_plan(record, journal, by=by, reason=checked_reason(reason), now=now,
+                      inputs=inputs, flow=flow, limits=limits)
+    [retried] = store.retry_runs([plan], now)
+    if retried is None:
+        raise RunStateError(run_id, RunStatus.FAILED.value,
+                            f"run {run_id} changed while it was being retried (another "
+                            "retry came first); look at it again")
+    return retried
 
 
 def retry_plan(record: RunRecord, journal: list[JournalEntry], *, by: str,
@@ -99,6 +121,27 @@ def _plan_or_skip(record: RunRecord, journal: list[JournalEntry], *, by: str,
         return retry_plan(record, journal, by=by, reason=reason, now=now)
     except RunStateError:
         return None
+
+
+def start_batch(store: Store, now: datetime, action: BatchAction, selected: BatchFilter, *,
+                by: str, reason: str | None = None) -> BatchRecord:
+    """Record a batch of ``action`` over the runs ``selected`` (with its count); work it with
+    :func:`work_batch`."""
+    return store.create_batch(new_batch(action, selected, by=by, reason=checked_reason(reason),
+                                        now=now))
+
+
+def count_batch(store: Store, now: datetime, action: BatchAction,
+                selected: BatchFilter) -> int:
+    """How many runs a batch of ``action`` over ``selected`` would act on now."""
+    return store.count_batch(new_batch(action, selected, by="", reason=None, now=now))
+
+
+def work_batch(store: Store, now: datetime, batch_id: str) -> BatchRecord:
+    """Act on the next page of a batch's runs (one transaction); the batch as written."""
+    batch = store.get_batch(batch_id)
+    return store.work_batch(batch_id, now, limit=BATCH_PAGE,
+                            plan=planner(by=batch.by, reason=batch.reason, now=now))
 
 
 def new_batch(action: BatchAction, selected: BatchFilter, *, by: str, reason: str | None,

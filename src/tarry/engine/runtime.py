@@ -28,7 +28,7 @@ from tarry._suggest import did_you_mean
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Retention, Settings
-from tarry.engine import taskdesk
+from tarry.engine import operating, taskdesk
 from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import (
@@ -39,19 +39,13 @@ from tarry.engine.catalog import (
     import_program_source,
 )
 from tarry.engine.documents import run_document
-from tarry.engine.operating import BATCH_PAGE, checked_reason, new_batch, planner, retry_plan
+from tarry.engine.operating import checked_reason
 from tarry.engine.oplog import Shown
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
 from tarry.engine.worker import LOOK_AHEAD, Worker, worker_name
-from tarry.errors import (
-    InvalidRequest,
-    InvalidRunRequest,
-    RunStateError,
-    StoreUnavailable,
-    UnknownEventType,
-)
+from tarry.errors import InvalidRequest, InvalidRunRequest, StoreUnavailable, UnknownEventType
 from tarry.holds.action import register_check
 from tarry.holds.admission import admit, hold_of
 from tarry.holds.checks import CheckRunner
@@ -385,19 +379,9 @@ class Engine:
         """Retry a failed run from the step that failed, on the definition it started with,
         with ``inputs`` replacing those of the same names (see
         :mod:`tarry.engine.operating`). Raises ``RunStateError`` unless the run failed."""
-        record = self.store.get_run(run_id)
-        failed = record.status is RunStatus.FAILED
-        journal = self.store.journals([run_id]).get(run_id, []) if failed else []
-        flow = self.catalog.by_digest(record.flow_digest) if failed and inputs else None
-        now = self.clock.now()
-        plan = retry_plan(record, journal, by=by, reason=checked_reason(reason), now=now,
-                          inputs=inputs, flow=flow, limits=self.limits.values)
-        [retried] = self.store.retry_runs([plan], now)
-        if retried is None:
-            raise RunStateError(run_id, RunStatus.FAILED.value,
-                                f"run {run_id} changed while it was being retried (another "
-                                "retry came first); look at it again")
-        return retried
+        return operating.retry(self.store, self.clock.now(), run_id, by=by, reason=reason,
+                               inputs=inputs, flow_of=self.catalog.by_digest,
+                               limits=self.limits.values)
 
     def rerun(self, run_id: str, *, inputs: Mapping[str, Any] | None = None) -> RunRecord:
         """Start a new run of the flow of ``run_id`` (its current definition, as a start
@@ -415,21 +399,16 @@ class Engine:
               reason: str | None = None) -> BatchRecord:
         """Record a batch of ``action`` over the runs ``selected`` (with its count); work it
         with :meth:`work_batch`."""
-        return self.store.create_batch(new_batch(action, selected, by=by,
-                                                 reason=checked_reason(reason),
-                                                 now=self.clock.now()))
+        return operating.start_batch(self.store, self.clock.now(), action, selected, by=by,
+                                     reason=reason)
 
     def count_batch(self, action: BatchAction, selected: BatchFilter) -> int:
         """How many runs a batch of ``action`` over ``selected`` would act on now."""
-        return self.store.count_batch(new_batch(action, selected, by="", reason=None,
-                                                now=self.clock.now()))
+        return operating.count_batch(self.store, self.clock.now(), action, selected)
 
     def work_batch(self, batch_id: str) -> BatchRecord:
         """Act on the next page of a batch's runs (one transaction); the batch as written."""
-        batch = self.store.get_batch(batch_id)
-        now = self.clock.now()
-        return self.store.work_batch(batch_id, now, limit=BATCH_PAGE,
-                                     plan=planner(by=batch.by, reason=batch.reason, now=now))
+        return operating.work_batch(self.store, self.clock.now(), batch_id)
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
         """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,
