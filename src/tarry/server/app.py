@@ -22,6 +22,7 @@ from tarry.config import Settings
 from tarry.engine.runtime import Engine
 from tarry.server import dashboard, health
 from tarry.server.api import ROUTERS
+from tarry.server.api.operate import resume_batches, stop_batches
 from tarry.server.auth import Principals
 from tarry.server.bodylimit import BodyLimit
 from tarry.server.errors import install_error_handlers
@@ -61,6 +62,7 @@ def create_app(engine: Engine, settings: Settings, *, worker: bool = True,
     app.state.metrics = Metrics(engine.store)
     app.state.worker = None
     app.state.worker_task = None
+    app.state.batches = set()
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit=settings.limits.request_bytes)
     app.add_middleware(RequestLog)
@@ -77,6 +79,7 @@ def _lifespan(with_worker: bool,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = asyncio.Event()
         probe = asyncio.create_task(probe_loop_lag(app.state.metrics, stop))
+        await resume_batches(app)
         try:
             if with_worker:
                 async with _running_worker(app, concurrency, stop):
@@ -86,6 +89,7 @@ def _lifespan(with_worker: bool,
         finally:
             stop.set()
             await probe
+            await stop_batches(app)
 
     return lifespan
 

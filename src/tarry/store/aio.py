@@ -186,6 +186,7 @@ class AsyncStore:
     create_batch = offloaded(Store.create_batch)
     count_batch = offloaded(Store.count_batch)
     get_batch = offloaded(Store.get_batch)
+    unfinished_batches = offloaded(Store.unfinished_batches)
     work_batch = offloaded(Store.work_batch)
     get_run = offloaded(Store.get_run)
     history = offloaded(Store.history)

@@ -216,6 +216,11 @@ class Store(Protocol):
         """One batch; raises ``BatchNotFound``."""
         ...
 
+    def unfinished_batches(self) -> list[str]:
+        """The ids of the batches not done yet (a server stopped while it worked them),
+        oldest first."""
+        ...
+
     def work_batch(self, batch_id: str, now: datetime, *, limit: int,
                    plan: RetryPlanner) -> BatchRecord:
         """Act on the next ``limit`` runs the batch selects after its cursor, in one

@@ -527,6 +527,11 @@ class SqlStore(ABC):
         with self._transaction(write=False) as tx:
             return opstore.find_batch(tx, batch_id)
 
+    def unfinished_batches(self) -> list[str]:
+        """The ids of the batches not done, oldest first."""
+        with self._transaction(write=False) as tx:
+            return [str(row["id"]) for row in tx.all("unfinished_batches")]
+
     def work_batch(self, batch_id: str, now: datetime, *, limit: int,
                    plan: RetryPlanner) -> BatchRecord:
         """Act on the next ``limit`` runs of a batch, in one transaction (see ``Store``)."""

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tarry.server.api import events, flows, held, runs, tasks
+from tarry.server.api import events, flows, held, operate, runs, tasks
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = (runs.router, held.router, events.router, tasks.router,
-                                  flows.router)
+ROUTERS: tuple[APIRouter, ...] = (runs.router, operate.router, held.router, events.router,
+                                  tasks.router, flows.router)
 """Every /v1 router, in the order the OpenAPI document lists them."""

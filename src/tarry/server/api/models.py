@@ -7,12 +7,15 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from tarry.model import EventState, RunStatus, TaskState
+from tarry.engine.operating import REASON_BYTES
+from tarry.model import BatchAction, EventState, RunStatus, TaskState
 
-__all__ = ["CompleteTask", "EventDocument", "EventList", "FlowGraph", "FlowInfo", "FlowList",
-           "GraphNode", "GraphRegion", "GraphStart", "Health", "HistoryItem", "JournalOperation",
-           "ManifestInfo", "RedeliverEvent", "RunDocument", "RunError", "RunList", "SendEvent",
-           "StartRun", "StepTiming", "TaskDocument", "TaskList", "WaitingFor"]
+__all__ = ["BatchDocument", "BatchFilterBody", "CancelRun", "CompleteTask", "EventDocument",
+           "EventList", "FlowGraph", "FlowInfo", "FlowList", "GraphNode", "GraphRegion",
+           "GraphStart", "Health", "HistoryItem", "JournalOperation", "ManifestInfo",
+           "RedeliverEvent", "RerunRun", "RetryRun", "RunDocument", "RunError", "RunList",
+           "SendEvent", "StartBatch", "StartRun", "StepTiming", "TaskDocument", "TaskList",
+           "WaitingFor"]
 
 JsonObject = dict[str, Any]
 
@@ -33,6 +36,72 @@ class StartRun(_Request):
     hold_after: AwareDatetime | None = Field(
         default=None, description="Hold the run until this instant (with its zone), besides "
                                   "any hold its flow declares.")
+
+
+def _reason() -> Any:
+    """The ``reason`` field of an operator's request."""
+    return Field(default=None, min_length=1, max_length=REASON_BYTES,
+                 description="Why (recorded in the run's history).")
+
+
+class CancelRun(_Request):
+    """``POST /v1/runs/{id}/cancel`` (the body is optional): why."""
+
+    reason: str | None = _reason()
+
+
+class RetryRun(_Request):
+    """``POST /v1/runs/{id}/retry`` (the body is optional): why, and corrected inputs."""
+
+    reason: str | None = _reason()
+    inputs: JsonObject = Field(default_factory=dict,
+                               description="Inputs that replace those of the same names for "
+                                           "what is still to run.")
+
+
+class RerunRun(_Request):
+    """``POST /v1/runs/{id}/rerun`` (the body is optional): inputs to change."""
+
+    inputs: JsonObject = Field(default_factory=dict,
+                               description="Inputs that replace those of the same names.")
+
+
+class BatchFilterBody(_Request):
+    """The runs a batch acts on, filtered as ``GET /v1/runs`` filters them (all optional)."""
+
+    flow: str | None = Field(default=None, max_length=512)
+    status: RunStatus | None = Field(default=None, description=(
+        "Narrows the statuses the action applies to (cancel: held, pending, running, "
+        "waiting; retry: failed)."))
+    waiting_for: str | None = Field(default=None, max_length=512, description=(
+        "timer, event, hold, poll, task, retry, or an event type."))
+    target: str | None = Field(default=None, max_length=512)
+    older_than: str | None = Field(default=None, max_length=64, description=(
+        "Only runs created longer ago than this duration, such as 2h or 7d."))
+
+
+class StartBatch(_Request):
+    """``POST /v1/runs/batch``: an action on every run a filter selects."""
+
+    action: BatchAction
+    filter: BatchFilterBody = Field(default_factory=BatchFilterBody)
+    reason: str | None = _reason()
+
+
+class BatchDocument(BaseModel):
+    """A batch: its action and filter, and counts that advance as it works."""
+
+    id: str
+    action: BatchAction
+    filter: JsonObject
+    reason: str | None
+    by: str = Field(description="The principal that started it.")
+    state: str = Field(description="running, then done.")
+    total: int = Field(description="How many runs the filter selected when it began.")
+    acted: int = Field(description="Runs cancelled or retried so far.")
+    skipped: int = Field(description="Runs that no longer qualified when their turn came.")
+    created_at: str
+    updated_at: str
 
 
 class SendEvent(_Request):
@@ -172,6 +241,11 @@ class RunDocument(BaseModel):
     journal: list[JournalOperation] | None = Field(
         default=None, description="A Python run's recorded operations, in the order they "
                                   "were recorded; with the history only.")
+    rerun_of: str | None = Field(default=None, description="The run this one reruns.")
+    reruns: list[str] | None = Field(default=None, description=(
+        "The runs started as reruns of this one; only in single-run documents."))
+    attempt: int | None = Field(default=None, description=(
+        "1, and one more per retry; only with the history."))
     history: list[HistoryItem] | None = Field(
         default=None, description="Oldest first; only in GET /v1/runs/{id} and start/cancel.")
 

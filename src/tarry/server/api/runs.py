@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 
 from tarry.engine.documents import run_document
 from tarry.engine.runtime import Engine
 from tarry.model import RunStatus
 from tarry.server.api import idempotency
 from tarry.server.api.context import EngineDep, error_responses, wake_worker
-from tarry.server.api.models import RunDocument, RunList, StartRun
+from tarry.server.api.models import CancelRun, RunDocument, RunList, StartRun
 from tarry.server.api.paging import Cursor, Limit, decode_cursor, encode_cursor
 from tarry.server.auth import Principal, principal_of_request
 from tarry.server.calls import off_loop
@@ -91,9 +91,12 @@ async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
 
 
 @router.post("/{run_id}/cancel", response_model=RunDocument,
-             responses=error_responses(404, 409))
-async def cancel_run(run_id: RunId, engine: EngineDep, principal: Principal) -> dict[str, Any]:
+             responses=error_responses(404, 409, 422))
+async def cancel_run(run_id: RunId, engine: EngineDep, principal: Principal,
+                     body: Annotated[CancelRun | None, Body()] = None) -> dict[str, Any]:
     """Cancel a run: at once when held, pending or waiting; a running one at its next
-    checkpoint. 409 when it has already ended. The history records the principal."""
-    await off_loop(engine, engine.cancel, run_id, by=principal)
+    checkpoint. 409 when it has already ended. The history records the principal and the
+    ``reason`` given."""
+    await off_loop(engine, engine.cancel, run_id, by=principal,
+                   reason=body.reason if body else None)
     return await off_loop(engine, engine.document, run_id)

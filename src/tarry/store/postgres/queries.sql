@@ -639,3 +639,6 @@ SET acted = acted + %(acted)s, skipped = skipped + %(skipped)s, state = %(state)
     cursor_at = %(cursor_at)s, cursor_id = %(cursor_id)s, updated_at = %(now)s
 WHERE id = %(id)s
 RETURNING *
+
+-- name: unfinished_batches
+SELECT id FROM batches WHERE state = 'running' ORDER BY created_at, id

@@ -587,3 +587,6 @@ SET acted = acted + :acted, skipped = skipped + :skipped, state = :state,
     cursor_at = :cursor_at, cursor_id = :cursor_id, updated_at = :now
 WHERE id = :id
 RETURNING *
+
+-- name: unfinished_batches
+SELECT id FROM batches WHERE state = 'running' ORDER BY created_at, id
