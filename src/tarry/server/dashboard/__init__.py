@@ -16,6 +16,7 @@ from tarry.server.dashboard import (
     flowpage,
     held,
     inbox,
+    operate,
     other,
     runs,
     tasks,
@@ -26,5 +27,5 @@ __all__ = ["router"]
 router = APIRouter()
 """The dashboard's pages."""
 
-for _part in (access, runs, held, inbox, tasks, other, flowpage, assets):
+for _part in (access, runs, operate, held, inbox, tasks, other, flowpage, assets):
     router.include_router(_part.router)

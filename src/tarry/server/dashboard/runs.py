@@ -26,6 +26,7 @@ from tarry.server.dashboard.web import (
     Viewer,
     engine_of,
     form_of,
+    form_text,
     local_path,
     page,
     query_text,
@@ -181,6 +182,7 @@ async def confirm_cancel(request: Request, run_id: RunId, who: Who) -> HTMLRespo
 async def cancel(request: Request, run_id: RunId, who: Who) -> HTMLResponse:
     """Cancel the run (confirmed), then show it, or the page the confirmation came from."""
     form = await form_of(request, who)
-    await engine_of(request).aio.cancel(run_id, by=who.principal or "dashboard")
+    await engine_of(request).aio.cancel(run_id, by=who.principal or "dashboard",
+                                        reason=form_text(form, "reason"))
     back = form.get("back")
     raise Redirect(local_path(back if isinstance(back, str) else None, f"/runs/{run_id}"))

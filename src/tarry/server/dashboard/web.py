@@ -34,7 +34,7 @@ from tarry.server.dashboard.session import COOKIE, CSRF_FIELD, Session, Sessions
 from tarry.server.requestlog import note_principal
 
 __all__ = ["DashboardRoute", "PageError", "Redirect", "Viewer", "engine_of", "form_of",
-           "local_path", "page", "query_text", "viewer"]
+           "form_text", "local_path", "page", "query_text", "viewer"]
 
 LIVE_HEADER = "X-Tarry-Live"
 """A request with this header gets the page's live fragment only."""
@@ -218,6 +218,12 @@ def _finish(request: Request, response: Response) -> None:
                             secure=request.url.scheme == "https")
     for name, value in _SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+
+
+def form_text(form: Mapping[str, Any], name: str) -> str | None:
+    """A text field of a submitted form, None when absent or blank."""
+    value = form.get(name)
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 def query_text(params: Mapping[str, str], name: str) -> str | None:
