@@ -81,7 +81,8 @@ def _child(cur: dict[str, Any], index: str | None, parts: list[str],
     if index is not None:
         live = cur.get("live")
         if isinstance(live, dict):  # a for_each: the failed branch, its failure taken back
-            cur["failures"] = max(0, int(cur.get("failures", 0)) - 1)
+            failures = cur.get("failures")
+            cur["failures"] = max(0, failures - 1) if isinstance(failures, int) else 0
             return live.get(index), position
         return cur.get("frame"), position
     if parts[position] == "remind" and "remind_frame" in cur and position + 1 < len(parts):
@@ -96,6 +97,8 @@ def _forget_operation(live: dict[str, Any], path: str, state: Mapping[str, Any],
                       journal: Sequence[JournalEntry]) -> tuple[tuple[str, str], ...]:
     """Drop the operation at ``path``, and what its scope recorded after it, from the run's
     live journal document (``live``, changed in place); the journal entries to forget."""
+    if not (isinstance(live.get("ops"), dict) and isinstance(live.get("order"), dict)):
+        return ()  # not a journal this code wrote: there is nothing to forget
     whole = whole_state(copy.deepcopy(dict(state)), journal)["journal"]
     dropped = set(_dropped(whole["order"], path))
     if not dropped:
