@@ -10,6 +10,7 @@ and the runs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
@@ -205,7 +206,9 @@ def _act_in_bulk(store: Store, action: BatchAction, bulk: _Bulk, reason: str | N
     batch = operating.start_batch(store, now, action, bulk.selected, by=current_user(),
                                   reason=reason)
     while not batch.done:
+        began = time.perf_counter()
         batch = operating.work_batch(store, SystemClock().now(), batch.id)
+        time.sleep((time.perf_counter() - began) * operating.REST)
     if as_json:
         print_json(batch_document(batch))
         return

@@ -37,12 +37,18 @@ from tarry.model import (
 from tarry.store.base import RetryPlanner, Store
 from tarry.values import ValueLimits, check_key, check_value
 
-__all__ = ["BATCH_PAGE", "REASON_BYTES", "checked_reason", "count_batch", "new_batch",
+__all__ = ["BATCH_PAGE", "REASON_BYTES", "REST", "checked_reason", "count_batch", "new_batch",
            "planner", "retry", "retry_plan", "start_batch", "work_batch"]
 
 BATCH_PAGE = 200
 """How many runs one transaction of a batch acts on: short enough that a batch over 100,000
 runs never holds the store's lock for long, so the timers due meanwhile wake on time."""
+
+REST = 1.0
+"""After each page a batch rests this many times as long as the page took, so the store is
+free for others at least half the time: SQLite's write lock goes to whoever asks first once
+it is released, and a batch that asked again at once would keep it from a worker polling
+for it (its timers then wake late). A short page rests briefly: the batch stays quick."""
 
 REASON_BYTES = 1024
 """The longest reason an operator may give (UTF-8 bytes)."""

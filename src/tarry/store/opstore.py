@@ -25,36 +25,37 @@ from tarry.model import (
     RunRecord,
     RunStatus,
 )
-from tarry.store import eventstore, rows, taskstore
+from tarry.store import eventstore, rows
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
-__all__ = ["batch_runs", "cancel_one", "count_selected", "filter_params", "find_batch",
+__all__ = ["batch_runs", "cancel_runs", "count_selected", "filter_params", "find_batch",
            "insert_batch", "retry_all", "write_batch_page"]
 
 
-def cancel_one(tx: Tx, run_id: str, by: str, reason: str | None,
-               now: datetime) -> RunRecord | None:
-    """Cancel a run not yet ended (a running one at its next checkpoint), recording who and
-    why; None when there is no such run or it has ended (nothing written)."""
-    eventstore.lock_correlations(tx, [run_id])
-    found = tx.one("get_run_for_update", {"id": run_id})
-    if found is None or RunStatus(found["status"]).is_terminal:
-        return None
-    running = found["status"] == RunStatus.RUNNING
-    query, kind = ("request_cancel", "cancel_requested") if running else ("cancel_run",
-                                                                          "cancelled")
-    changed = tx.one(query, {"id": run_id, "by": by, "now": to_millis(now)})
-    if not running:
-        tx.run("delete_run_waits", {"run_id": run_id})  # no event reaches it now
-        taskstore.close_run_tasks(tx, run_id, now)
+def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
+                now: datetime) -> list[str]:
+    """Cancel the runs of ``run_ids`` not yet ended (a running one at its next checkpoint),
+    recording who and why, in a few statements whatever their number; the ids of those
+    acted on (a run that has ended, or does not exist, is left alone). Locks are taken as a
+    checkpoint takes them: the correlations the runs wait on, then the runs in id order."""
+    ids = json.dumps(sorted(set(run_ids)))
+    eventstore.lock_correlations(tx, sorted(set(run_ids)))
+    tx.all("lock_runs", {"ids": ids})
+    params = {"ids": ids, "by": by, "now": to_millis(now)}
+    cancelled = [str(row["id"]) for row in tx.all("cancel_runs", params)]
+    requested = [str(row["id"]) for row in tx.all("request_cancel_runs", params)]
+    if cancelled:  # no event reaches them now, and no task of theirs stays open
+        done = {"ids": json.dumps(cancelled), "now": to_millis(now)}
+        tx.run("delete_waits_of_runs", done)
+        tx.run("close_tasks_of_runs", done)
     data = {"by": by, **({"reason": reason} if reason else {})}
-    tx.insert("insert_history", rows.history_params(run_id, [HistoryEntry(now, kind, None,
-                                                                          data)]))
-    assert changed is not None
-    return rows.record_from_row(changed)
+    tx.insert("insert_history", [
+        *rows.history_params_of(cancelled, HistoryEntry(now, "cancelled", None, data)),
+        *rows.history_params_of(requested, HistoryEntry(now, "cancel_requested", None, data))])
+    return cancelled + requested
 
 
 def retry_all(tx: Tx, plans: Sequence[RetryPlan], now: datetime) -> list[RunRecord | None]:

@@ -35,6 +35,7 @@ __all__ = [
     "creation_params",
     "entry_from_row",
     "history_params",
+    "history_params_of",
     "journal_entry",
     "journal_params",
     "json_text",
@@ -153,6 +154,11 @@ def history_params(run_id: str, entries: Sequence[HistoryEntry]) -> list[dict[st
         }
         for entry in entries
     ]
+
+
+def history_params_of(run_ids: Sequence[str], entry: HistoryEntry) -> list[dict[str, Any]]:
+    """Parameters of ``insert_history``: the same entry for each run of ``run_ids``."""
+    return [params for run_id in run_ids for params in history_params(run_id, [entry])]
 
 
 def journal_params(run_id: str, entries: Sequence[JournalEntry]) -> list[dict[str, Any]]:

@@ -486,11 +486,12 @@ class SqlStore(ABC):
         (``cancel_requested``). Raises ``RunNotFound``, or ``RunStateError`` for a
         finished run."""
         with self._transaction(write=True) as tx:
-            record = opstore.cancel_one(tx, run_id, by, reason, now)
-            if record is None:
-                status = RunStatus(self._found(tx, run_id)["status"])
+            acted = opstore.cancel_runs(tx, [run_id], by, reason, now)
+            found = self._found(tx, run_id)
+            if not acted:
+                status = RunStatus(found["status"])
                 raise RunStateError(run_id, status.value, f"run {run_id} already {status}")
-        return record
+        return rows.record_from_row(found)
 
     @staticmethod
     def _found(tx: Tx, run_id: str) -> Row:
@@ -550,8 +551,8 @@ class SqlStore(ABC):
     @staticmethod
     def _cancel_page(tx: Tx, batch: BatchRecord, page: Sequence[RunRecord],
                      now: datetime) -> int:
-        return sum(opstore.cancel_one(tx, run.id, batch.by, batch.reason, now) is not None
-                   for run in page)
+        return len(opstore.cancel_runs(tx, [run.id for run in page], batch.by, batch.reason,
+                                       now))
 
     @staticmethod
     def _retry_page(tx: Tx, page: Sequence[RunRecord], now: datetime,

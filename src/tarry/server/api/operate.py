@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, FastAPI, Path, Request
 
 from tarry.engine.documents import batch_document
+from tarry.engine.operating import REST
 from tarry.engine.runtime import Engine
 from tarry.errors import InvalidRunRequest, StoreError
 from tarry.language.durations import parse_duration
@@ -128,9 +129,14 @@ async def stop_batches(app: FastAPI) -> None:
 
 
 async def _work(engine: Engine, batch_id: str) -> None:
-    """One page after another, each its own transaction, until the batch is done."""
+    """One page after another, each its own transaction, resting between them
+    (:data:`~tarry.engine.operating.REST`), until the batch is done."""
+    loop = asyncio.get_running_loop()
     try:
-        while not (await off_loop(engine, engine.work_batch, batch_id)).done:
-            await asyncio.sleep(0)  # let the loop serve requests and the worker between pages
+        while True:
+            began = loop.time()
+            if (await off_loop(engine, engine.work_batch, batch_id)).done:
+                return
+            await asyncio.sleep((loop.time() - began) * REST)
     except Exception:  # the store failed: the batch stays running, resumed at the next start
         logger.exception("batch %s stopped", batch_id)

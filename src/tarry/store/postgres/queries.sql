@@ -87,12 +87,6 @@ SET status = 'cancelled', due_at = NULL, lease_owner = NULL, waiting_for = NULL,
 WHERE id = %(id)s
 RETURNING *
 
--- name: request_cancel
--- A running run: its worker ends it at the next checkpoint.
-UPDATE runs SET cancel_requested = true, cancelled_by = %(by)s, updated_at = %(now)s
-WHERE id = %(id)s
-RETURNING *
-
 -- name: get_run
 SELECT * FROM runs WHERE id = %(id)s
 
@@ -598,6 +592,38 @@ SET status = 'pending', due_at = %(now)s, state = %(state)s::jsonb,
     lease_owner = NULL, cancel_requested = false, cancelled_by = NULL, updated_at = %(now)s
 WHERE id = %(id)s AND status = 'failed' AND updated_at = %(seen)s
 RETURNING *
+
+-- name: lock_runs
+-- The runs in ids (a JSON array), locked in id order, as a checkpoint locks them.
+SELECT id, status FROM runs
+WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+ORDER BY id
+FOR UPDATE
+
+-- name: cancel_runs
+-- The held, pending and waiting runs of ids (a JSON array), cancelled at once.
+UPDATE runs
+SET status = 'cancelled', due_at = NULL, lease_owner = NULL, waiting_for = NULL,
+    cancelled_by = %(by)s, updated_at = %(now)s
+WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND status IN ('held', 'pending', 'waiting')
+RETURNING id
+
+-- name: request_cancel_runs
+-- The running runs of ids (a JSON array): their workers end them at the next checkpoint.
+UPDATE runs SET cancel_requested = true, cancelled_by = %(by)s, updated_at = %(now)s
+WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND status = 'running'
+RETURNING id
+
+-- name: delete_waits_of_runs
+DELETE FROM event_waits
+WHERE run_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+
+-- name: close_tasks_of_runs
+UPDATE tasks SET state = CASE WHEN until <= %(now)s THEN 'timeout' ELSE 'cancelled' END
+WHERE run_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND state = 'open'
 
 -- name: forget_journal
 -- The entries of one scope of a run's journal whose keys are in keys (a JSON array).

@@ -90,12 +90,6 @@ SET status = 'cancelled', due_at = NULL, lease_owner = NULL, waiting_for = NULL,
 WHERE id = :id
 RETURNING *
 
--- name: request_cancel
--- A running run: its worker ends it at the next checkpoint.
-UPDATE runs SET cancel_requested = 1, cancelled_by = :by, updated_at = :now
-WHERE id = :id
-RETURNING *
-
 -- name: get_run
 SELECT * FROM runs WHERE id = :id
 
@@ -548,6 +542,31 @@ SET status = 'pending', due_at = :now, state = :state, inputs = :inputs, exit = 
     cancelled_by = NULL, updated_at = :now
 WHERE id = :id AND status = 'failed' AND updated_at = :seen
 RETURNING *
+
+-- name: lock_runs
+-- The runs in :ids (a JSON array), in id order (BEGIN IMMEDIATE already holds the lock).
+SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id
+
+-- name: cancel_runs
+-- The held, pending and waiting runs of :ids (a JSON array), cancelled at once.
+UPDATE runs
+SET status = 'cancelled', due_at = NULL, lease_owner = NULL, waiting_for = NULL,
+    cancelled_by = :by, updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND status IN ('held', 'pending', 'waiting')
+RETURNING id
+
+-- name: request_cancel_runs
+-- The running runs of :ids (a JSON array): their workers end them at the next checkpoint.
+UPDATE runs SET cancel_requested = 1, cancelled_by = :by, updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND status = 'running'
+RETURNING id
+
+-- name: delete_waits_of_runs
+DELETE FROM event_waits WHERE run_id IN (SELECT value FROM json_each(:ids))
+
+-- name: close_tasks_of_runs
+UPDATE tasks SET state = CASE WHEN until <= :now THEN 'timeout' ELSE 'cancelled' END
+WHERE run_id IN (SELECT value FROM json_each(:ids)) AND state = 'open'
 
 -- name: forget_journal
 -- The entries of one scope of a run's journal whose keys are in :keys (a JSON array).
