@@ -94,6 +94,27 @@ def _runs(**params: Any) -> _Call:
     return _Call("GET", "/v1/runs", params=params)
 
 
+def _cancel(run_id: str, reason: str | None) -> _Call:
+    return _Call("POST", f"/v1/runs/{_segment(run_id)}/cancel",
+                 json={"reason": reason} if reason else None)
+
+
+def _retry(run_id: str, reason: str | None, inputs: Mapping[str, Any] | None) -> _Call:
+    return _Call("POST", f"/v1/runs/{_segment(run_id)}/retry",
+                 json={"reason": reason, "inputs": dict(inputs or {})})
+
+
+def _rerun(run_id: str, inputs: Mapping[str, Any] | None) -> _Call:
+    return _Call("POST", f"/v1/runs/{_segment(run_id)}/rerun",
+                 json={"inputs": dict(inputs or {})})
+
+
+def _batch(action: str, reason: str | None, filters: Mapping[str, str | None]) -> _Call:
+    return _Call("POST", "/v1/runs/batch", json={
+        "action": action, "reason": reason,
+        "filter": {key: value for key, value in filters.items() if value is not None}})
+
+
 def _send(type: str, data: Mapping[str, Any], id: str | None) -> _Call:
     body: dict[str, Any] = {"data": dict(data)}
     if id is not None:
@@ -182,9 +203,34 @@ class Client:
         """A YAML flow's drawing with the runs at each step: ``GET /v1/flows/{name}/graph``."""
         return self._call(_Call("GET", f"/v1/flows/{_segment(flow)}/graph"))
 
-    def cancel(self, run_id: str) -> Document:
-        """Cancel a run; its run document (``ApiError`` 409 when it has already ended)."""
-        return self._call(_Call("POST", f"/v1/runs/{_segment(run_id)}/cancel"))
+    def cancel(self, run_id: str, *, reason: str | None = None) -> Document:
+        """Cancel a run, recording ``reason``; its run document (``ApiError`` 409 when it has
+        already ended)."""
+        return self._call(_cancel(run_id, reason))
+
+    def retry(self, run_id: str, *, reason: str | None = None,
+              inputs: Mapping[str, Any] | None = None) -> Document:
+        """Retry a failed run from the step that failed, ``inputs`` replacing those of the
+        same names; its run document (``ApiError`` 409 unless it failed)."""
+        return self._call(_retry(run_id, reason, inputs))
+
+    def rerun(self, run_id: str, *, inputs: Mapping[str, Any] | None = None) -> Document:
+        """Start a new run of the run's flow with its inputs and target (``inputs`` replacing
+        those of the same names), linked to it; the new run's document."""
+        return self._call(_rerun(run_id, inputs))
+
+    def batch(self, action: str, *, reason: str | None = None, flow: str | None = None,
+              status: str | None = None, waiting_for: str | None = None,
+              target: str | None = None, older_than: str | None = None) -> Document:
+        """``cancel`` or ``retry`` every run the filters select, in the background; the
+        batch document, whose counts :meth:`get_batch` follows."""
+        return self._call(_batch(action, reason, {
+            "flow": flow, "status": status, "waiting_for": waiting_for, "target": target,
+            "older_than": older_than}))
+
+    def get_batch(self, batch_id: str) -> Document:
+        """The batch document of ``batch_id``, its counts so far."""
+        return self._call(_Call("GET", f"/v1/batches/{_segment(batch_id)}"))
 
     def held(self, *, cursor: str | None = None, limit: int = 50) -> Document:
         """One page of held runs: ``{"runs": [...], "next_cursor": ...}``."""
@@ -268,9 +314,30 @@ class AsyncClient:
         """See :meth:`Client.graph`."""
         return await self._call(_Call("GET", f"/v1/flows/{_segment(flow)}/graph"))
 
-    async def cancel(self, run_id: str) -> Document:
+    async def cancel(self, run_id: str, *, reason: str | None = None) -> Document:
         """See :meth:`Client.cancel`."""
-        return await self._call(_Call("POST", f"/v1/runs/{_segment(run_id)}/cancel"))
+        return await self._call(_cancel(run_id, reason))
+
+    async def retry(self, run_id: str, *, reason: str | None = None,
+                    inputs: Mapping[str, Any] | None = None) -> Document:
+        """See :meth:`Client.retry`."""
+        return await self._call(_retry(run_id, reason, inputs))
+
+    async def rerun(self, run_id: str, *, inputs: Mapping[str, Any] | None = None) -> Document:
+        """See :meth:`Client.rerun`."""
+        return await self._call(_rerun(run_id, inputs))
+
+    async def batch(self, action: str, *, reason: str | None = None, flow: str | None = None,
+                    status: str | None = None, waiting_for: str | None = None,
+                    target: str | None = None, older_than: str | None = None) -> Document:
+        """See :meth:`Client.batch`."""
+        return await self._call(_batch(action, reason, {
+            "flow": flow, "status": status, "waiting_for": waiting_for, "target": target,
+            "older_than": older_than}))
+
+    async def get_batch(self, batch_id: str) -> Document:
+        """See :meth:`Client.get_batch`."""
+        return await self._call(_Call("GET", f"/v1/batches/{_segment(batch_id)}"))
 
     async def held(self, *, cursor: str | None = None, limit: int = 50) -> Document:
         """See :meth:`Client.held`."""

@@ -63,3 +63,32 @@ async def test_the_async_client_has_the_same_calls(served: Served) -> None:
         assert (await tarry.events(type="deal.approved"))["events"][0]["id"] == event["id"]
         assert (await tarry.cancel(run["id"]))["status"] == "cancelled"
         assert (await tarry.held())["next_cursor"] is None
+
+
+def test_the_client_operates_runs(served: Served) -> None:
+    with Client(served.url) as tarry, served.client() as http:
+        napping = [tarry.start("nap", target="drill")["id"] for _ in range(2)]
+        cancelled = tarry.cancel(napping[0], reason="not needed")
+        assert [e["data"] for e in cancelled["history"] if e["kind"] == "cancelled"] == [
+            {"by": "anonymous", "reason": "not needed"}]
+        rerun = tarry.rerun(napping[0])
+        assert rerun["rerun_of"] == napping[0]
+        with pytest.raises(ApiError) as caught:
+            tarry.retry(napping[1], reason="why not")
+        assert (caught.value.status, caught.value.type) == (409, "conflict")
+        batch = tarry.batch("cancel", target="drill", reason="drill over")
+        assert (batch["action"], batch["total"]) == ("cancel", 2)  # the second and the rerun
+        assert status_becomes(http, napping[1], "cancelled")
+        assert tarry.get_batch(batch["id"])["reason"] == "drill over"
+
+
+async def test_the_async_client_operates_runs(served: Served) -> None:
+    async with AsyncClient(served.url) as tarry:
+        run = await tarry.start("nap")
+        assert (await tarry.cancel(run["id"], reason="async"))["status"] == "cancelled"
+        rerun = await tarry.rerun(run["id"], inputs={})
+        assert rerun["rerun_of"] == run["id"]
+        with pytest.raises(ApiError):
+            await tarry.retry(rerun["id"])
+        batch = await tarry.batch("retry", flow="nap")
+        assert (batch["total"], (await tarry.get_batch(batch["id"]))["action"]) == (0, "retry")
