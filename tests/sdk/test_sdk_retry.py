@@ -1,6 +1,6 @@
 """Retrying a failed Python run (SPEC 4.1): the replay returns what the journal recorded and
-runs the failed operation again; a failed branch of ``ctx.parallel`` runs again, not its
-siblings."""
+runs the failed operation again (a step that raised, a condition that gave up); a failed
+branch of ``ctx.parallel`` runs again, not its siblings."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from sdk_support import HarnessFor
 
-from tarry import App, Context
+from tarry import App, CheckContext, Context, WaitStrategy
 from tarry.model import RunStatus
 
 
@@ -93,3 +93,32 @@ async def test_a_failed_parallel_branch_runs_again_and_its_siblings_do_not(
     document = harness.document(run_id)
     assert (document["status"], document["result"]) == ("succeeded", ["R-one", "C-two"])
     assert backend.calls == ["reserve one", "charge two", "charge two"]
+
+
+async def test_a_condition_that_gave_up_is_waited_for_again_with_its_whole_strategy(
+        harness_for: HarnessFor) -> None:
+    app = App()
+    statuses = ["pending", "pending", "pending", "pending", "done"]
+    checks: list[int] = []
+
+    def check(state: object, context: CheckContext) -> str:
+        checks.append(context.attempt)
+        return statuses.pop(0)
+
+    @app.flow("settle")
+    async def settle(ctx: Context) -> str:
+        return str(await ctx.wait_for_condition(
+            "settled", check=check, initial_state=None,
+            strategy=WaitStrategy.fixed("1m", max_attempts=3, is_done=lambda s: s == "done")))
+
+    harness = harness_for(app)
+    run_id = harness.start("settle")
+    await harness.run_until_idle()
+    assert harness.record(run_id).error["type"] == "condition-exhausted"
+
+    harness.engine.retry(run_id, by="alice")
+    await harness.run_until_idle()
+
+    assert (harness.record(run_id).status, harness.record(run_id).result) == (
+        RunStatus.SUCCEEDED, "done")
+    assert checks == [1, 2, 3, 1, 2]
