@@ -208,3 +208,12 @@ async def test_cancelling_an_ended_run_still_says_so(harness: Harness) -> None:
     await harness.run_due()
     with pytest.raises(RunStateError, match=f"^run {run_id} already failed$"):
         harness.engine.cancel(run_id, by="alice", reason="too late")
+
+
+async def test_a_filter_text_over_the_limit_is_refused_and_no_batch_is_recorded(
+        harness: Harness) -> None:
+    with pytest.raises(InvalidRunRequest) as caught:
+        harness.engine.batch(BatchAction.CANCEL, BatchFilter(flow="f" * 1025), by="alice")
+    assert str(caught.value) == ("the filter's flow is at most 1,024 bytes; this one has "
+                                 "1,025: shorten it")
+    assert harness.engine.store.unfinished_batches() == []

@@ -51,19 +51,24 @@ it is released, and a batch that asked again at once would keep it from a worker
 for it (its timers then wake late). A short page rests briefly: the batch stays quick."""
 
 REASON_BYTES = 1024
-"""The longest reason an operator may give (UTF-8 bytes)."""
+"""The longest reason an operator may give, and the longest text of a batch's filter (UTF-8
+bytes)."""
 
 
 def checked_reason(reason: str | None) -> str | None:
     """An operator's reason, checked as every stored text is (None or blank: none)."""
     text = (reason or "").strip()
-    if not text:
-        return None
+    return _bounded(text, "a reason", "the reason") if text else None
+
+
+def _bounded(text: str, noun: str, what: str) -> str:
+    """``text``, refused when it is over :data:`REASON_BYTES` or not portable (a NUL, a lone
+    surrogate): it is stored as it is."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > REASON_BYTES:
-        raise InvalidRunRequest(f"a reason is at most {REASON_BYTES:,} bytes; this one has "
+        raise InvalidRunRequest(f"{noun} is at most {REASON_BYTES:,} bytes; this one has "
                                 f"{size:,}: shorten it")
-    check_key(text, "the reason", REASON_BYTES)  # portable text (no NUL, no lone surrogate)
+    check_key(text, what, REASON_BYTES)
     return text
 
 
@@ -154,6 +159,10 @@ def new_batch(action: BatchAction, selected: BatchFilter, *, by: str, reason: st
               now: datetime) -> BatchRecord:
     """A batch of ``action`` over the runs ``selected`` created before ``now`` (and before
     the filter's ``created_before``), not yet recorded (its ``total`` is counted then)."""
+    for name in ("flow", "target", "waiting_for"):
+        value = getattr(selected, name)
+        if value is not None:  # stored with the batch: bounded, as every stored text
+            _bounded(value, f"the filter's {name}", f"the filter's {name}")
     if selected.status is not None and not selected.statuses(action):
         allowed = ", ".join(status.value for status in action.statuses)
         raise InvalidRunRequest(f"a {action} acts on runs that are {allowed}; a filter on "
