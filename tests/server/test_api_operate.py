@@ -28,9 +28,20 @@ steps:
 """
 
 
+BUSY_FLOW = """\
+flow: busy
+steps:
+  - poll:
+      repeat: { max: 20, every: 20ms, until: "{{ false }}" }
+      steps:
+        - tick: { set: { at: "{{ loop.index }}" } }
+"""
+
+
 @pytest.fixture
 def served(tmp_path: Path, store_url: str) -> Iterator[Served]:
-    root = write_project(tmp_path / "project", store_url, flows={**FLOWS, "flaky": FLAKY_FLOW})
+    root = write_project(tmp_path / "project", store_url,
+                         flows={**FLOWS, "flaky": FLAKY_FLOW, "busy": BUSY_FLOW})
     with serve(root) as server:
         yield server
 
@@ -134,6 +145,27 @@ def test_a_bulk_cancel_answers_202_and_its_counts_advance_to_the_end(served: Ser
     assert (done["acted"], done["skipped"], done["reason"]) == (5, 0, "drill")
     assert statuses == {"cancelled"}
     assert untouched != "cancelled"
+
+
+def test_a_bulk_cancel_of_runs_the_worker_is_running_ends_every_one(served: Served) -> None:
+    """The batch's transactions and the worker's checkpoints take the same runs' locks:
+    neither waits for ever, and no run is left in between."""
+    with served.client() as client:
+        runs = [start(client, "busy")["id"] for _ in range(60)]
+        response = client.post("/v1/runs/batch", json={"action": "cancel",
+                                                       "filter": {"flow": "busy"}})
+        assert response.status_code == 202, response.text
+        batch_id = response.json()["id"]
+        assert eventually(lambda: client.get(f"/v1/batches/{batch_id}").json()["state"]
+                          == "done")
+        assert eventually(lambda: all(
+            client.get(f"/v1/runs/{run}").json()["status"] in ("cancelled", "failed")
+            for run in runs), timeout=20)
+        batch = client.get(f"/v1/batches/{batch_id}").json()
+        statuses = [client.get(f"/v1/runs/{run}").json()["status"] for run in runs]
+    assert batch["acted"] + batch["skipped"] <= 60  # the failed ones had ended before
+    # a running run is asked to stop; one that ends at that very checkpoint ends as it ends
+    assert 0 < statuses.count("cancelled") <= batch["acted"]
 
 
 def test_a_bulk_retry_retries_the_failed_runs(served: Served) -> None:

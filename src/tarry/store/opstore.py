@@ -43,7 +43,7 @@ def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
     checkpoint takes them: the correlations the runs wait on, then the runs in id order."""
     ids = json.dumps(sorted(set(run_ids)))
     eventstore.lock_correlations(tx, sorted(set(run_ids)))
-    tx.all("lock_runs", {"ids": ids})
+    tx.take("lock_runs", [{"ids": ids}])
     params = {"ids": ids, "by": by, "now": to_millis(now)}
     cancelled = [str(row["id"]) for row in tx.all("cancel_runs", params)]
     requested = [str(row["id"]) for row in tx.all("request_cancel_runs", params)]

@@ -544,7 +544,7 @@ WHERE id = :id AND status = 'failed' AND updated_at = :seen
 RETURNING *
 
 -- name: lock_runs
--- The runs in :ids (a JSON array), in id order (BEGIN IMMEDIATE already holds the lock).
+-- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
 SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id
 
 -- name: cancel_runs
