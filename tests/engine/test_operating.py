@@ -217,3 +217,21 @@ async def test_a_filter_text_over_the_limit_is_refused_and_no_batch_is_recorded(
     assert str(caught.value) == ("the filter's flow is at most 1,024 bytes; this one has "
                                  "1,025: shorten it")
     assert harness.engine.store.unfinished_batches() == []
+
+
+async def test_a_batch_interrupted_between_pages_goes_on_without_acting_twice(
+        harness: Harness, tmp_path: Path, store_url: str) -> None:
+    runs = [harness.engine.start("nap", {"who": f"n{i}"}).id for i in range(250)]
+    batch = harness.engine.batch(BatchAction.CANCEL, BatchFilter(), by="alice")
+    first = harness.engine.work_batch(batch.id)  # then the process stops
+    assert (first.acted, first.done) == (200, False)
+
+    with Harness(tmp_path / "again", start=START, store_url=store_url) as again:
+        assert again.engine.store.unfinished_batches() == [batch.id]
+        _work(again, batch.id)
+
+    done = harness.engine.store.get_batch(batch.id)
+    assert (done.acted, done.skipped, done.done) == (250, 0, True)
+    assert all([e.kind for e in harness.engine.store.history(run)].count("cancelled") == 1
+               for run in runs)
+    assert harness.engine.store.unfinished_batches() == []
