@@ -66,6 +66,7 @@ def test_an_operator_retries_a_failed_run_with_corrected_inputs_then_reruns_it(
     sign_in_tab(tab, dashboard, TOKEN, path=f"/runs/{run_id}")
     assert page.inner_text(".run-head .status") == "failed"
     assert page.locator("#retry").is_visible()
+    tab.screenshot("failed-run")
 
     page.click("#retry")
     assert page.inner_text("h1") == "Retry this run?"
