@@ -33,7 +33,7 @@ from tarry.store.base import Store
 __all__ = ["cancel", "rerun", "retry"]
 
 RunsArgument = Annotated[list[str] | None, typer.Argument(
-    metavar="[RUN]...", show_default=False,
+    metavar="RUN", show_default=False,
     help="Run ids (or the start of one), or none with filters.")]
 ReasonOption = Annotated[str | None, typer.Option(
     "--reason", metavar="R", help="Why (recorded in the run's history).")]
