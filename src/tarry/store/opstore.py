@@ -25,14 +25,15 @@ from tarry.model import (
     RunRecord,
     RunStatus,
 )
-from tarry.store import eventstore, rows
+from tarry.store import eventstore, rows, runstore
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:
+    from tarry.store.base import RetryPlanner
     from tarry.store.sqlstore import Tx
 
 __all__ = ["batch_runs", "cancel_runs", "count_selected", "filter_params", "find_batch",
-           "insert_batch", "retry_all", "write_batch_page"]
+           "insert_batch", "retry_all", "work_page", "write_batch_page"]
 
 
 def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
@@ -122,6 +123,27 @@ def find_batch(tx: Tx, batch_id: str, *, lock: bool = False) -> BatchRecord:
     if row is None:
         raise BatchNotFound(batch_id)
     return _batch_from_row(row)
+
+
+def work_page(tx: Tx, batch_id: str, now: datetime, *, limit: int,
+              plan: RetryPlanner) -> BatchRecord:
+    """Act on the next ``limit`` runs of the batch (locked meanwhile) after its cursor:
+    cancel them, or retry each as ``plan`` says; then advance its counts and cursor (a short
+    page: it is done). The batch as written; a batch done already, as it is."""
+    batch = find_batch(tx, batch_id, lock=True)
+    if batch.done:
+        return batch
+    page = batch_runs(tx, batch, limit)
+    if batch.action is BatchAction.CANCEL:
+        acted = len(cancel_runs(tx, [run.id for run in page], batch.by, batch.reason, now))
+    else:
+        journals = runstore.journals_of(tx, [run.id for run in page])
+        plans = [plan(run, journals.get(run.id, [])) for run in page]
+        acted = sum(done is not None for done in retry_all(
+            tx, [each for each in plans if each is not None], now))
+    cursor = (page[-1].created_at, page[-1].id) if len(page) == limit else None
+    return write_batch_page(tx, batch, acted=acted, skipped=len(page) - acted, cursor=cursor,
+                            now=now)
 
 
 def write_batch_page(tx: Tx, batch: BatchRecord, *, acted: int, skipped: int,

@@ -21,7 +21,6 @@ from typing import Any, Protocol, cast
 from tarry.clock import from_millis, to_millis
 from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import (
-    BatchAction,
     BatchRecord,
     CheckpointOutcome,
     EventRecord,
@@ -465,11 +464,7 @@ class SqlStore(ABC):
         if not run_ids:
             return {}
         with self._transaction(write=False) as tx:
-            found = tx.all("journal_of_runs", {"ids": json.dumps(list(run_ids))})
-        grouped: dict[str, list[JournalEntry]] = {}
-        for row in found:
-            grouped.setdefault(row["run_id"], []).append(rows.journal_entry(row))
-        return grouped
+            return runstore.journals_of(tx, run_ids)
 
     @staticmethod
     def _cancel_suspended(tx: Tx, run_id: str, now: datetime) -> list[dict[str, Any]]:
@@ -537,33 +532,7 @@ class SqlStore(ABC):
                    plan: RetryPlanner) -> BatchRecord:
         """Act on the next ``limit`` runs of a batch, in one transaction (see ``Store``)."""
         with self._transaction(write=True) as tx:
-            batch = opstore.find_batch(tx, batch_id, lock=True)
-            if batch.done:
-                return batch
-            page = opstore.batch_runs(tx, batch, limit)
-            acted = (self._cancel_page(tx, batch, page, now)
-                     if batch.action is BatchAction.CANCEL
-                     else self._retry_page(tx, page, now, plan))
-            cursor = (page[-1].created_at, page[-1].id) if len(page) == limit else None
-            return opstore.write_batch_page(tx, batch, acted=acted, skipped=len(page) - acted,
-                                            cursor=cursor, now=now)
-
-    @staticmethod
-    def _cancel_page(tx: Tx, batch: BatchRecord, page: Sequence[RunRecord],
-                     now: datetime) -> int:
-        return len(opstore.cancel_runs(tx, [run.id for run in page], batch.by, batch.reason,
-                                       now))
-
-    @staticmethod
-    def _retry_page(tx: Tx, page: Sequence[RunRecord], now: datetime,
-                    plan: RetryPlanner) -> int:
-        found = tx.all("journal_of_runs", {"ids": json.dumps([run.id for run in page])})
-        journals: dict[str, list[JournalEntry]] = {}
-        for row in found:
-            journals.setdefault(row["run_id"], []).append(rows.journal_entry(row))
-        plans = [plan(run, journals.get(run.id, [])) for run in page]
-        return sum(done is not None for done in opstore.retry_all(
-            tx, [each for each in plans if each is not None], now))
+            return opstore.work_page(tx, batch_id, now, limit=limit, plan=plan)
 
     def get_run(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""
