@@ -235,3 +235,18 @@ async def test_a_batch_interrupted_between_pages_goes_on_without_acting_twice(
     assert all([e.kind for e in harness.engine.store.history(run)].count("cancelled") == 1
                for run in runs)
     assert harness.engine.store.unfinished_batches() == []
+
+
+async def test_over_thousands_of_runs_the_dry_run_count_is_what_the_batch_acts_on(
+        harness: Harness) -> None:
+    harness.engine.start_many("nap", [{"who": f"n{i}"} for i in range(2500)])
+    harness.engine.start_many("broken", [{}] * 300)
+    await harness.run_due()
+    # the retried runs are pending again: the cancel takes them too
+    for action, expected in ((BatchAction.RETRY, 300), (BatchAction.CANCEL, 2800)):
+        counted = harness.engine.count_batch(action, BatchFilter())
+        batch = harness.engine.batch(action, BatchFilter(), by="alice")
+        progress = _work(harness, batch.id)
+        assert counted == batch.total == progress[-1][0] == expected
+        assert len(progress) == expected // 200 + 1
+    assert harness.engine.store.count_runs(status=RunStatus.CANCELLED) == 2800
