@@ -122,3 +122,24 @@ async def test_a_condition_that_gave_up_is_waited_for_again_with_its_whole_strat
     assert (harness.record(run_id).status, harness.record(run_id).result) == (
         RunStatus.SUCCEEDED, "done")
     assert checks == [1, 2, 3, 1, 2]
+
+
+async def test_a_python_run_is_rerun_as_a_new_run_of_its_flow(harness_for: HarnessFor) -> None:
+    app = App()
+    backend = Backend()
+    backend.down = False
+
+    @app.flow("order")
+    async def order(ctx: Context, order: str) -> str:
+        return str(await ctx.step("charge", backend.charge, order))
+
+    harness = harness_for(app)
+    first = harness.start("order", {"order": "A1"})
+    await harness.run_until_idle()
+
+    rerun = harness.engine.rerun(first, inputs={"order": "A2"})
+    await harness.run_until_idle()
+
+    assert (harness.record(rerun.id).result, harness.record(rerun.id).rerun_of) == ("C-A2", first)
+    assert backend.calls == ["charge A1", "charge A2"]
+    assert harness.document(first)["reruns"] == [rerun.id]
