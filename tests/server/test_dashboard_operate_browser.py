@@ -112,6 +112,7 @@ def test_an_operator_cancels_a_run_with_a_reason(tab: Tab, dashboard: Served) ->
     run_id = dashboard.engine.start("nap").id
     page = tab.page
     sign_in_tab(tab, dashboard, TOKEN, path=f"/runs/{run_id}")
+    tab.screenshot("waiting-run")
     page.click("text=Cancel run…")
     page.fill("input[name=reason]", "the customer withdrew")
     page.click("text=Yes, cancel the run")
