@@ -323,6 +323,33 @@ steps:
     assert document["bindings"]["next"] == {"ok": True}
 
 
+async def test_the_first_recover_step_starts_afresh_after_a_step_that_failed_midway(
+        harness: Harness) -> None:
+    # A repeat that failed keeps state of its own (its iterations); the recover step after
+    # it must not inherit it: it starts, is recorded as started, and runs its own body.
+    run_id = await run_flow(harness, """
+flow: afresh
+steps:
+  - guarded:
+      steps:
+        - poll:
+            repeat: { every: 1s, max: 1, until: "{{ check.done }}" }
+            steps:
+              - check: { set: { done: false } }
+      recover:
+        - again:
+            repeat: { every: 1s, max: 2, until: "{{ loop.index == 1 }}" }
+            steps:
+              - tick: { set: { n: "{{ loop.index }}" } }
+""")
+    document = harness.document(run_id)
+    assert document["status"] == "succeeded", document["error"]
+    started = [entry["step"] for entry in document["history"] if entry["kind"] == "step.started"]
+    assert "guarded.again" in started
+    assert [scope["tick"] for scope in document["bindings"]["guarded"]["again"]] == [
+        {"n": 0}, {"n": 1}]
+
+
 async def test_flow_level_recover(harness: Harness) -> None:
     run_id = await run_flow(harness, """
 flow: toplevel

@@ -169,6 +169,7 @@ class Interpreter:
             if (isinstance(outcome, Failed) and frame["phase"] == "steps" and scope.recover):
                 error = {k: outcome.error[k] for k in ("step", "type", "message")}
                 frame.update(phase="recover", at=0, error=error)
+                frame.pop("cur", None)  # the failed step's own state is not the recover's
                 self.env.record("scope.recovering", prefix.rstrip(".") or None, error=error)
                 continue
             return outcome
