@@ -609,8 +609,9 @@ def publish(benchmark: str, args: argparse.Namespace, *, sizes: dict[str, Any],
         "passed": all(goal.passed for goal in goals),
     }
     print_table(f"tarry {benchmark}: {facts['store']}, {facts['nproc']} cores, "
-                f"Python {facts['python']}, {document['preset']} preset, "
-                f"{document['finished_at'][:10]}", rows, markdown=args.markdown)
+                f"Python {facts['python']}, load average {facts['load_average'][0]:.1f}, "
+                f"{document['preset']} preset, {document['finished_at'][:10]}", rows,
+                markdown=args.markdown)
     write_json(args.json, document)
     say(f"results written to {args.json}")
     return 0

@@ -205,7 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     print_table(f"tarry Python-flow resume cost: {platform_facts['store']}, "
                 f"{platform_facts['nproc']} cores, Python {platform_facts['python']}, "
-                f"{finished_at[:10]}", table_rows(results, goals),
+                f"load average {platform_facts['load_average'][0]:.1f}, {finished_at[:10]}",
+                table_rows(results, goals),
                 markdown=args.markdown)
     write_json(args.json, document)
     say(f"results written to {args.json}")

@@ -1,5 +1,5 @@
-"""What the documents may not hold: citations of the product's internal specification, and
-dated measurements in the design page."""
+"""What the documents may not hold: citations of the product's internal specification, dated
+measurements in the design page, and a benchmark page longer than a reader reads."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from markdown_blocks import ROOT
 
-DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"),
+                    *(ROOT / "bench").glob("*.md")])
 SPEC_CITATION = re.compile(r"\bSPEC\b|\bspecification section\b|§ ?\d", re.IGNORECASE)
 _MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|"
            "December")
@@ -18,6 +19,8 @@ DATED = re.compile(rf"\b\d{{1,2}} ({_MONTHS})\b|\b({_MONTHS}) \d{{1,2}}\b|\b20\d
                    rf"|\b({_MONTHS}) 20\d\d\b")
 MEASURED = re.compile(r"\b\d[\d,.]* ?(tx/s|wakes/s|starts/s|events/s|delivered/s)\b"
                       r"|\b\d+\.\d+ ?MiB\b|\bp99 (went|was|of) \d|\bmeasured on\b")
+BENCH_README_LIMIT = 25_000
+"""Characters: per benchmark what it measures, how to run it, and its latest table."""
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
@@ -45,3 +48,6 @@ def test_the_checks_see_a_citation_a_date_and_a_measurement() -> None:
     assert not MEASURED.search("every 50 µs at first and at most every 1 ms")
     assert not MEASURED.search("a 1 MiB payload of 40,000 keys")
 
+
+def test_the_benchmarks_page_stays_short() -> None:
+    assert len((ROOT / "bench" / "README.md").read_text(encoding="utf-8")) < BENCH_README_LIMIT
