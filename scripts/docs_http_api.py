@@ -20,9 +20,9 @@ PAGE = "http-api.md"
 _INTRO = """# HTTP API
 
 `tarry serve` answers JSON over HTTP under `/v1`. This page is written from the OpenAPI
-document the server publishes at `/openapi.json` (and browses at `/docs`) each time the site
-is built, so it always matches the code. [Serving the HTTP API](serve.md) explains
-authentication, errors, retries and webhooks with examples.
+document the server publishes at `/openapi.json`, each time the site is built, so it always
+matches the code. [Serving the HTTP API](serve.md) explains authentication, errors, retries
+and webhooks with examples.
 """
 
 _METHODS = ("get", "post", "put", "patch", "delete")
