@@ -551,6 +551,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def finished_run(path: Path) -> tuple[dict[str, Any], Sizes]:
+    """The summary and sizes of the finished run whose JSON is at ``path``; ``SystemExit``
+    saying why when it is not one."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return document["summary"], Sizes(**document["sizes"])
+    except (OSError, ValueError, KeyError, TypeError) as problem:
+        raise SystemExit(f"run.py: --tables-from {path}: not the JSON of a finished run "
+                         f"({type(problem).__name__}: {problem}); give the file a run "
+                         "wrote with --json (bench/results/peers-<date>.json)") from None
+
+
 @contextlib.contextmanager
 def owned(scratch: Path) -> Iterator[None]:
     """The scratch folder, this run's alone while the block runs: a run clears the last
@@ -578,9 +590,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ``--tables-from``, print the tables of a finished run)."""
     args = parse_args(argv)
     if args.tables_from:
-        document = json.loads(args.tables_from.read_text(encoding="utf-8"))
-        report.tables(document["summary"], titles(Sizes(**document["sizes"])),
-                      markdown=args.markdown)
+        summary, sizes = finished_run(args.tables_from)
+        report.tables(summary, titles(sizes), markdown=args.markdown)
         return 0
     with owned(args.scratch.resolve()):
         return run(args)

@@ -91,6 +91,24 @@ def test_the_peers_run_prints_a_finished_runs_tables_without_measuring(tmp_path:
     assert "**burst: 200 items due at one instant (wakes/s = N ÷ span)**" in finished.stdout
 
 
+@pytest.mark.parametrize(("content", "why"), [
+    (None, "FileNotFoundError"), ("{", "JSONDecodeError"), ('{"sizes": {}}', "KeyError: 'summary'"),
+    ('{"summary": {}, "sizes": {"colour": 1}}', "TypeError")])
+def test_tables_from_a_file_that_is_no_finished_run_say_so(
+        tmp_path: Path, content: str | None, why: str) -> None:
+    stored = tmp_path / "peers.json"
+    if content is not None:
+        stored.write_text(content, encoding="utf-8")
+    finished = subprocess.run([sys.executable, str(_BENCH / "peers" / "run.py"),
+                               "--tables-from", str(stored)],
+                              capture_output=True, text=True, timeout=60, check=False)
+    assert finished.returncode == 1
+    assert finished.stderr.startswith(f"run.py: --tables-from {stored}: not the JSON of a "
+                                      f"finished run ({why}")
+    assert finished.stderr.rstrip().endswith(
+        "give the file a run wrote with --json (bench/results/peers-<date>.json)")
+
+
 @pytest.mark.slow
 def test_a_benchmark_prints_its_table_as_markdown(tmp_path: Path) -> None:
     finished = subprocess.run([sys.executable, str(_BENCH / "loop_lag.py"), "--quick",
