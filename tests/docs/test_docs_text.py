@@ -51,3 +51,13 @@ def test_the_checks_see_a_citation_a_date_and_a_measurement() -> None:
 
 def test_the_benchmarks_page_stays_short() -> None:
     assert len((ROOT / "bench" / "README.md").read_text(encoding="utf-8")) < BENCH_README_LIMIT
+
+
+def test_the_benchmarks_page_describes_every_benchmark() -> None:
+    text = (ROOT / "bench" / "README.md").read_text(encoding="utf-8")
+    scripts = sorted(path.relative_to(ROOT / "bench").as_posix()
+                     for path in [*(ROOT / "bench").glob("*.py"),
+                                  *(ROOT / "bench" / "peers").glob("*.py")]
+                     if "\ndef main(" in path.read_text(encoding="utf-8"))
+    assert "timers.py" in scripts
+    assert [script for script in scripts if f"`{script}`" not in text] == []
