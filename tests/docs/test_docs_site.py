@@ -100,3 +100,11 @@ def test_every_page_of_the_docs_folder_is_in_the_navigation() -> None:
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = sorted(path.name for path in (ROOT / "docs").glob("*.md"))
     assert [page for page in pages if f": {page}\n" not in config] == []
+
+
+def test_no_page_cites_the_specification(site: Path) -> None:
+    """The reference pages are written from the code's docstrings and the OpenAPI document:
+    what they say is user-facing too."""
+    citing = [str(page.relative_to(site)) for page in sorted(site.rglob("*.html"))
+              if re.search(r"\bSPEC\b", page.read_text(encoding="utf-8"))]
+    assert citing == []
