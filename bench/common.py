@@ -1,7 +1,8 @@
 """Helpers shared by tarry's benchmarks.
 
 - figures: :func:`percentile`, :func:`median`, :class:`Target` (a goal with pass/fail);
-- output: :func:`print_table`, :func:`write_json`, :func:`machine`;
+- output: :func:`print_table` (for a terminal, or as the Markdown of :func:`markdown_table`
+  that bench/README.md shows), :func:`write_json`, :func:`machine`;
 - stores: :func:`scratch_store` (a fresh SQLite file, or a scratch PostgreSQL database created
   and dropped), :func:`store_size_bytes`, :func:`measure_limit` (the rate of minimal durable
   transactions the store's database can do on this machine: the physical limit) and
@@ -51,11 +52,13 @@ __all__ = [
     "LimitResult",
     "Target",
     "WorkerProcess",
+    "add_markdown_option",
     "add_size_options",
     "chosen_sizes",
     "iso",
     "limit_rounds",
     "machine",
+    "markdown_table",
     "measure_limit",
     "median",
     "millis",
@@ -121,8 +124,13 @@ class Target:
 # -- output ----------------------------------------------------------------------------------
 
 
-def print_table(title: str, rows: Sequence[tuple[str, str, str]]) -> None:
-    """Print rows of (figure, value, note) as one table on standard output."""
+def print_table(title: str, rows: Sequence[tuple[str, str, str]], *,
+                markdown: bool = False) -> None:
+    """Print rows of (figure, value, note) as one table on standard output: for a terminal,
+    or with ``markdown`` as :func:`markdown_table` writes it."""
+    if markdown:
+        print(markdown_table(title, [("figure", "value", "target"), *rows]), end="")
+        return
     table = Table(title=title, title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -130,6 +138,17 @@ def print_table(title: str, rows: Sequence[tuple[str, str, str]]) -> None:
     for row in rows:
         table.add_row(*row)
     Console().print(table)
+
+
+def markdown_table(title: str, rows: Sequence[Sequence[str]]) -> str:
+    """``rows`` (the first one the header) as a Markdown table under ``title`` in bold, the
+    columns after the first aligned right; a ``|`` in a cell is escaped."""
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |\n"
+
+    header, *body = rows
+    rule = line(["---", *("---:" for _ in header[1:])])
+    return f"**{title}**\n\n" + line(header) + rule + "".join(line(row) for row in body)
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
@@ -590,7 +609,9 @@ def publish(benchmark: str, args: argparse.Namespace, *, sizes: dict[str, Any],
         "passed": all(goal.passed for goal in goals),
     }
     print_table(f"tarry {benchmark}: {facts['store']}, {facts['nproc']} cores, "
-                f"Python {facts['python']}", rows)
+                f"Python {facts['python']}, load average {facts['load_average'][0]:.1f}, "
+                f"{document['preset']} preset, {document['finished_at'][:10]}", rows,
+                markdown=args.markdown)
     write_json(args.json, document)
     say(f"results written to {args.json}")
     return 0
@@ -616,7 +637,14 @@ def benchmark_parser(name: str, doc: str | None, full: Any, *, store_help: str =
     parser.add_argument("--store", default=default_store, help=store_help)
     parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
                         f"{name}.json", help="where to write the results")
+    add_markdown_option(parser)
     return parser
+
+
+def add_markdown_option(parser: argparse.ArgumentParser) -> None:
+    """``--markdown``: print the results as the Markdown tables bench/README.md shows."""
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the table as Markdown (as bench/README.md shows it)")
 
 
 def store_benchmark_args(name: str, doc: str | None, full: Any,

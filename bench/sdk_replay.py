@@ -37,6 +37,7 @@ from typing import Any
 
 from common import (
     Target,
+    add_markdown_option,
     machine,
     percentile,
     print_table,
@@ -178,6 +179,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                         "postgresql://… (scratch databases on that server)")
     parser.add_argument("--json", type=Path, default=Path(__file__).parent / "results" /
                         "sdk_replay.json", help="where to write the results")
+    add_markdown_option(parser)
     return parser.parse_args(argv)
 
 
@@ -191,9 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         platform_facts = machine(base)
         results = eventloop.run(measure(base, Path(folder), sizes, args.runs))
     goals = targets(results)
+    finished_at = iso(SystemClock().now())
     document = {
         "benchmark": "sdk_replay",
-        "finished_at": iso(SystemClock().now()),
+        "finished_at": finished_at,
         "seconds": time.perf_counter() - began,
         "machine": platform_facts,
         "sizes": results,
@@ -201,8 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "passed": all(goal.passed for goal in goals),
     }
     print_table(f"tarry Python-flow resume cost: {platform_facts['store']}, "
-                f"{platform_facts['nproc']} cores, Python {platform_facts['python']}",
-                table_rows(results, goals))
+                f"{platform_facts['nproc']} cores, Python {platform_facts['python']}, "
+                f"load average {platform_facts['load_average'][0]:.1f}, {finished_at[:10]}",
+                table_rows(results, goals),
+                markdown=args.markdown)
     write_json(args.json, document)
     say(f"results written to {args.json}")
     return 0

@@ -19,6 +19,7 @@ without directives.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -26,10 +27,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["COVERED", "READS", "ROOT", "TARRY", "Block", "Directive", "Document",
            "add_config", "add_event_types", "console_commands", "covered_documents",
-           "example_copy", "fenced_blocks", "fresh_project", "run_console", "shown_line"]
+           "example_copy", "fenced_blocks", "fresh_project", "run_console", "run_status",
+           "shell", "shown_line"]
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository root."""
@@ -282,3 +285,20 @@ def run_console(block: str, folder: Path, *, env: dict[str, str] | None = None) 
         assert len(printed) == len(shown), (command, result.stdout, result.stderr)
         for line, expected in zip(printed, shown, strict=True):
             assert shown_line(expected).fullmatch(line), (command, line, expected)
+
+
+def shell(command: str, cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``command`` run by bash in ``cwd``, with the test environment's ``tarry`` on the PATH
+    (as a document's ``sh`` block runs once tarry is installed)."""
+    env = {name: value for name, value in os.environ.items() if name != "COLUMNS"}
+    env["PATH"] = f"{TARRY.parent}{os.pathsep}{env['PATH']}"
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120, check=False, **kwargs)
+
+
+def run_status(folder: Path, run_id: str) -> str:
+    """The status ``tarry show --json`` gives the run, in the project at ``folder``."""
+    shown = subprocess.run([str(TARRY), "show", run_id, "--json"], cwd=folder,
+                           capture_output=True, text=True, timeout=60, check=True)
+    status: str = json.loads(shown.stdout)["status"]
+    return status

@@ -3,7 +3,9 @@
 Every measurement is one adapter's reply to one request (one workload, one system, one
 round). :func:`summarize` turns the rounds of one system and workload into figures, each the
 median over the rounds of that figure per round (and, for the suspension workload, the label
-of how a waiting item is held, :func:`held_as`); :func:`tables` prints them side by side.
+of how a waiting item is held, :func:`held_as`); :func:`tables` prints them side by side,
+for a terminal or as Markdown, after :func:`comparison`, the one table of the headline
+figures that the project's README shows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from common import median, percentile
+from common import markdown_table, median, percentile
 from rich.console import Console
 from rich.table import Table
 
@@ -396,22 +398,58 @@ def cell(summary: Mapping[str, Any], key: str, spec: str) -> str:
 
 
 def tables(summaries: Mapping[str, Mapping[str, Mapping[str, Any]]],
-           titles: Mapping[str, str]) -> None:
-    """One table per workload (and size): a row per system, the medians of the rounds."""
-    console = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
+           titles: Mapping[str, str], *, markdown: bool = False) -> None:
+    """The comparison, then one table per workload (and size): a row per system, the medians
+    of the rounds; for a terminal, or with ``markdown`` as Markdown."""
+    found = [(COMPARISON_TITLE, comparison(summaries))]
     for key, by_system in summaries.items():
         workload = key.split(":")[0]
         columns = (COLUMNS[workload] + ratio_columns(workload, by_system)
                    + limit_columns(workload, by_system))
-        table = Table(title=titles[key], title_justify="left")
-        table.add_column("system")
-        for label, _, _ in columns:
+        found.append((titles[key], [
+            ["system", *(label for label, _, _ in columns), "rounds"],
+            *([system, *(cell(summary, figure, spec) for _, figure, spec in columns),
+               str(summary["rounds"])] for system, summary in by_system.items())]))
+    if markdown:
+        print("\n".join(markdown_table(title, rows) for title, rows in found), end="")
+        return
+    console = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
+    for title, (header, *rows) in found:
+        table = Table(title=title, title_justify="left")
+        table.add_column(header[0])
+        for label in header[1:]:
             table.add_column(label, justify="right")
-        table.add_column("rounds", justify="right")
-        for system, summary in by_system.items():
-            table.add_row(system, *(cell(summary, figure, spec) for _, figure, spec in columns),
-                          str(summary["rounds"]))
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
+
+
+COMPARISON_TITLE = "the comparison: medians of the rounds"
+"""The title of :func:`comparison`'s table."""
+
+
+def comparison(summaries: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[list[str]]:
+    """The headline figures, a row per system (a header first): how a waiting item is held,
+    the timers' lateness p99, the largest burst's wakes/s, starts and events one at a time
+    and batched, and the worker's peak memory under the timers."""
+    bursts = sorted((key for key in summaries if key.startswith("burst:")),
+                    key=lambda key: int(key.split(":")[1]))
+    columns = [("held as", "suspension", "held_as", TEXT),
+               ("timer lateness p99 ms", "timers", "lateness_p99_ms", ".1f"),
+               (f"burst of {bursts[-1].split(':')[1] if bursts else 'N'}, wakes/s",
+                bursts[-1] if bursts else "burst", "wakes_per_second", ",.0f"),
+               ("starts/s one at a time", "starts", "single_per_second", ",.0f"),
+               ("starts/s batched", "starts", "batched_per_second", ",.0f"),
+               ("events delivered/s one at a time", "events", "delivered_per_second", ",.0f"),
+               ("events delivered/s batched", "events", "batched_delivered_per_second",
+                ",.0f"),
+               ("worker MiB", "timers", "worker_peak_rss_mib", ".1f")]
+    systems = list(dict.fromkeys(system for by_system in summaries.values()
+                                 for system in by_system))
+    return [["system", *(label for label, _, _, _ in columns)],
+            *([system, *(cell(summaries[key][system], figure, spec)
+                         if system in summaries.get(key, {}) else "n/a"
+                         for _, key, figure, spec in columns)] for system in systems)]
 
 
 def ratio_columns(workload: str, by_system: Mapping[str, Mapping[str, Any]],

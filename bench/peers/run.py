@@ -48,6 +48,7 @@ sys.path.insert(0, str(BENCH))
 import envs  # noqa: E402
 import report  # noqa: E402
 from common import (  # noqa: E402
+    add_markdown_option,
     add_size_options,
     chosen_sizes,
     iso,
@@ -531,6 +532,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true",
                         help="go on with the interrupted run of the same options and --json: "
                              "what it measured is kept, the rest is measured")
+    add_markdown_option(parser)
+    parser.add_argument("--tables-from", type=Path, metavar="JSON",
+                        help="measure nothing: print the tables of a finished run's JSON")
     parser.add_argument("--pins", type=Path, default=envs.PINS, help=argparse.SUPPRESS)
     parser.add_argument("--postgres", default=os.environ.get(
         "TARRY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"))
@@ -545,6 +549,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if unknown:
             parser.error(f"{option}: unknown {', '.join(sorted(unknown))}")
     return args
+
+
+def finished_run(path: Path) -> tuple[dict[str, Any], Sizes]:
+    """The summary and sizes of the finished run whose JSON is at ``path``; ``SystemExit``
+    saying why when it is not one."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return document["summary"], Sizes(**document["sizes"])
+    except (OSError, ValueError, KeyError, TypeError) as problem:
+        raise SystemExit(f"run.py: --tables-from {path}: not the JSON of a finished run "
+                         f"({type(problem).__name__}: {problem}); give the file a run "
+                         "wrote with --json (bench/results/peers-<date>.json)") from None
 
 
 @contextlib.contextmanager
@@ -570,8 +586,13 @@ def owned(scratch: Path) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Prepare the systems, measure every round, print the tables, write JSON and plots."""
+    """Prepare the systems, measure every round, print the tables, write JSON and plots (or,
+    with ``--tables-from``, print the tables of a finished run)."""
     args = parse_args(argv)
+    if args.tables_from:
+        summary, sizes = finished_run(args.tables_from)
+        report.tables(summary, titles(sizes), markdown=args.markdown)
+        return 0
     with owned(args.scratch.resolve()):
         return run(args)
 
@@ -616,7 +637,7 @@ def run(args: argparse.Namespace) -> int:
     document["plots"] = plot(args.json, context, args)
     write_json(args.json, document)
     progress.done()
-    report.tables(found, titles(sizes))
+    report.tables(found, titles(sizes), markdown=args.markdown)
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
     print("raw durable rate (median of rounds; <store>: transactions/s one at a time, "
