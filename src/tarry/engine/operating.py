@@ -1,4 +1,4 @@
-"""Operating runs (SPEC 4.1): retry a failed run, and bulk actions over the runs a filter
+"""Operating runs: retry a failed run, and bulk actions over the runs a filter
 selects; what the CLI, the API and the dashboard call, through :class:`~tarry.engine.runtime.
 Engine`.
 

@@ -1,5 +1,5 @@
 """Operating runs over named queries, the same statements on every SQL backend: cancel (with a
-reason), retry, the reruns of a run, and batches (SPEC 4.1).
+reason), retry, the reruns of a run, and batches.
 
 Every function runs inside the caller's transaction. A batch works through the runs its
 filter selects newest first, in pages: each page's actions, its counts and its cursor are

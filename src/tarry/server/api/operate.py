@@ -1,4 +1,4 @@
-"""Operating runs over HTTP (SPEC 4.1): retry, rerun, and batches over the runs a filter
+"""Operating runs over HTTP: retry, rerun, and batches over the runs a filter
 selects (``POST /v1/runs/batch``, ``GET /v1/batches/{id}``).
 
 A batch is recorded with its count and answered at once (202); the server then works
