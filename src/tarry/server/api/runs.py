@@ -20,7 +20,7 @@ __all__ = ["router", "run_page"]
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"],
                    dependencies=[Depends(principal_of_request)],
-                   responses=error_responses(401, 413, 503))
+                   responses=error_responses(401, 503))
 
 RunId = Annotated[str, Path(description="The run's id.", max_length=200)]
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -84,7 +84,8 @@ async def run_page(engine: Engine, cursor: str | None, limit: int,
             "next_cursor": encode_cursor(page[-1].created_at, page[-1].id) if more else None}
 
 
-@router.get("/{run_id}", response_model=RunDocument, responses=error_responses(404))
+@router.get("/{run_id}", response_model=RunDocument,
+            responses=error_responses(404, 422))
 async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
     """One run with its history."""
     return await off_loop(engine, engine.document, run_id)
