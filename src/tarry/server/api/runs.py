@@ -65,7 +65,9 @@ async def list_runs(
             "A step of the run's flow, without loop indices (quotes.request): runs waiting "
             "at it, or failed at it."))] = None,
         cursor: Cursor = None, limit: Limit = 50) -> dict[str, Any]:
-    """Runs, newest first, filtered, in keyset pages (history left out)."""
+    """Runs, newest first, filtered, in keyset pages (history left out). A ``waiting_for``
+    that is neither a kind of wait nor a declared event type is a 422."""
+    engine.check_wait_filter(waiting_for)
     return await run_page(engine, cursor, limit, status=status, flow=flow, target=target,
                           waiting_for=waiting_for, at_step=at_step)
 
