@@ -256,6 +256,18 @@ def test_the_inbox_shows_quarantined_events_with_their_validation_errors(
     assert browser.get("/events?state=lost").status_code == 400
 
 
+def test_an_event_that_started_a_run_links_to_it_in_the_inbox(dashboard: Served,
+                                                              browser: Browser) -> None:
+    event = dashboard.engine.send("ticket.closed", {"ticket": 7})  # starts a run of reopen
+    [run] = event.started
+    row = re.search(rf'<tr data-event="{event.id}">.*?</tr>',
+                    browser.get(f"/events?state={event.state.value}").text, re.S)
+    assert row is not None
+    assert f'started <a class="mono" href="/runs/{run}">{run[:12]}</a>' in row.group(0)
+    assert (f'<p class="explanation" id="started">Started <a class="mono" href="/runs/{run}">'
+            f"{run}</a> (its flows' triggers).</p>") in browser.get(f"/events/{event.id}").text
+
+
 def test_the_inbox_tabs_count_what_needs_an_operator(dashboard: Served, browser: Browser,
                                                       scene: Scene) -> None:
     dashboard.engine.send("ticket.closed", {"ticket": 7})  # kept 5m for a wait to take it
