@@ -87,8 +87,10 @@ def test_both_operations_of_the_event_path_are_documented(document: dict[str, An
                           if p["in"] == "path"] for method in ("get", "post")}
     assert described == {"get": ["The event's id."],
                          "post": ["The type of the event to send (a declared one)."]}
-    assert item["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+    content = item["post"]["requestBody"]["content"]
+    assert content["application/json"]["schema"]["anyOf"][0] == {
         "$ref": "#/components/schemas/SendEvent"}
+    assert set(content) == {"application/json", "application/x-www-form-urlencoded"}
 
 
 def test_every_status_a_route_can_answer_is_listed_with_the_error_shape(

@@ -50,11 +50,18 @@ _HANDSHAKE: dict[int | str, dict[str, Any]] = {200: {
     "description": "A sender's handshake (GitHub's ping, Slack's url_verification with its "
                    "challenge echoed), answered and not recorded.",
     "content": {"application/json": {"schema": {"type": "object"}}}}}
+_SIGNED = "For a type that declares a signature: the sender's payload itself"
 _SEND = {"security": [{"HTTPBearer": []}, {}], "requestBody": {
     "required": True,
     "description": "``{data, id?}``; for a type that declares a signature, the sender's "
-                   "payload itself (JSON, or a form).",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SendEvent"}}}}}
+                   "payload itself (JSON, or a form as Slack sends it).",
+    "content": {
+        "application/json": {"schema": {"anyOf": [
+            {"$ref": "#/components/schemas/SendEvent"},
+            {"type": "object", "description": f"{_SIGNED}."}]}},
+        "application/x-www-form-urlencoded": {"schema": {
+            "type": "object", "additionalProperties": {"type": "string"},
+            "description": f"{_SIGNED}, as a form (Slack's)."}}}}}
 """What the route reads by hand: its body, and a bearer token unless the type is signed."""
 
 
