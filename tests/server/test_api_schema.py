@@ -22,9 +22,12 @@ from pathlib import Path
 import pytest
 from server_support import serve
 
-MAX_EXAMPLES = 10 * (50 if os.environ.get("TARRY_TEST_FUZZ") == "deep" else 1)
+DEPTH = 50 if os.environ.get("TARRY_TEST_FUZZ") == "deep" else 1
+MAX_EXAMPLES = 10 * DEPTH
 """Examples per operation and phase: enough to cross every parameter's edges, few enough
 for every run of the suite."""
+TIMEOUT = 300 * DEPTH
+"""Seconds the run may take at most (it takes some 15 at the default depth)."""
 
 TOKEN = "schemathesis-token"
 
@@ -57,11 +60,11 @@ def schemathesis(url: str, config: Path) -> subprocess.CompletedProcess[str]:
                str(config), "run", f"{url}/openapi.json", "--checks", "all",
                "--exclude-checks", "positive_data_acceptance", "--max-examples",
                str(MAX_EXAMPLES), "--seed", "42", "--workers", "1", "--request-timeout", "10"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300,
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT,
                           check=False, cwd=config.parent)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(TIMEOUT)
 def test_no_call_gets_a_5xx_or_a_response_outside_the_document(project: Path,
                                                                  tmp_path: Path) -> None:
     config = tmp_path / "schemathesis.toml"
