@@ -157,6 +157,19 @@ def test_both_uses_of_the_shared_event_path_work(served: Served) -> None:
     assert (read.json()["id"], read.json()["type"]) == ("e1", "deal.approved")
 
 
+def test_only_a_server_with_a_token_documents_the_bearer_scheme(project: Any,
+                                                                document: dict[str, Any]
+                                                                ) -> None:
+    assert [path for _, path, operation in operations(document) if "security" in operation] \
+        == []
+    assert "securitySchemes" not in document["components"]
+    with serve(project, {"TARRY_API_TOKEN": "t0ken"}) as server:
+        guarded = httpx.get(f"{server.url}/openapi.json").json()
+    secured = {path for _, path, operation in operations(guarded) if "security" in operation}
+    assert secured == {path for path in guarded["paths"] if path.startswith("/v1/")}
+    assert guarded["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+
+
 def test_sending_to_the_shared_path_still_needs_the_token(project: Any) -> None:
     with serve(project, {"TARRY_API_TOKEN": "t0ken"}) as server:
         refused = httpx.post(f"{server.url}/v1/events/deal.approved",

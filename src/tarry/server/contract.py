@@ -4,7 +4,8 @@ that shows it, both served from the package (the page's assets included: it work
 FastAPI builds the document from the routes; :func:`openapi_document` adds what no route can
 declare for itself: the models of bodies a route reads by hand (``POST /v1/events/{event}``
 reads its body raw, since a signed sender's payload is not an envelope), and the 413 that the
-body limit answers in front of every route.
+body limit answers in front of every route. A server without a token (loopback only) asks
+for none, and its document says so: no operation lists a security requirement.
 
 A 405 names in ``Allow`` every method the document lists for the path (the router alone
 names only the first route whose path matched, and a path has one route per method).
@@ -80,10 +81,15 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for model in _HAND_READ:
         schemas.update(_component(model))
+    open_server = not app.state.principals.required
     for operation in _operations(document):
         responses = operation.setdefault("responses", {})
         for status in _EVERYWHERE:
             responses.setdefault(str(status), _error_response(status))
+        if open_server:
+            operation.pop("security", None)
+    if open_server:
+        document["components"].pop("securitySchemes", None)
     return document
 
 
