@@ -40,11 +40,12 @@ router = APIRouter(prefix="/v1/events", tags=["events"],
 
 _OPERATOR = [Depends(principal_of_request)]
 EventId = Annotated[str, Path(description="The event's id.", max_length=512)]
-EventType = Annotated[str, Path(alias="event", max_length=512,
-                                description="The type of the event to send (a declared one).")]
-AnEvent = Annotated[str, Path(alias="event", max_length=512, description="The event's id.")]
-"""``GET`` and ``POST /v1/events/{event}`` share one path: one reads an event by its id, the
-other sends one of a type (OpenAPI allows one template per path, so one parameter name)."""
+TypeToSend = Annotated[str, Path(alias="event", max_length=512,
+                                 description="The type of the event to send (a declared one).")]
+IdToRead = Annotated[str, Path(alias="event", max_length=512, description="The event's id.")]
+"""``POST`` and ``GET /v1/events/{event}`` share one path: one sends an event of a type, the
+other reads an event by its id (OpenAPI allows one template per path, so one parameter
+name)."""
 
 _HANDSHAKE: dict[int | str, dict[str, Any]] = {200: {
     "description": "A sender's handshake (GitHub's ping, Slack's url_verification with its "
@@ -67,7 +68,7 @@ _SEND = {"security": [{"HTTPBearer": []}, {}], "requestBody": {
 
 @router.post("/{event}", status_code=202, response_model=EventDocument,
              openapi_extra=_SEND, responses={**error_responses(400, 404, 422), **_HANDSHAKE})
-async def send_event(event_type: EventType, request: Request,
+async def send_event(event_type: TypeToSend, request: Request,
                      engine: EngineDep) -> dict[str, Any] | JSONResponse:
     """Send an event: delivered to every run waiting on its correlation, else buffered (or
     unmatched). 202 once it is durable.
@@ -117,7 +118,7 @@ async def list_events(
 
 @router.get("/{event}", response_model=EventDocument, dependencies=_OPERATOR,
             responses=error_responses(404, 409, 422))
-async def get_event(event_id: AnEvent, engine: EngineDep) -> dict[str, Any]:
+async def get_event(event_id: IdToRead, engine: EngineDep) -> dict[str, Any]:
     """One event (409 when several types have an event with that id)."""
     return event_document(await off_loop(engine, engine.store.get_event, event_id))
 
