@@ -8,8 +8,10 @@ The one check left out, ``positive_data_acceptance``, wants every request that f
 document answered 2xx; a well-formed ``cursor`` this server never gave out, or a start of a
 flow with inputs it does not declare, is refused (400, 422) as documented.
 
-Budget: a fixed seed and ``MAX_EXAMPLES`` per operation keep one run (on one store) to a few
-seconds. A deeper hunt: ``TARRY_TEST_FUZZ=deep`` multiplies the examples by 50.
+The server has a token, and a signed event type beside the plain ones, so that both ways of
+sending an event are exercised. Budget: a fixed seed and ``MAX_EXAMPLES`` per operation keep
+one run (on one store) to some 15 seconds. A deeper hunt: ``TARRY_TEST_FUZZ=deep``
+multiplies the examples by 50.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from server_support import serve
+from server_support import EVENTS, serve, write_project
 
 DEPTH = 50 if os.environ.get("TARRY_TEST_FUZZ") == "deep" else 1
 MAX_EXAMPLES = 10 * DEPTH
@@ -39,7 +41,7 @@ bearer = "{TOKEN}"
 values = ["approval", "nap", "quick"]
 
 [dictionaries.types]
-values = ["deal.approved"]
+values = ["deal.approved", "github.push"]
 
 [dictionaries.deals]
 values = ["d1", "d2"]
@@ -53,6 +55,14 @@ values = ["d1", "d2"]
 """Real names of the test project, so that runs start and events are delivered (the
 stateful phase then reads, cancels, redelivers what it created), and the token."""
 
+SIGNED = EVENTS + """\
+  github.push:
+    correlate_on: [ref]
+    secret_env: GITHUB_SECRET
+    signature: github
+"""
+"""The test project's manifests and a signed type (its unsigned deliveries are 401s)."""
+
 
 def schemathesis(url: str, config: Path) -> subprocess.CompletedProcess[str]:
     """``st run`` against the server at ``url``: its exit status and report."""
@@ -65,10 +75,11 @@ def schemathesis(url: str, config: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(TIMEOUT)
-def test_no_call_gets_a_5xx_or_a_response_outside_the_document(project: Path,
-                                                                 tmp_path: Path) -> None:
+def test_no_call_gets_a_5xx_or_a_response_outside_the_document(tmp_path: Path,
+                                                                 store_url: str) -> None:
+    project = write_project(tmp_path / "project", store_url, events=SIGNED)
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG)
-    with serve(project, {"TARRY_API_TOKEN": TOKEN}) as server:
+    with serve(project, {"TARRY_API_TOKEN": TOKEN, "GITHUB_SECRET": "s3cret"}) as server:
         run = schemathesis(server.url, config)
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-5000:]
