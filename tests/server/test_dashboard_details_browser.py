@@ -54,7 +54,8 @@ def test_a_long_detail_with_apostrophes_reads_as_written_and_wraps(
     sign_in_tab(tab, dashboard, TOKEN, path=f"/runs/{run.id}")
 
     failed = tab.page.locator("table.history tr.k-step-failed td.data").inner_text()
-    assert f"cannot read key '{LONG_KEY}' of 'who'" in failed
+    assert f"cannot read key '{LONG_KEY[:40]}" in failed  # the key's excerpt
+    assert f"' of 'who': it is a str: {{{{ who.{LONG_KEY} }}}}" in failed
     assert "\\u0027" not in tab.page.content()
     tab.screenshot("run-long-details")
     assert tab.page.evaluate(OVERFLOWING) == []
