@@ -61,6 +61,8 @@ def resolve(document: dict[str, Any], reference: str) -> object:
 def test_the_document_lists_every_endpoint(document: dict[str, Any]) -> None:
     assert set(document["paths"]) == {
         "/healthz", "/metrics", "/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/cancel",
+        "/v1/runs/{run_id}/retry", "/v1/runs/{run_id}/rerun", "/v1/runs/batch",
+        "/v1/batches/{batch_id}",
         "/v1/held", "/v1/events", "/v1/events/{event}", "/v1/events/{event_id}/redeliver",
         "/v1/events/{event_id}/discard", "/v1/flows", "/v1/flows/{name}/graph", "/v1/tasks",
         "/v1/tasks/{task_id}/complete"}

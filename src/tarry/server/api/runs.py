@@ -94,7 +94,7 @@ async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
 
 
 @router.post("/{run_id}/cancel", response_model=RunDocument,
-             responses=error_responses(404, 409, 422))
+             responses=error_responses(400, 404, 409, 422))
 async def cancel_run(run_id: RunId, engine: EngineDep, principal: Principal,
                      body: Annotated[CancelRun | None, Body()] = None) -> dict[str, Any]:
     """Cancel a run: at once when held, pending or waiting; a running one at its next
