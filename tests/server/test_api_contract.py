@@ -138,6 +138,7 @@ def test_the_error_shape_is_type_message_details(document: dict[str, Any]) -> No
     ("PATCH", "/v1/runs/r1", "GET"),
     ("GET", "/v1/runs/r1/cancel", "POST"),
     ("DELETE", "/v1/events/e1/redeliver", "POST"),
+    ("OPTIONS", "/v1/runs/batch", "POST"),
 ])
 def test_a_405_names_every_method_of_its_path(served: Served, method: str, path: str,
                                               allow: str) -> None:

@@ -94,11 +94,15 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
 
 
 def allowed_methods(document: dict[str, Any], path: str) -> list[str]:
-    """The methods ``document`` lists for the path item whose template ``path`` fits."""
-    for template, item in document.get("paths", {}).items():
-        if _fits(template, path):
-            return sorted(method.upper() for method in item if method in _METHODS)
-    return []
+    """The methods ``document`` lists for the path item whose template ``path`` fits (a
+    concrete path before a templated one, as OpenAPI matches them: ``/v1/runs/batch``, not
+    ``/v1/runs/{run_id}``)."""
+    paths = document.get("paths", {})
+    fitting = [template for template in paths if _fits(template, path)]
+    if not fitting:
+        return []
+    item = paths[min(fitting, key=lambda template: template.count("{"))]
+    return sorted(method.upper() for method in item if method in _METHODS)
 
 
 def _fits(template: str, path: str) -> bool:
