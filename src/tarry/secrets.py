@@ -20,10 +20,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+if TYPE_CHECKING:
+    from tarry.language.manifests import Manifest
+
 __all__ = ["MASK", "MIN_SECRET_LENGTH", "RedactingFilter", "Redactor", "database_password",
-           "environment_tokens", "redact_database_url", "secret_values"]
+           "environment_tokens", "redact_database_url", "secret_values", "unset_secrets"]
 
 MASK = "***"
 """What a secret is replaced with."""
@@ -63,6 +67,16 @@ def secret_values(*, database: str, tokens: Iterable[str | None] = (),
     found = [*tokens, database_password(database),
              *((environ or {}).get(name) for name in secret_envs)]
     return tuple(dict.fromkeys(value.strip() for value in found if value and value.strip()))
+
+
+def unset_secrets(manifests: Mapping[str, Manifest], environ: Mapping[str, str]) -> list[str]:
+    """What is wrong with each signed event type whose ``secret_env`` variable is unset or
+    empty in ``environ``: its senders' signatures could not be checked, so ``tarry serve``
+    refuses to start and ``tarry doctor`` reports it as an error."""
+    return [f"event type '{manifest.type}' declares secret_env {manifest.secret_env}, but "
+            f"{manifest.secret_env} is not set: its senders' signatures could not be checked"
+            for _, manifest in sorted(manifests.items())
+            if manifest.secret_env is not None and not environ.get(manifest.secret_env)]
 
 
 def environment_tokens(environ: Mapping[str, str]) -> list[str]:

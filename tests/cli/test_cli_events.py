@@ -246,6 +246,18 @@ def test_events_json_lists_event_documents(events: Project) -> None:
     assert events.json("events") == [sent]
 
 
+def test_events_name_the_runs_an_event_started(events: Project) -> None:
+    events.flow("pinged", "flow: pinged\non:\n  - event: ping\nsteps:\n"
+                          "  - hello: { set: { text: hi } }\n")
+    sent = send(events, "ping", "--data", '{"to": "x"}', "--id", "p1")
+    [run] = sent["started"]
+    [listed] = events.json("events")
+    assert (listed["id"], listed["started"]) == ("p1", [run])
+    [row] = events.tarry("events").stdout.splitlines()[2:]
+    assert f"started {run}" in row
+    assert events.json("show", run)["flow"] == "pinged"
+
+
 def test_events_state_and_limit_filter(events: Project) -> None:
     for n in range(3):
         send(events, "ping", "--data", '{"from": "x"}', "--id", f"bad{n}")

@@ -135,6 +135,20 @@ def test_an_unknown_status_filter_is_a_422(served: Served) -> None:
     assert response.json()["error"]["details"]["errors"][0]["where"] == "query.status"
 
 
+@pytest.mark.parametrize(("value", "suggestion"), [
+    ("no.such", ""), ("deal.aproved", " (did you mean 'deal.approved'?)"),
+    ("timr", " (did you mean 'timer'?)")])
+def test_a_waiting_for_filter_that_names_nothing_is_a_422(served: Served, value: str,
+                                                          suggestion: str) -> None:
+    with served.client() as client:
+        response = client.get("/v1/runs", params={"waiting_for": value})
+    assert _error(response) == (
+        422, "invalid", f"waiting_for '{value}' is neither a kind of wait (event, hold, poll, "
+                        f"retry, task, timer) nor a declared event type{suggestion}")
+    assert response.json()["error"]["details"] == {"problems": [response.json()["error"][
+        "message"]]}
+
+
 def test_an_unknown_run_is_a_404(served: Served) -> None:
     with served.client() as client:
         response = client.get("/v1/runs/nope")

@@ -14,6 +14,7 @@ import pytest
 from server_support import EVENTS, Served, serve, start, status_becomes, write_project
 
 from tarry.errors import ConfigError
+from tarry.holds.doctor import Level, diagnose
 from tarry.server.signatures import sign
 
 TOKENS = {"TARRY_API_TOKEN": "single-secret", "TARRY_API_TOKENS": "ops=ops-secret,bob=bob-secret"}
@@ -242,6 +243,26 @@ def test_a_signed_type_whose_secret_is_unset_refuses_to_start(tmp_path: Path,
     assert str(caught.value) == ("event type 'github.hook' declares secret_env GITHUB_SECRET, "
                                  "but GITHUB_SECRET is not set: its senders' signatures could "
                                  "not be checked")
+
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def test_doctor_reports_as_an_error_the_unset_secret_that_stops_serve(
+        tmp_path: Path, store_url: str) -> None:
+    root = write_project(tmp_path / "unset", store_url, events=SIGNED_EVENTS)
+    environ = {**SECRETS, "GITHUB_SECRET": ""}
+    with pytest.raises(ConfigError) as refused, serve(root, environ):
+        pass
+    findings = diagnose(NOW, cwd=root, env=environ)
+    assert [(f.level, f.message) for f in findings if f.topic == "webhook"] == [
+        (Level.ERROR, f"{refused.value}; `tarry serve` refuses to start until it is set")]
+
+    findings = diagnose(NOW, cwd=root, env=SECRETS)
+    assert [(f.level, f.message) for f in findings if f.topic == "webhook"] == [
+        (Level.OK, "the secrets of 3 signed event type(s) are set")]
+    with serve(root, SECRETS) as server:
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
 
 
 # -- the body limit ---------------------------------------------------------------------------

@@ -124,6 +124,11 @@ def test_a_bad_filter_or_page_link_is_a_page_that_says_what_to_do(browser: Brows
     assert status.status_code == 400
     assert ("There is no status &#39;sleeping&#39;; choose one of: waiting, held, pending, "
             "running, succeeded, failed, cancelled, refused.") in status.text
+    wait = browser.get("/runs?waiting_for=deal.aproved")
+    assert wait.status_code == 400
+    assert ("The filter waiting_for &#39;deal.aproved&#39; is neither a kind of wait (event, "
+            "hold, poll, retry, task, timer) nor a declared event type (did you mean "
+            "&#39;deal.approved&#39;?).") in wait.text
     assert cursor.status_code == 400
     assert "start again from the first page" in cursor.text
 
@@ -254,6 +259,18 @@ def test_the_inbox_shows_quarantined_events_with_their_validation_errors(
     assert "<li>approved: &#39;yes&#39; is not of type &#39;boolean&#39;</li>" in html
     assert "No buffered events." in browser.get("/events?state=buffered").text
     assert browser.get("/events?state=lost").status_code == 400
+
+
+def test_an_event_that_started_a_run_links_to_it_in_the_inbox(dashboard: Served,
+                                                              browser: Browser) -> None:
+    event = dashboard.engine.send("ticket.closed", {"ticket": 7})  # starts a run of reopen
+    [run] = event.started
+    row = re.search(rf'<tr data-event="{event.id}">.*?</tr>',
+                    browser.get(f"/events?state={event.state.value}").text, re.S)
+    assert row is not None
+    assert f'started <a class="mono" href="/runs/{run}">{run[:12]}</a>' in row.group(0)
+    assert (f'<p class="explanation" id="started">Started <a class="mono" href="/runs/{run}">'
+            f"{run}</a> (its flows' triggers).</p>") in browser.get(f"/events/{event.id}").text
 
 
 def test_the_inbox_tabs_count_what_needs_an_operator(dashboard: Served, browser: Browser,

@@ -14,6 +14,7 @@ from tarry.config import load_settings
 from tarry.errors import ConfigError
 from tarry.server.api.paging import decode_cursor, encode_cursor
 from tarry.server.auth import Principals, bearer_token, check_bind
+from tarry.server.contract import allowed_methods
 from tarry.server.errors import ApiError
 from tarry.server.signatures import SignatureRejected, sign, verify
 from tarry.server.webhooks import delivery_id, handshake, sender_fields, signed_payload
@@ -139,3 +140,24 @@ def test_a_delivery_id_is_a_nonempty_text_or_none_and_the_payload_keeps_its_fiel
         assert {k: v for k, v in added.items() if k in payload} == payload
     else:
         assert added is payload
+
+
+PATHS = {"/v1/runs": ["GET", "POST"], "/v1/runs/{run_id}": ["GET"],
+         "/v1/runs/{run_id}/cancel": ["POST"], "/v1/events/{event}": ["GET", "POST"],
+         "/v1/events/{event_id}/redeliver": ["POST"]}
+DOCUMENT = {"paths": {path: {method.lower(): {} for method in methods}
+                      for path, methods in PATHS.items()}}
+SEGMENT = st.text(st.characters(blacklist_characters="/"), min_size=1, max_size=30)
+
+
+@given(st.sampled_from(sorted(PATHS)), st.lists(SEGMENT, min_size=3, max_size=3))
+def test_a_405_allows_the_methods_of_the_template_a_path_fits(template: str,
+                                                               values: list[str]) -> None:
+    parts = template.split("/")
+    path = "/".join(values.pop() if part.startswith("{") else part for part in parts)
+    assert allowed_methods(DOCUMENT, path) == PATHS[template]
+
+
+@given(st.text(max_size=120))
+def test_any_path_allows_documented_methods_or_none(path: str) -> None:
+    assert allowed_methods(DOCUMENT, path) in [[], *PATHS.values()]

@@ -214,9 +214,10 @@ def _summary(data: Any) -> Text:
 
 
 def _detail(doc: _Document) -> str:
-    """The runs it reached, how long it is buffered, or why it is invalid."""
-    if doc["runs"]:
-        return f"runs {', '.join(doc['runs'])}"
-    if doc["buffer_until"]:
-        return f"until {doc['buffer_until']}"
-    return "; ".join(doc["errors"])
+    """The runs it reached, how long it is buffered, or why it is invalid; and the runs its
+    flows' triggers started."""
+    reached = (f"runs {', '.join(doc['runs'])}" if doc["runs"] else
+               f"until {doc['buffer_until']}" if doc["buffer_until"] else
+               "; ".join(doc["errors"]))
+    started = f"started {', '.join(doc['started'])}" if doc.get("started") else ""
+    return "; ".join(part for part in (reached, started) if part)

@@ -53,6 +53,7 @@ from tarry.holds.service import Holds
 from tarry.language.manifests import Manifest, load_manifests
 from tarry.language.model import Flow
 from tarry.model import (
+    WAIT_KINDS,
     BatchAction,
     BatchFilter,
     BatchRecord,
@@ -360,10 +361,22 @@ class Engine:
              target: str | None = None, waiting_for: str | None = None,
              at_step: str | None = None, after: tuple[datetime, str] | None = None,
              limit: int = 100) -> list[RunRecord]:
-        """Runs, newest first, filtered and paged as ``Store.list_runs``."""
+        """Runs, newest first, filtered and paged as ``Store.list_runs`` (a ``waiting_for``
+        that names nothing is refused, see :meth:`check_wait_filter`)."""
+        self.check_wait_filter(waiting_for)
         return self.store.list_runs(status=status, flow=flow, target=target,
                                     waiting_for=waiting_for, at_step=at_step, after=after,
                                     limit=limit)
+
+    def check_wait_filter(self, waiting_for: str | None) -> None:
+        """Refuse (``InvalidRequest``, with a suggestion) a ``waiting_for`` filter that is
+        neither a kind of wait nor an event type a manifest declares: it could only ever
+        select nothing, and is most likely a misspelling."""
+        if waiting_for is None or waiting_for in WAIT_KINDS or waiting_for in self.manifests:
+            return
+        raise InvalidRequest(f"waiting_for '{waiting_for}' is neither a kind of wait "
+                             f"({', '.join(sorted(WAIT_KINDS))}) nor a declared event type"
+                             f"{did_you_mean(waiting_for, [*WAIT_KINDS, *self.manifests])}")
 
     def held(self, *, limit: int = 100) -> list[RunRecord]:
         """Held runs, newest first."""

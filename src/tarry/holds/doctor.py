@@ -12,8 +12,10 @@ warning (harmless today, probably a mistake), or a passed check. In order:
    a warning, nothing looks it up;
 5. every literal ``after`` lies within ``hold_after_max`` of now — else its runs would be
    refused ``hold-after-beyond-max``;
-6. the store is reachable and migrated;
-7. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
+6. every signed event type's ``secret_env`` variable is set — else ``tarry serve`` refuses
+   to start;
+7. the store is reachable and migrated;
+8. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
    runs — else a warning: it only grows.
 
 Who may edit a check script is not checked: that is the operator's to keep tight.
@@ -21,6 +23,7 @@ Who may edit a check script is not checked: that is the operator's to keep tight
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -50,7 +53,7 @@ from tarry.language.model import (
     Step,
     WaitFor,
 )
-from tarry.secrets import Redactor
+from tarry.secrets import Redactor, unset_secrets
 from tarry.store import open_store
 
 __all__ = ["ENDED_RUNS_WARNING", "Finding", "Level", "checks_named", "diagnose",
@@ -100,10 +103,11 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
         return [Finding(Level.ERROR, "config", redact(str(message))) for message in exc.args]
     findings = [Finding(Level.OK, "config", f"the configuration parses ({settings.origin})")]
     findings += _check_paths(settings.checks)
-    flows, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
+    flows, manifests, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
     findings += problems
     findings += _named_checks(flows, settings.checks)
     findings += _far_afters(flows, settings, now)
+    findings += _secrets(manifests, os.environ if env is None else env)
     findings += _store(settings, now, ended_runs_warning)
     return [replace(finding, message=redact(finding.message)) for finding in findings]
 
@@ -187,7 +191,8 @@ def _far_afters(flows: list[Flow], settings: Settings, now: datetime) -> list[Fi
 
 # -- flows and manifests -----------------------------------------------------------------------
 
-def _load_flows(settings: Settings, cwd: Path) -> tuple[list[Flow], list[Finding]]:
+def _load_flows(settings: Settings,
+                cwd: Path) -> tuple[list[Flow], dict[str, Manifest], list[Finding]]:
     manifests: dict[str, Manifest] | None = None
     findings: list[Finding] = []
     try:
@@ -205,7 +210,17 @@ def _load_flows(settings: Settings, cwd: Path) -> tuple[list[Flow], list[Finding
     if not findings:
         findings.append(Finding(Level.OK, "flow", f"{len(flows)} flow file(s) and the event "
                                                   "manifests validate"))
-    return flows, findings
+    return flows, manifests or {}, findings
+
+
+def _secrets(manifests: Mapping[str, Manifest], environ: Mapping[str, str]) -> list[Finding]:
+    unset = unset_secrets(manifests, environ)
+    if unset:
+        return [Finding(Level.ERROR, "webhook", f"{problem}; `tarry serve` refuses to start "
+                                                "until it is set") for problem in unset]
+    signed = sum(manifest.secret_env is not None for manifest in manifests.values())
+    return [Finding(Level.OK, "webhook", f"the secrets of {signed} signed event type(s) "
+                                         "are set")] if signed else []
 
 
 def _flow_files(folder: Path, cwd: Path) -> list[Path]:

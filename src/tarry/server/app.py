@@ -25,6 +25,7 @@ from tarry.server.api import ROUTERS
 from tarry.server.api.operate import resume_batches, stop_batches
 from tarry.server.auth import Principals
 from tarry.server.bodylimit import BodyLimit
+from tarry.server.contract import install_contract
 from tarry.server.errors import install_error_handlers
 from tarry.server.metrics import Metrics, ObservedStore, probe_loop_lag
 from tarry.server.requestlog import RequestLog
@@ -52,7 +53,7 @@ def create_app(engine: Engine, settings: Settings, *, worker: bool = True,
     is unset refuses to start (``ConfigError``), as does a malformed ``TARRY_API_TOKENS``.
     """
     app = FastAPI(title="tarry", version=_version(), description=_DESCRIPTION,
-                  openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
+                  openapi_url=None, docs_url=None, redoc_url=None,
                   lifespan=_lifespan(worker, worker_concurrency))
     app.state.engine = engine
     app.state.settings = settings
@@ -66,6 +67,7 @@ def create_app(engine: Engine, settings: Settings, *, worker: bool = True,
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit=settings.limits.request_bytes)
     app.add_middleware(RequestLog)
+    install_contract(app)
     app.include_router(health.router)
     for router in ROUTERS:
         app.include_router(router)

@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response
 
 from tarry.clock import iso
 from tarry.errors import StoreError
+from tarry.server.api.context import error_responses
 from tarry.server.api.models import Health
 from tarry.server.calls import off_loop
 from tarry.server.errors import RETRY_AFTER_SECONDS
@@ -41,7 +42,8 @@ async def healthz(request: Request) -> JSONResponse:
 
 @router.get("/metrics", response_class=Response,
             responses={200: {"content": {CONTENT_TYPE: {"schema": {"type": "string"}}},
-                             "description": "Prometheus text format"}})
+                             "description": "Prometheus text format"},
+                       **error_responses(503)})
 async def metrics(request: Request) -> Response:
     """Runs by status, wake lateness, send-to-resume, events and checks by outcome, claim
     and checkpoint durations, event-loop lag (see :mod:`tarry.server.metrics`)."""

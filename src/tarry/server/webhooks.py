@@ -32,6 +32,7 @@ from urllib.parse import parse_qs
 from tarry.errors import ConfigError
 from tarry.language.jsontext import parse_json
 from tarry.language.manifests import Manifest
+from tarry.secrets import unset_secrets
 from tarry.server.errors import ApiError
 
 __all__ = ["FORM_CONTENT_TYPE", "GITHUB_EVENT_FIELD", "delivery_id", "handshake", "read_secrets",
@@ -45,17 +46,11 @@ GITHUB_EVENT_FIELD = "x_github_event"
 def read_secrets(manifests: Mapping[str, Manifest],
                  environ: Mapping[str, str]) -> dict[str, bytes]:
     """Each signed type's secret; a variable that is unset or empty refuses to start."""
-    secrets: dict[str, bytes] = {}
-    for manifest in manifests.values():
-        if manifest.secret_env is None:
-            continue
-        secret = environ.get(manifest.secret_env, "")
-        if not secret:
-            raise ConfigError(f"event type '{manifest.type}' declares secret_env "
-                              f"{manifest.secret_env}, but {manifest.secret_env} is not set: "
-                              "its senders' signatures could not be checked")
-        secrets[manifest.type] = secret.encode()
-    return secrets
+    unset = unset_secrets(manifests, environ)
+    if unset:
+        raise ConfigError("; ".join(unset))
+    return {manifest.type: environ[manifest.secret_env].encode()
+            for manifest in manifests.values() if manifest.secret_env is not None}
 
 
 def signed_payload(scheme: str, body: bytes, content_type: str) -> Any:

@@ -36,23 +36,39 @@ WEBHOOK_LOGGER = "tarry.server.webhooks"
 webhook_logger = logging.getLogger(WEBHOOK_LOGGER)
 
 router = APIRouter(prefix="/v1/events", tags=["events"],
-                   responses=error_responses(401, 413, 503))
+                   responses=error_responses(401, 503))
 
 _OPERATOR = [Depends(principal_of_request)]
 EventId = Annotated[str, Path(description="The event's id.", max_length=512)]
-EventType = Annotated[str, Path(description="A declared event type.", max_length=512)]
+TypeToSend = Annotated[str, Path(alias="event", max_length=512,
+                                 description="The type of the event to send (a declared one).")]
+IdToRead = Annotated[str, Path(alias="event", max_length=512, description="The event's id.")]
+"""``POST`` and ``GET /v1/events/{event}`` share one path: one sends an event of a type, the
+other reads an event by its id (OpenAPI allows one template per path, so one parameter
+name)."""
 
 _HANDSHAKE: dict[int | str, dict[str, Any]] = {200: {
     "description": "A sender's handshake (GitHub's ping, Slack's url_verification with its "
                    "challenge echoed), answered and not recorded.",
     "content": {"application/json": {"schema": {"type": "object"}}}}}
-_SEND_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": {"$ref": "#/components/schemas/SendEvent"}}}}}
+_SIGNED = "For a type that declares a signature: the sender's payload itself"
+_SEND = {"security": [{"HTTPBearer": []}, {}], "requestBody": {
+    "required": True,
+    "description": "``{data, id?}``; for a type that declares a signature, the sender's "
+                   "payload itself (JSON, or a form as Slack sends it).",
+    "content": {
+        "application/json": {"schema": {"anyOf": [
+            {"$ref": "#/components/schemas/SendEvent"},
+            {"type": "object", "description": f"{_SIGNED}."}]}},
+        "application/x-www-form-urlencoded": {"schema": {
+            "type": "object", "additionalProperties": {"type": "string"},
+            "description": f"{_SIGNED}, as a form (Slack's)."}}}}}
+"""What the route reads by hand: its body, and a bearer token unless the type is signed."""
 
 
-@router.post("/{event_type}", status_code=202, response_model=EventDocument,
-             openapi_extra=_SEND_BODY, responses={**error_responses(400, 404, 422), **_HANDSHAKE})
-async def send_event(event_type: EventType, request: Request,
+@router.post("/{event}", status_code=202, response_model=EventDocument,
+             openapi_extra=_SEND, responses={**error_responses(400, 404, 422), **_HANDSHAKE})
+async def send_event(event_type: TypeToSend, request: Request,
                      engine: EngineDep) -> dict[str, Any] | JSONResponse:
     """Send an event: delivered to every run waiting on its correlation, else buffered (or
     unmatched). 202 once it is durable.
@@ -68,7 +84,7 @@ async def send_event(event_type: EventType, request: Request,
         principal_of_request(request)
         data, event_id = _envelope(body, request.headers.get("idempotency-key"))
     else:
-        _check_signature(request, manifest.signature, body)
+        _check_signature(request, event_type, manifest.signature, body)
         scheme = manifest.signature
         data = signed_payload(scheme, body, request.headers.get("content-type", ""))
         answer = handshake(scheme, request.headers, data)
@@ -100,9 +116,9 @@ async def list_events(
             else None}
 
 
-@router.get("/{event_id}", response_model=EventDocument, dependencies=_OPERATOR,
-            responses=error_responses(404, 409))
-async def get_event(event_id: EventId, engine: EngineDep) -> dict[str, Any]:
+@router.get("/{event}", response_model=EventDocument, dependencies=_OPERATOR,
+            responses=error_responses(404, 409, 422))
+async def get_event(event_id: IdToRead, engine: EngineDep) -> dict[str, Any]:
     """One event (409 when several types have an event with that id)."""
     return event_document(await off_loop(engine, engine.store.get_event, event_id))
 
@@ -118,7 +134,7 @@ async def redeliver_event(event_id: EventId, request: Request, engine: EngineDep
 
 
 @router.post("/{event_id}/discard", response_model=EventDocument, dependencies=_OPERATOR,
-             responses=error_responses(404, 409))
+             responses=error_responses(404, 409, 422))
 async def discard_event(event_id: EventId, engine: EngineDep) -> dict[str, Any]:
     """Discard a quarantined, unmatched or buffered event."""
     return event_document(await off_loop(engine, engine.discard, event_id))
@@ -135,10 +151,9 @@ def _envelope(body: bytes, header_id: str | None) -> tuple[Any, str | None]:
     return envelope.data, envelope.id or header_id
 
 
-def _check_signature(request: Request, scheme: str, body: bytes) -> None:
+def _check_signature(request: Request, event_type: str, scheme: str, body: bytes) -> None:
     """Accept a signed delivery, or refuse it (401): logged on ``tarry.server.webhooks``
     with its reason and counted in ``tarry_webhooks_refused_total``."""
-    event_type = request.path_params["event_type"]
     secret = request.app.state.secrets[event_type]
     now = request.app.state.engine.clock.now()
     try:

@@ -36,7 +36,7 @@ async def list_flows(engine: EngineDep) -> dict[str, Any]:
             "problems": [str(problem) for error in refused for problem in error.problems]}
 
 
-@router.get("/{name}/graph", response_model=FlowGraph, responses=error_responses(404))
+@router.get("/{name}/graph", response_model=FlowGraph, responses=error_responses(404, 422))
 async def flow_graph(name: Annotated[str, Path(description="The flow's name.", max_length=200)],
                      engine: EngineDep) -> dict[str, Any]:
     """A flow's drawing: its steps nested as drawn (a Python flow's: the operations its

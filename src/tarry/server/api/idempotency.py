@@ -29,7 +29,9 @@ _KEY = re.compile(r"[\x21-\x7e]{1,255}")
 IdempotencyKey = Annotated[str | None, Header(
     alias="Idempotency-Key", description="Makes a retried request safe: the same key returns "
                                          "what the first request with it did (1–255 "
-                                         "printable ASCII characters, no spaces).")]
+                                         "printable ASCII characters, no spaces).",
+    json_schema_extra={"pattern": f"^{_KEY.pattern}$"})]
+"""The header (a key that breaks its pattern is a 400 from :func:`check_key`)."""
 
 
 def check_key(key: str | None) -> str | None:

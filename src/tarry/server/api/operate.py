@@ -51,7 +51,7 @@ async def start_batch(body: StartBatch, *, request: Request, engine: EngineDep,
 
 
 @router.get("/batches/{batch_id}", response_model=BatchDocument,
-            responses=error_responses(404))
+            responses=error_responses(404, 422))
 async def get_batch(batch_id: Annotated[str, Path(max_length=200)],
                     engine: EngineDep) -> dict[str, Any]:
     """A batch, with its counts so far."""

@@ -20,7 +20,7 @@ __all__ = ["router", "run_page"]
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"],
                    dependencies=[Depends(principal_of_request)],
-                   responses=error_responses(401, 413, 503))
+                   responses=error_responses(401, 503))
 
 RunId = Annotated[str, Path(description="The run's id.", max_length=200)]
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -65,7 +65,9 @@ async def list_runs(
             "A step of the run's flow, without loop indices (quotes.request): runs waiting "
             "at it, or failed at it."))] = None,
         cursor: Cursor = None, limit: Limit = 50) -> dict[str, Any]:
-    """Runs, newest first, filtered, in keyset pages (history left out)."""
+    """Runs, newest first, filtered, in keyset pages (history left out). A ``waiting_for``
+    that is neither a kind of wait nor a declared event type is a 422."""
+    engine.check_wait_filter(waiting_for)
     return await run_page(engine, cursor, limit, status=status, flow=flow, target=target,
                           waiting_for=waiting_for, at_step=at_step)
 
@@ -84,14 +86,15 @@ async def run_page(engine: Engine, cursor: str | None, limit: int,
             "next_cursor": encode_cursor(page[-1].created_at, page[-1].id) if more else None}
 
 
-@router.get("/{run_id}", response_model=RunDocument, responses=error_responses(404))
+@router.get("/{run_id}", response_model=RunDocument,
+            responses=error_responses(404, 422))
 async def get_run(run_id: RunId, engine: EngineDep) -> dict[str, Any]:
     """One run with its history."""
     return await off_loop(engine, engine.document, run_id)
 
 
 @router.post("/{run_id}/cancel", response_model=RunDocument,
-             responses=error_responses(404, 409, 422))
+             responses=error_responses(400, 404, 409, 422))
 async def cancel_run(run_id: RunId, engine: EngineDep, principal: Principal,
                      body: Annotated[CancelRun | None, Body()] = None) -> dict[str, Any]:
     """Cancel a run: at once when held, pending or waiting; a running one at its next

@@ -45,7 +45,7 @@ async def list_tasks(
 
 
 @router.post("/{task_id}/complete", response_model=TaskDocument,
-             responses=error_responses(403, 404, 409, 413, 422))
+             responses=error_responses(400, 403, 404, 409, 422))
 async def complete_task(task_id: TaskId, body: CompleteTask, request: Request,
                         engine: EngineDep, principal: Principal) -> dict[str, Any]:
     """Complete a task as the caller, with an outcome and the form's data; its run resumes."""

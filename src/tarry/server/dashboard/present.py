@@ -78,6 +78,12 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
 
 
+def inline_json(value: Any) -> str:
+    """A JSON value on one line, as written (``'`` stays ``'``: the page escapes it as HTML,
+    where Jinja's ``tojson``, made for scripts, writes ``\\u0027``)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def conditions_text(conditions: Sequence[Mapping[str, Any]]) -> str:
     """A hold's conditions: ``after 2026-09-01 09:00:00 UTC + ticket (go) + ci``."""
     return " + ".join(f"after {human_instant(c['after'])}" if "after" in c

@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse
 
 from tarry.clock import from_millis, to_millis
 from tarry.engine.documents import run_document
+from tarry.errors import InvalidRequest
 from tarry.model import RunRecord, RunStatus
 from tarry.server.dashboard import present
 from tarry.server.dashboard.explain import explanation
@@ -122,6 +123,10 @@ async def runs_page(request: Request, who: Who) -> HTMLResponse:
     """Runs, newest first: filtered, counted per status, a page at a time."""
     params = request.query_params
     filters = RunFilters.of(params)
+    try:
+        engine_of(request).check_wait_filter(filters.waiting_for)
+    except InvalidRequest as exc:
+        raise PageError(400, "Unknown wait", f"The filter {exc}.") from None
     after = _cursor(params)
     store = engine_of(request).async_store
     records = await store.list_runs(status=filters.status, after=after, limit=PAGE_SIZE + 1,

@@ -58,7 +58,7 @@ templates = Environment(loader=PackageLoader("tarry.server.dashboard", "template
                         autoescape=select_autoescape(default=True, default_for_string=True),
                         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 templates.filters.update(instant=present.human_instant, json=present.pretty_json,
-                         span=present.span_text)
+                         span=present.span_text, inline_json=present.inline_json)
 
 
 class Redirect(Exception):
