@@ -9,24 +9,11 @@ import re
 
 import pytest
 
+from operate_support import FLAKY_FLOW
+
 from .conftest import WAITING_FLOW, Project
 
 RUN_ID = r"[0-9a-f]{32}"
-
-FLAKY_FLOW = """\
-flow: flaky
-inputs:
-  fine: { type: boolean, default: false }
-steps:
-  - first:
-      log: { message: "first step" }
-  - check:
-      if: "{{ not fine }}"
-      fail: "not fine yet"
-  - done:
-      exit: fine
-"""
-
 
 @pytest.fixture
 def flows(project: Project, store_url: str, monkeypatch: pytest.MonkeyPatch) -> Project:

@@ -11,22 +11,8 @@ import httpx
 import pytest
 from server_support import FLOWS, Served, eventually, serve, start, status_becomes, write_project
 
+from operate_support import FLAKY_FLOW
 from tarry.model import BatchAction, BatchFilter
-
-FLAKY_FLOW = """\
-flow: flaky
-inputs:
-  fine: { type: boolean, default: false }
-steps:
-  - first:
-      log: { message: "first step" }
-  - check:
-      if: "{{ not fine }}"
-      fail: "not fine yet"
-  - done:
-      exit: fine
-"""
-
 
 BUSY_FLOW = """\
 flow: busy

@@ -14,23 +14,11 @@ from dashboard_support import eventually, sign_in_tab
 from server_support import Served, serve, write_project
 
 from browsers import Tab
+from operate_support import FLAKY_FLOW
 from tarry.model import RunStatus
 
 TOKEN = "operator-secret"
 
-FLAKY_FLOW = """\
-flow: flaky
-inputs:
-  fine: { type: boolean, default: false }
-steps:
-  - first:
-      log: { message: "first step" }
-  - check:
-      if: "{{ not fine }}"
-      fail: "not fine yet"
-  - done:
-      exit: fine
-"""
 
 NAP_FLOW = """\
 flow: nap
