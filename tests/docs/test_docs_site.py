@@ -91,7 +91,7 @@ def test_the_python_reference_documents_every_public_name(site: Path) -> None:
 
 def test_the_http_reference_documents_every_route(site: Path) -> None:
     page = (site / "http-api" / "index.html").read_text(encoding="utf-8")
-    for route in ("POST /v1/runs", "GET /v1/runs/{run_id}", "POST /v1/events/{event_type}",
+    for route in ("POST /v1/runs", "GET /v1/runs/{run_id}", "POST /v1/events/{event}",
                   "POST /v1/tasks/{task_id}/complete", "GET /healthz"):
         assert f"<code>{route}</code>" in page, route
 
