@@ -68,13 +68,14 @@ def _execute(url: str, statement: str) -> None:
 
 async def test_a_wait_registered_by_an_earlier_release_keeps_its_rule(
         tmp_path: Path, store_url: str) -> None:
-    """A wait registered before the race rule (its id without the mark) still takes every
-    reply, and its run goes on as it did: the first counts, the second is ignored."""
+    """A wait registered before the race rule (first_wins false, the column's default) still
+    takes every reply, and its run goes on as it did: the first counts, the second is
+    ignored."""
     start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     with Harness(tmp_path, start=start, manifests=MANIFESTS, store_url=store_url) as harness:
         run_id = harness.start(harness.flow(FLOW))
         await harness.run_due()
-        _execute(store_url, "UPDATE event_waits SET wait_id = 'reply'")
+        _execute(store_url, "UPDATE event_waits SET first_wins = false")
         first = harness.send("email.reply", {"ticket": "T1", "n": 1})
         second = harness.send("portal.reply", {"ticket": "T1", "n": 2})
         assert first.runs == second.runs == (run_id,)

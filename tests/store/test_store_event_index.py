@@ -60,7 +60,8 @@ def run_params(number: int) -> dict[str, Any]:
 def wait_params(number: int) -> dict[str, Any]:
     """``insert_wait`` parameters of wait ``number`` (WAITS_PER_RUN per run)."""
     return {"run_id": f"run-{number // WAITS_PER_RUN:05}", "wait_id": f"step[{number}]",
-            "type": event_type(number), "match_key": key(number), "until": to_millis(NOW)}
+            "type": event_type(number), "match_key": key(number), "until": to_millis(NOW),
+            "first_wins": number % 2 == 0}
 
 
 def event_params(number: int) -> dict[str, Any]:

@@ -7,9 +7,9 @@ arrive at the same moment always meet: one of them sees the other.
 
 A race has one winner: a branch whose wait is settled by its first event
 (``EventWait.first_wins``) and already holds one is not delivered another; that event is
-handled as if the wait had ended (buffered or unmatched). Such a wait is registered under its
-id with :data:`_FIRST_WINS` appended, which no step path contains, so the event index needs no
-new column and a wait registered by an earlier release keeps the rule it was registered with.
+handled as if the wait had ended (buffered or unmatched). The event index keeps the rule with
+each wait (``first_wins``); a wait registered by an earlier release keeps the rule it was
+registered with (it takes every reply).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def plan_wait_changes(tx: Tx, updates: list[RunUpdate]) -> dict[str, WaitChanges
             (row["wait_id"], row["type"], row["match_key"]))
     plans: dict[str, WaitChanges] = {}
     for update in releasing:
-        wanted = {(_stored_id(w), w.type, w.match_key): w for w in update.waits}
+        wanted = {(w.wait_id, w.type, w.match_key): w for w in update.waits}
         held = registered.get(update.run_id, set())
         plans[update.run_id] = WaitChanges(
             removed=frozenset(held - wanted.keys()),
@@ -257,9 +257,10 @@ def register_waits(tx: Tx, run_id: str, waits: tuple[EventWait, ...], now: datet
     The caller holds each wait's correlation lock (:func:`plan_wait_changes` took it).
     """
     for wait in waits:
-        tx.many("insert_wait", [{"run_id": run_id, "wait_id": _stored_id(wait),
+        tx.many("insert_wait", [{"run_id": run_id, "wait_id": wait.wait_id,
                                  "type": wait.type, "match_key": wait.match_key,
-                                 "until": to_millis(wait.until)}])
+                                 "until": to_millis(wait.until),
+                                 "first_wins": wait.first_wins}])
         _take_buffered(tx, run_id, wait, now)
 
 
@@ -279,21 +280,9 @@ def _take_buffered(tx: Tx, run_id: str, wait: EventWait, now: datetime) -> None:
                                  "runs": json.dumps([run_id]), "now": to_millis(now)}])
 
 
-_FIRST_WINS = "\x1f"
-"""What ends the stored id of a wait settled by its first event (see the module)."""
-
-
-def _stored_id(wait: EventWait) -> str:
-    """The id ``wait`` is registered under in the event index."""
-    return wait.wait_id + _FIRST_WINS if wait.first_wins else wait.wait_id
-
-
 def _branch_of(row: Row) -> tuple[str, bool]:
     """The step path of a registered wait's row, and whether its first event settles it."""
-    stored: str = row["wait_id"]
-    if stored.endswith(_FIRST_WINS):
-        return stored[:-len(_FIRST_WINS)], True
-    return stored, False
+    return row["wait_id"], bool(row["first_wins"])
 
 
 def _settled_branches(waiting: Mapping[Any, Sequence[Row]]) -> set[tuple[str, str]]:

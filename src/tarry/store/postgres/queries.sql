@@ -234,15 +234,14 @@ FOR UPDATE OF r
 -- The branches waiting on each correlation in keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each (LATERAL, fenced by OFFSET 0), never a scan of waiting
 -- runs. A wait whose deadline is not after the event's arrival has lost the race.
--- settled: the branch holds a delivered event not yet taken in (a wait registered as settled
--- by its first event has chr(31) after its step path; the inbox names the path), looked up
--- per branch in inbox_run (OFFSET 0 keeps it from becoming a join that scans the inbox).
-SELECT DISTINCT k.type, k.match_key, k.received_at, w.run_id, w.wait_id,
+-- settled: the branch holds a delivered event not yet taken in (first_wins: the wait is
+-- settled by its first event), looked up per branch in inbox_run (OFFSET 0 keeps it from becoming a join that scans the inbox).
+SELECT DISTINCT k.type, k.match_key, k.received_at, w.run_id, w.wait_id, w.first_wins,
        EXISTS (SELECT 1 FROM inbox i
-               WHERE i.run_id = w.run_id AND i.wait_id = rtrim(w.wait_id, chr(31))
+               WHERE i.run_id = w.run_id AND i.wait_id = w.wait_id
                OFFSET 0) AS settled
 FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(type text, match_key text, received_at bigint)
-CROSS JOIN LATERAL (SELECT run_id, wait_id FROM event_waits
+CROSS JOIN LATERAL (SELECT run_id, wait_id, first_wins FROM event_waits
                     WHERE type = k.type AND match_key = k.match_key AND until > k.received_at
                     OFFSET 0) AS w
 ORDER BY k.type, k.match_key, k.received_at, w.run_id, w.wait_id
@@ -251,8 +250,8 @@ ORDER BY k.type, k.match_key, k.received_at, w.run_id, w.wait_id
 DELETE FROM event_waits WHERE run_id = %(run_id)s
 
 -- name: insert_wait
-INSERT INTO event_waits (run_id, wait_id, type, match_key, until)
-VALUES (%(run_id)s, %(wait_id)s, %(type)s, %(match_key)s, %(until)s)
+INSERT INTO event_waits (run_id, wait_id, type, match_key, until, first_wins)
+VALUES (%(run_id)s, %(wait_id)s, %(type)s, %(match_key)s, %(until)s, %(first_wins)s)
 ON CONFLICT DO NOTHING
 
 -- name: insert_inbox

@@ -107,6 +107,7 @@ CREATE TABLE event_waits (
     type      TEXT   NOT NULL,
     match_key TEXT   NOT NULL,
     until     BIGINT NOT NULL,
+    first_wins BOOLEAN NOT NULL DEFAULT false,
     PRIMARY KEY (run_id, wait_id, type, match_key)
 );
 

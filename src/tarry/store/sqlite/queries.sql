@@ -213,14 +213,13 @@ SELECT 1 AS locked
 -- The branches waiting on each correlation in :keys (a JSON array of {type, match_key,
 -- received_at}): an index lookup each, never a scan of waiting runs. A wait whose deadline is
 -- not after the event's arrival has lost the race. settled: the branch holds a
--- delivered event not yet taken in (a wait registered as settled by its first event has
--- char(31) after its step path; the inbox names the path).
+-- delivered event not yet taken in; first_wins: the wait is settled by its first event.
 SELECT DISTINCT json_extract(k.value, '$.type') AS type,
                 json_extract(k.value, '$.match_key') AS match_key,
                 json_extract(k.value, '$.received_at') AS received_at, w.run_id, w.wait_id,
+                w.first_wins,
                 EXISTS (SELECT 1 FROM inbox i
-                        WHERE i.run_id = w.run_id
-                          AND i.wait_id = rtrim(w.wait_id, char(31))) AS settled
+                        WHERE i.run_id = w.run_id AND i.wait_id = w.wait_id) AS settled
 FROM json_each(:keys) AS k
 JOIN event_waits w ON w.type = json_extract(k.value, '$.type')
                   AND w.match_key = json_extract(k.value, '$.match_key')
@@ -231,8 +230,8 @@ ORDER BY 1, 2, 3, w.run_id, w.wait_id
 DELETE FROM event_waits WHERE run_id = :run_id
 
 -- name: insert_wait
-INSERT INTO event_waits (run_id, wait_id, type, match_key, until)
-VALUES (:run_id, :wait_id, :type, :match_key, :until)
+INSERT INTO event_waits (run_id, wait_id, type, match_key, until, first_wins)
+VALUES (:run_id, :wait_id, :type, :match_key, :until, :first_wins)
 ON CONFLICT DO NOTHING
 
 -- name: insert_inbox

@@ -90,6 +90,7 @@ CREATE TABLE event_waits (
     type      TEXT    NOT NULL,
     match_key TEXT    NOT NULL,
     until     INTEGER NOT NULL,
+    first_wins INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, wait_id, type, match_key)
 );
 
