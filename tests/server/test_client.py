@@ -68,7 +68,9 @@ async def test_the_async_client_has_the_same_calls(served: Served) -> None:
 def test_the_client_operates_runs(served: Served) -> None:
     with Client(served.url) as tarry, served.client() as http:
         napping = [tarry.start("nap", target="drill")["id"] for _ in range(2)]
-        cancelled = tarry.cancel(napping[0], reason="not needed")
+        tarry.cancel(napping[0], reason="not needed")  # a run the worker holds: at its checkpoint
+        assert status_becomes(http, napping[0], "cancelled")
+        cancelled = tarry.get(napping[0])
         assert [e["data"] for e in cancelled["history"] if e["kind"] == "cancelled"] == [
             {"by": "anonymous", "reason": "not needed"}]
         rerun = tarry.rerun(napping[0])
