@@ -207,7 +207,8 @@ class JournalOperation(BaseModel):
 
     name: str = Field(description="The operation's path (its name, or #n by its place).")
     kind: str = Field(description="step, now, random, wait, wait_for_event, "
-                                  "wait_for_condition, ask, parallel or map.")
+                                  "wait_for_condition, ask, parallel, map or "
+                                  "patch (a ctx.patched marker, named #patch:<id>).")
     status: str = Field(description="completed, failed, waiting or running.")
     attempt: int | None
     started_at: str | None
