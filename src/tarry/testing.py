@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Collection, Mapping
+import tempfile
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -24,6 +25,7 @@ from tarry.clock import Clock, VirtualClock
 from tarry.config import Limits, Settings
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
+from tarry.engine.replaying import ReplayReport
 from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
 from tarry.files import FILE_BYTES
@@ -31,10 +33,10 @@ from tarry.holds.checks import Answer, CheckResult, CheckRunner, check_environme
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
-from tarry.model import EventRecord, RunRecord, TaskRecord
+from tarry.model import EventRecord, RunRecord, RunStatus, TaskRecord
 from tarry.store import open_store
 
-__all__ = ["TESTER", "Harness", "StubbedCheck"]
+__all__ = ["TESTER", "Harness", "ReplayFailed", "StubbedCheck", "assert_replays"]
 
 _DEFAULT_HORIZON = timedelta(days=400)
 
@@ -182,6 +184,47 @@ class Harness:
     def history_kinds(self, run_id: str) -> list[str]:
         """The kinds of the run's history entries, oldest first."""
         return [entry.kind for entry in self.engine.store.history(run_id)]
+
+    async def replay(self, runs: Sequence[str] = (), *, flow: str | None = None,
+                     statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+        """Replay the selected runs of the store against the harness's flows with no
+        effects (as ``tarry replay`` does): ``runs``, else every run in ``statuses``
+        (default: every run that has not ended), of ``flow`` if given."""
+        return await self.engine.replay(runs, flow=flow, statuses=statuses)
+
+    async def assert_replays(self, runs: Sequence[str] = (), *, flow: str | None = None,
+                             statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+        """:meth:`replay`, raising :class:`ReplayFailed` when any run would hit
+        nondeterminism or fail otherwise."""
+        report = await self.replay(runs, flow=flow, statuses=statuses)
+        if report.problems:
+            raise ReplayFailed(report)
+        return report
+
+
+class ReplayFailed(AssertionError):
+    """Some runs would fail on their next resume under the current code; ``report`` says
+    which and why (the message is its text, one line per run)."""
+
+    def __init__(self, report: ReplayReport) -> None:
+        super().__init__("some runs would fail on their next resume with this code:\n"
+                         + report.text())
+        self.report = report
+
+
+async def assert_replays(app: ProgramSource, store_url: str, *, manifests: str | None = None,
+                         runs: Sequence[str] = (), flow: str | None = None,
+                         statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+    """Replay the runs recorded in the store at ``store_url`` (a copy of production's, say)
+    against ``app``'s flows, with no effects, as ``tarry replay`` does; raise
+    :class:`ReplayFailed` when any would hit nondeterminism or fail otherwise. The runs are
+    ``runs``, else every run in ``statuses`` (default: every run that has not ended), of
+    ``flow`` if given. ``manifests`` (an ``events.yaml`` text) is needed only if the app's
+    flows are checked against event types at load."""
+    with tempfile.TemporaryDirectory() as directory, \
+            Harness(Path(directory), store_url=store_url, app=app,
+                    manifests=manifests) as harness:
+        return await harness.assert_replays(runs, flow=flow, statuses=statuses)
 
 
 class _StubbedChecks(CheckRunner):

@@ -124,6 +124,7 @@ async def test_runs_waiting_before_a_patch_keep_the_old_path_and_new_runs_take_t
     new = second.start("order", {"order": "B"})
     await second.run_due()
     assert second.record(new).status is RunStatus.WAITING
+    await second.assert_replays()  # the deploy check agrees before anything resumes
     await _finish(second, kind, {"A": old, "B": new})
 
     assert _ended(second, old) == (RunStatus.SUCCEEDED, "old")
@@ -142,6 +143,7 @@ async def test_deprecate_patch_resumes_the_patched_runs_and_starts_new_ones_on_t
     third = _swap(second, harness_for, order_app(3, kind))
     new = third.start("order", {"order": "D"})
     await third.run_due()
+    await third.assert_replays()
     await _finish(third, kind, {"C": patched, "D": new})
 
     assert _ended(third, patched) == (RunStatus.SUCCEEDED, "new")

@@ -23,6 +23,7 @@ from tarry.cli import (
     holds,
     operate,
     project,
+    replay,
     retention,
     runs,
     scenarios,
@@ -118,6 +119,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "triggers": triggers.triggers,
     "graph": graph.graph,
     "purge": retention.purge,
+    "replay": replay.replay,
 }
 
 for _name, _command in _COMMANDS.items():

@@ -56,6 +56,13 @@ class Program(Protocol):
         """Advance one run (its ``state`` is the program's to mutate), like the interpreter."""
         ...
 
+    async def replay(self, env: Env, state: dict[str, Any]) -> Outcome:
+        """Re-execute what the run recorded in ``state`` (the whole state, its journal read
+        back) and nothing more: no step is called, no wait registered, nothing checkpointed.
+        ``Failed`` with ``nondeterminism`` when the code no longer makes the recorded calls;
+        ``Blocked`` (on no wait) where the replay reached what the run has not finished."""
+        ...
+
 
 class ProgramSource(Protocol):
     """What ``[tarry] app = "module:attribute"`` names: an App holding Python flows."""

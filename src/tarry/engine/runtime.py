@@ -41,6 +41,7 @@ from tarry.engine.catalog import (
 from tarry.engine.documents import run_document
 from tarry.engine.operating import checked_reason
 from tarry.engine.oplog import Shown
+from tarry.engine.replaying import ReplayReport, replay_runs
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
@@ -422,6 +423,16 @@ class Engine:
     def work_batch(self, batch_id: str) -> BatchRecord:
         """Act on the next page of a batch's runs (one transaction); the batch as written."""
         return operating.work_batch(self.store, self.clock.now(), batch_id)
+
+    async def replay(self, run_ids: Sequence[str] = (), *, flow: str | None = None,
+                     statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+        """Replay the recorded journals of the selected runs of Python flows against the
+        flows registered now, with no effects, and report each that would hit
+        nondeterminism or fail (see :mod:`tarry.engine.replaying`): ``run_ids``, else every
+        run in ``statuses`` (default: every run that has not ended), of ``flow`` if given."""
+        return await replay_runs(self.store, self.catalog, now=self.clock.now(),
+                                 run_ids=run_ids, flow=flow, statuses=statuses,
+                                 limits=self.limits.values, redactor=self.redactor)
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
         """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,

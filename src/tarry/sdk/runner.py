@@ -59,9 +59,11 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
 
 
 async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, codec: Codec,
-                       manifests: Mapping[str, Manifest]) -> Outcome:
-    """Run ``flow`` for one advance of the run whose ``state`` is given (and mutated)."""
-    run = FlowRun(env, Journal(state), codec, manifests)
+                       manifests: Mapping[str, Manifest], dry: bool = False) -> Outcome:
+    """Run ``flow`` for one advance of the run whose ``state`` is given (and mutated);
+    ``dry``: replay only what the run recorded, executing nothing new (the outcome is
+    ``Blocked`` on no wait where the replay stopped)."""
+    run = FlowRun(env, Journal(state, dry=dry), codec, manifests)
     scope = Scope(run.journal, "", "the flow")
     token = enter(Context(run, scope))
     try:
@@ -77,7 +79,7 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
         raise
     except BaseException as exc:  # SystemExit too: the flow's exception, not the worker's
         outcome = failure_of(exc)
-        if outcome.error["type"] == "exception":
+        if outcome.error["type"] == "exception" and not dry:
             logger.warning("run %s: flow '%s' raised", env.run_id, flow.name, exc_info=exc,
                            extra={"run_id": env.run_id})
     finally:
