@@ -243,8 +243,8 @@ async def test_a_malformed_patch_id_fails_the_run_saying_so(harness_for: Harness
     app = App()
 
     @app.flow("bad")
-    async def bad(ctx: Context) -> None:
-        ctx.deprecate_patch("new tax")
+    async def bad(ctx: Context, patch_id: str = "new tax") -> None:
+        ctx.deprecate_patch(patch_id)  # computed: left to run time (a literal: refused at load)
 
     harness = harness_for(app)
     run_id = harness.start("bad")
