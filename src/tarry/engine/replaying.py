@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -90,7 +90,6 @@ class ReplayReport:
     skipped: int = 0
     """How many runs of YAML flows were left out (those named explicitly are in
     ``results`` too)."""
-    named: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def replayed(self) -> list[ReplayResult]:
@@ -160,7 +159,7 @@ async def replay_runs(store: Store, catalog: FlowCatalog, *, now: datetime,
                                                 "skipped", _YAML))
         for record, entries in _consistent(store, python):
             results.append(await _replay(context, record, entries))
-    return ReplayReport(tuple(results), skipped, frozenset(run_ids))
+    return ReplayReport(tuple(results), skipped)
 
 
 def _pages(store: Store, run_ids: Sequence[str], flow: str | None,
@@ -229,6 +228,8 @@ async def _replay(context: _Context, record: RunRecord,
         state = whole_state(upgrade(copy.deepcopy(record.state)), entries)
     except TarryError as exc:
         return result("failed", str(exc))
+    except Exception as exc:  # a state this code cannot read: reported, never raised
+        return result("failed", f"the run's state cannot be read: {type(exc).__name__}: {exc}")
     if program is None:
         return result("skipped", _YAML)
     env = Env(run_id=record.id, flow=flow, now=context.now, inputs=dict(record.inputs),
