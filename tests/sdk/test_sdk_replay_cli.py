@@ -141,3 +141,15 @@ def test_an_unknown_run_exits_1_with_one_error_line(project: Project) -> None:
     project.waiting_run()
     result = project.tarry("replay", "nosuchrun")
     assert (result.exit_code, result.stderr) == (1, "error: no run with id 'nosuchrun'\n")
+
+
+def test_a_store_that_does_not_exist_is_an_error_and_is_not_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TARRY_DATABASE", f"sqlite:///{tmp_path}/nowhere/tarry.db")
+    result = CliRunner().invoke(cli, ["replay"])
+    assert (result.exit_code, result.stderr) == (1, (
+        f"error: no store at {tmp_path}/nowhere/tarry.db yet (no tarry.toml found in "
+        f"{tmp_path} or any folder above it, so the defaults apply); a command that starts a "
+        "run or sends an event creates it\n"))
+    assert not (tmp_path / "nowhere").exists()

@@ -36,9 +36,8 @@ def replay(
     effects; list each run that would hit nondeterminism (or fail otherwise) on its next
     resume, and exit 1 if any. Runs of YAML flows are skipped: each resumes on the
     definition it started with."""
-    if runs:
-        with open_run_store() as store:
-            runs = [resolve_run_id(store, run) for run in runs]
+    with open_run_store() as store:  # a store that does not exist is an error, not created
+        runs = [resolve_run_id(store, run) for run in runs or ()]
     with open_engine() as engine:
         report = eventloop.run(engine.replay(runs or (), flow=flow,
                                              statuses=tuple(statuses) if statuses else None))
