@@ -5,16 +5,18 @@ runs, and nothing is called or written."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from sdk_support import HarnessFor, exactly
 
 from tarry import App, CheckContext, Context, WaitStrategy
-from tarry.engine.replaying import ReplayResult
-from tarry.model import RunStatus
+from tarry.engine.replaying import ReplayResult, replay_runs
+from tarry.model import JournalEntry, RunStatus
+from tarry.store.base import Store
 from tarry.testing import Harness, ReplayFailed, assert_replays
 
 REORDERED = ("the flow changed at operation 1: the run recorded step 'reserve', the code now "
@@ -266,3 +268,36 @@ async def test_assert_replays_reads_a_store_by_its_url(harness_for: HarnessFor,
             "replayed 1 run of Python flows: 1 would hit nondeterminism, 0 would fail "
             "otherwise")):
         await assert_replays(order_app("reordered"), store_url, runs=[run_id])
+
+
+class _ChangedWhileRead:
+    """The test's store, through which the first journal read lets another process change
+    the run (what a worker's checkpoint between the two readings does)."""
+
+    def __init__(self, store: Store, change: Callable[[], object]) -> None:
+        self._store = store
+        self._change: Callable[[], object] | None = change
+
+    def journals(self, run_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
+        read = self._store.journals(run_ids)
+        if self._change is not None:
+            self._change()
+            self._change = None
+        return read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+async def test_a_run_that_changes_while_it_is_read_is_read_again(
+        harness_for: HarnessFor, store_factory: Callable[[], Store]) -> None:
+    first = harness_for(order_app("v1"))
+    [run_id] = await _waiting_runs(first, 1)
+    other = store_factory()  # another process
+    store = _ChangedWhileRead(first.engine.store, lambda: other.cancel(
+        run_id, "ops", first.clock.now() + timedelta(seconds=1)))
+    report = await replay_runs(cast(Store, store), first.engine.catalog,
+                               now=first.clock.now())
+    # listed waiting, read again once cancelled: replayed as it is now
+    assert [(r.run_id, r.status, r.verdict) for r in report.results] == [
+        (run_id, "cancelled", "ok")]

@@ -194,8 +194,8 @@ def _is_python(catalog: FlowCatalog, record: RunRecord) -> bool | None:
 def _consistent(store: Store, records: Sequence[RunRecord]
                 ) -> Iterable[tuple[RunRecord, list[JournalEntry] | None]]:
     """Each run with its journal, read so that the two agree: a run a worker checkpointed
-    between the two readings (its ``updated_at`` moved) is read again; None for the journal
-    of one that kept changing."""
+    between the two readings (its row changed) is read again; None for the journal of one
+    that kept changing."""
     if not records:
         return
     journals = store.journals([record.id for record in records])
@@ -203,7 +203,8 @@ def _consistent(store: Store, records: Sequence[RunRecord]
         record, entries = listed, journals.get(listed.id, [])
         for _ in range(_READINGS):
             again = store.get_run(record.id)
-            if again.updated_at == record.updated_at:
+            if (again.updated_at, again.status, again.state) == (record.updated_at,
+                                                                 record.status, record.state):
                 yield record, entries
                 break
             record, entries = again, store.journals([record.id]).get(record.id, [])
