@@ -302,3 +302,27 @@ async def test_a_patch_marker_the_code_no_longer_asks_for_is_nondeterminism(
         "message": "the flow changed at operation 2: the run recorded patch 'tax', the code "
                    "now asks for step 'charge'; its code changed while the run was in "
                    "progress"}
+
+
+async def test_a_patch_asked_for_before_where_the_run_recorded_it_is_true_there_too(
+        harness_for: HarnessFor) -> None:
+    def app_of(moved: bool) -> App:
+        app = App()
+
+        @app.flow("moved")
+        async def moved_flow(ctx: Context) -> str:
+            await ctx.step("first", lambda: 1)
+            early = ctx.patched("x") if moved else None
+            await ctx.step("second", lambda: 2)
+            late = ctx.patched("x")
+            await ctx.wait("pause", "1h")
+            return f"{early} {late}"
+
+        return app
+
+    first = harness_for(app_of(False))
+    run_id = first.start("moved")
+    await first.run_due()
+    second = _swap(first, harness_for, app_of(True))
+    await second.run_until_idle()
+    assert _ended(second, run_id) == (RunStatus.SUCCEEDED, "True True")

@@ -17,8 +17,7 @@ Every later call with the same id in the same run returns the first answer. Once
 recorded before the patch remains, ``ctx.deprecate_patch("new-tax")`` replaces the test (the
 old code goes): it accepts the marker where a run recorded one and records nothing, so a run
 that ran it replays the same once the call itself is removed. A run that was found without
-the patch and then reaches ``deprecate_patch`` of the same id is nondeterminism, as is a
-marker met after its id was found missing.
+the patch and then reaches ``deprecate_patch`` of the same id is nondeterminism.
 """
 
 from __future__ import annotations
@@ -50,15 +49,13 @@ def patched(scope: Scope, patch_id: str) -> bool:
     marker = PATCH_PREFIX + checked_patch_id(patch_id, "ctx.patched")
     scope.ready(PATCH, marker)
     journal = scope.journal
-    decided = journal.patches.get(patch_id)
-    if decided is not None:
-        if not decided and scope.recorded_here() == (PATCH, marker):
-            raise _conflict(scope, patch_id, "its marker is recorded here")
-        return decided
-    if scope.recorded_here() == (PATCH, marker):
+    here = scope.recorded_here() == (PATCH, marker)
+    if here:
         scope.skip()
-        answer = True
-    elif marker in set(journal.recorded_kinds(PATCH)):
+    decided = journal.patches.get(patch_id)
+    if decided is not None:  # False only for a run with no marker of it anywhere
+        return decided
+    if here or marker in set(journal.recorded_kinds(PATCH)):
         answer = True
     elif scope.recorded_here() is not None:
         answer = False
@@ -74,21 +71,22 @@ def deprecate_patch(scope: Scope, patch_id: str) -> None:
     marker = PATCH_PREFIX + checked_patch_id(patch_id, "ctx.deprecate_patch")
     scope.ready(PATCH, marker)
     if scope.journal.patches.get(patch_id) is False:
-        raise _conflict(scope, patch_id, "the code now calls ctx.deprecate_patch for it")
+        raise _broken(scope, patch_id, (
+            f"{scope.label}: the run was recorded before {describe(PATCH, marker)} "
+            f"(ctx.patched({patch_id!r}) is False for it), but the code now calls "
+            f"ctx.deprecate_patch for it; keep ctx.patched({patch_id!r}) and the old code until "
+            "no such run remains (tarry replay finds them)"))
     if scope.recorded_here() == (PATCH, marker):
         scope.skip()
     scope.journal.patches[patch_id] = True
 
 
-def _conflict(scope: Scope, patch_id: str, now: str) -> NondeterminismError:
-    """The error for a run found without patch ``patch_id`` that then meets it; the run
-    fails with it whatever the flow does."""
-    error = NondeterminismError(
-        f"{scope.label}: the run was recorded before {describe(PATCH, PATCH_PREFIX + patch_id)} "
-        f"(ctx.patched({patch_id!r}) is False for it), but {now}; keep ctx.patched"
-        f"({patch_id!r}) and the old code until no such run remains (tarry replay finds them)",
-        operation=scope.prefix + PATCH_PREFIX + patch_id,
-        recorded=None, requested=describe(PATCH, PATCH_PREFIX + patch_id))
+def _broken(scope: Scope, patch_id: str, message: str) -> NondeterminismError:
+    """The error for a run whose answer for patch ``patch_id`` conflicts with what it
+    recorded; the run fails with it whatever the flow does."""
+    marker = PATCH_PREFIX + patch_id
+    error = NondeterminismError(message, operation=scope.prefix + marker, recorded=None,
+                                requested=describe(PATCH, marker))
     if scope.journal.broken is None:
         scope.journal.broken = error
     return error
