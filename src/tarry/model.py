@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -25,6 +25,8 @@ __all__ = [
     "BatchFilter",
     "BatchRecord",
     "CheckpointOutcome",
+    "DebounceRecord",
+    "DebouncedStart",
     "EncodedJSON",
     "EventRecord",
     "EventState",
@@ -45,6 +47,7 @@ __all__ = [
     "TaskRecord",
     "TaskRequest",
     "TaskState",
+    "ThrottleKey",
     "TriggerStarts",
     "step_node",
 ]
@@ -92,7 +95,7 @@ RETRIED = "retried"
 """The history entry of a failed run retried by an operator (``by``, ``reason``,
 ``attempt``, and the names of the ``inputs`` corrected)."""
 
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "throttle"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
 
@@ -414,14 +417,56 @@ class ScheduledStart:
 
 
 @dataclass(frozen=True)
+class ThrottleKey:
+    """One key of a flow's throttle, with its pace: at most ``limit`` runs start per
+    ``per``."""
+
+    flow: str
+    key: str
+    limit: int
+    per: timedelta
+
+
+@dataclass(frozen=True)
+class DebouncedStart:
+    """The run a debounced event trigger asks for (``run``: pending, with the event's inputs
+    and target). The store gathers it into the open burst of ``trigger`` (``flow#index``)
+    and ``key`` when there is one — that run then takes these inputs and starts ``period``
+    after this event, at most ``max_delay`` after the burst's first — or opens a burst."""
+
+    run: NewRun
+    history: tuple[HistoryEntry, ...]
+    trigger: str
+    key: str
+    period: timedelta
+    max_delay: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class DebounceRecord:
+    """A debounced trigger's burst for one key, as stored: its run starts at ``fire_at``
+    with the inputs of the last of its ``events``."""
+
+    trigger: str
+    key: str
+    flow: str
+    run_id: str
+    first_at: datetime
+    last_at: datetime
+    fire_at: datetime
+    events: int
+
+
+@dataclass(frozen=True)
 class TriggerStarts:
     """The runs an event's triggers start, inserted in the transaction that records the
     event (and not at all when it is a duplicate or invalid). A held one is refused
     ``hold-superseded`` when a sibling of its flow and target is held, or cleared after
-    ``supersede_since``."""
+    ``supersede_since``. ``debounced`` are the starts of debounced triggers."""
 
     runs: tuple[tuple[NewRun, tuple[HistoryEntry, ...]], ...]
     supersede_since: datetime
+    debounced: tuple[DebouncedStart, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from tarry.engine.commands import ActionFailed, Command, ReadJournal, RunAction,
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.throttling import TurnTaker, admit
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
@@ -71,7 +72,10 @@ _ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.HELD: "started",
 def _entry_kinds(status: RunStatus, state: Mapping[str, Any]) -> tuple[str, ...]:
     """The history entries an advance of a run claimed in ``status`` begins with: a run
     recovered before it ever saved its state (claimed, then its worker died before the first
-    checkpoint) has not recorded its start yet, so it records both."""
+    checkpoint) has not recorded its start yet, so it records both; a run that waited for
+    its throttle's turn starts now."""
+    if status is RunStatus.WAITING and "started_at" not in state:
+        return ("started",)
     kind = _ENTRY_KIND.get(status, "resumed")
     return ("started", kind) if kind == "recovered" and "started_at" not in state else (kind,)
 
@@ -83,8 +87,14 @@ class Executor:
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
                  read_journal: JournalReader, limits: ValueLimits | None = None,
                  recovery_max: int = 3,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None,
+                 take_turn: TurnTaker | None = None) -> None:
         self.catalog = catalog
+        self.take_turn = take_turn
+        """Takes a throttled flow's turns (None: throttles are not applied)."""
+        self._turns = asyncio.Lock()
+        """Held while a run takes its turn: runs claimed together take theirs in the order
+        they were claimed (the lock is fair), so a key's queue is first come, first served."""
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
         an advance at its start)."""
@@ -116,15 +126,27 @@ class Executor:
             if held is not None:
                 return held
         now = max([now, *(entry.at for entry in history)])  # a cleared hold's checks took time
-        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
-        state.setdefault("started_at", iso(now))
         try:
             flow = self.catalog.by_digest(record.flow_digest)
             program = self.catalog.program(flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
+            history.extend(HistoryEntry(now, kind)
+                           for kind in _entry_kinds(record.status, state))
             failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
                               "step": None})
             return update_for(record.id, state, failure, history, now)
+        if self.take_turn is not None:  # a throttled flow's run waits for its turn first
+            async with self._turns:
+                throttled = await admit(self.take_turn, record, flow, state=state, now=now,
+                                        history=history, limits=self.limits)
+            if isinstance(throttled, RunUpdate):  # nothing registered: it has not started
+                state["registered"] = {"waits": False, "tasks": False}
+                return replace(throttled, had_waits=registered["waits"],
+                               had_tasks=registered["tasks"])
+            if throttled is not None:
+                return update_for(record.id, state, throttled, history, now)
+        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
+        state.setdefault("started_at", iso(now))
         journal = journal_for(flow, program=program is not None)
         await self._restore(record.id, state, journal)
         env = self._env(record, flow, state, journal=journal, now=now, history=history)

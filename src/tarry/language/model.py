@@ -20,6 +20,7 @@ __all__ = [
     "Backoff",
     "CatchUp",
     "Construct",
+    "Debounce",
     "EventAlternative",
     "EventTrigger",
     "Exit",
@@ -40,6 +41,7 @@ __all__ = [
     "Scope",
     "Step",
     "Template",
+    "Throttle",
     "Trigger",
     "Value",
     "Wait",
@@ -279,15 +281,28 @@ CatchUp = Literal["none", "latest", "all"]
 
 
 @dataclass(frozen=True)
+class Debounce:
+    """An event trigger's ``debounce``: the events of one ``key`` (``event`` in scope; None:
+    one key for the trigger) that arrive within ``period`` of each other start one run, with
+    the last one, ``period`` after it — at most ``max_delay`` after the first, when given."""
+
+    key: Template | None
+    period: timedelta
+    max_delay: timedelta | None = None
+
+
+@dataclass(frozen=True)
 class EventTrigger:
     """``on: - event: <type>``: every event of that type for which ``condition`` holds starts
-    a run, with ``target`` and ``inputs`` computed from the event (``event`` in scope)."""
+    a run, with ``target`` and ``inputs`` computed from the event (``event`` in scope);
+    with ``debounce``, a burst of them starts one run."""
 
     event: str
     pos: Position
     condition: Template | bool = True
     target: Template | str | None = None
     inputs: Value = field(default_factory=dict)
+    debounce: Debounce | None = None
 
 
 @dataclass(frozen=True)
@@ -304,6 +319,17 @@ class ScheduleTrigger:
 
 
 Trigger: TypeAlias = EventTrigger | ScheduleTrigger
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """A flow's ``throttle``: a run's first step waits until fewer than ``limit`` runs of
+    its ``key`` (the inputs and ``run`` in scope; None: one key for the flow) started within
+    the last ``per``."""
+
+    key: Template | None
+    limit: int
+    per: timedelta
 
 
 @dataclass(frozen=True)
@@ -324,3 +350,4 @@ class Flow:
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     hold: tuple[HoldCondition, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    throttle: Throttle | None = None

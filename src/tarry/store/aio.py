@@ -221,6 +221,8 @@ class AsyncStore:
     sync_schedules = offloaded(Store.sync_schedules)
     due_schedules = offloaded(Store.due_schedules)
     fire_schedule = offloaded(Store.fire_schedule)
+    take_throttle_turn = offloaded(Store.take_throttle_turn)
+    pending_debounces = offloaded(Store.pending_debounces)
 
 
 async def _sleep_until_moved(hint: Callable[[], object] | None, seen: object,

@@ -20,6 +20,7 @@ from typing import Protocol
 from tarry.model import (
     BatchRecord,
     CheckpointOutcome,
+    DebounceRecord,
     EventRecord,
     EventState,
     HistoryEntry,
@@ -36,6 +37,7 @@ from tarry.model import (
     TaskCompletion,
     TaskRecord,
     TaskState,
+    ThrottleKey,
     TriggerStarts,
 )
 
@@ -428,6 +430,18 @@ class Store(Protocol):
         read) and create its starts' runs, oldest first, each refusing ``hold-superseded``
         the occurrences still held before it. False, with nothing changed, when another
         worker advanced the schedule first."""
+        ...
+
+    def take_throttle_turn(self, throttle: ThrottleKey, run_id: str,
+                           now: datetime) -> datetime:
+        """Take, in one transaction under the key's lock (fleet-wide), the next turn of the
+        ``throttle`` key for ``run_id``: the instant it may run its first step, ``now`` when
+        fewer than its limit of turns fell within its period;
+        turns are handed out first come, first served (:mod:`tarry.pacing`)."""
+        ...
+
+    def pending_debounces(self, now: datetime, limit: int) -> list[DebounceRecord]:
+        """The debounced bursts whose run starts after ``now``, soonest first."""
         ...
 
     def subscribe(self, callback: Callable[[], None]) -> bool:

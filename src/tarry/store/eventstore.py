@@ -31,7 +31,7 @@ from tarry.model import (
     RunUpdate,
     TriggerStarts,
 )
-from tarry.store import holdstore, triggerstore
+from tarry.store import holdstore, pacingstore, triggerstore
 from tarry.store.rows import Row, json_text, stored_value
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
           correlations=_matches(news))
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
+    pacingstore.lock_debounces(tx, [start for _, starts in events if starts is not None
+                                    for start in starts.debounced])
     stored, waiting = _stored_and_waiting(tx, news)
     settled = _settled_branches(waiting)
     known = {(row["type"], row["id"]): record_from_row(row) for row in stored}
@@ -113,11 +115,13 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
 
 def _start(tx: Tx, event: NewEvent, starts: TriggerStarts | None,
            now: datetime) -> tuple[str, ...]:
-    """Start the runs the valid ``event``'s triggers ask for, and note them on it; their
-    ids."""
-    if starts is None or event.errors or not starts.runs:
+    """Start the runs the valid ``event``'s triggers ask for (gather it into the burst of
+    each debounced one), and note them on it; their ids."""
+    if starts is None or event.errors or not (starts.runs or starts.debounced):
         return ()
     started = triggerstore.insert_starts(tx, starts.runs, now, starts.supersede_since)
+    started += [pacingstore.debounce(tx, start, event.received_at, now)
+                for start in starts.debounced]
     triggerstore.note_started(tx, event.type, event.id, started)
     return tuple(started)
 

@@ -23,6 +23,7 @@ from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import (
     BatchRecord,
     CheckpointOutcome,
+    DebounceRecord,
     EventRecord,
     EventState,
     HistoryEntry,
@@ -39,12 +40,14 @@ from tarry.model import (
     TaskCompletion,
     TaskRecord,
     TaskState,
+    ThrottleKey,
     TriggerStarts,
 )
 from tarry.store import (
     eventstore,
     holdstore,
     opstore,
+    pacingstore,
     rows,
     runstore,
     taskstore,
@@ -790,3 +793,16 @@ class SqlStore(ABC):
         """Carry out a schedule's firing, unless another worker did (see ``Store``)."""
         with self._transaction(write=True) as tx:
             return triggerstore.fire(tx, firing, now)
+
+    # -- pacing starts --------------------------------------------------------------------
+
+    def take_throttle_turn(self, throttle: ThrottleKey, run_id: str,
+                           now: datetime) -> datetime:
+        """Take the next turn of a throttle's key for ``run_id`` (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return pacingstore.take_turn(tx, throttle, run_id, now)
+
+    def pending_debounces(self, now: datetime, limit: int) -> list[DebounceRecord]:
+        """The debounced bursts whose run starts after ``now``, soonest first."""
+        with self._transaction(write=False) as tx:
+            return pacingstore.pending_debounces(tx, now, limit)

@@ -667,3 +667,53 @@ RETURNING *
 
 -- name: unfinished_batches
 SELECT id FROM batches WHERE state = 'running' ORDER BY created_at, id
+
+-- Pacing starts -----------------------------------------------------------------------------
+
+-- name: lock_throttle_key
+-- Serialises the turns of one flow's throttle key until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended(%(flow)s || ' ' || %(key)s, 7)) IS NULL
+       AS locked
+
+-- name: recent_throttle_turns
+-- The latest %(limit)s turns of a flow's throttle key, newest first (its primary key,
+-- backwards).
+SELECT turn FROM throttle_turns WHERE flow = %(flow)s AND key = %(key)s
+ORDER BY turn DESC LIMIT %(limit)s
+
+-- name: forget_throttle_turns
+-- Turns at or before %(before)s (older than the throttle's period) decide nothing any more.
+DELETE FROM throttle_turns WHERE flow = %(flow)s AND key = %(key)s AND turn <= %(before)s
+
+-- name: insert_throttle_turn
+INSERT INTO throttle_turns (flow, key, turn, run_id)
+VALUES (%(flow)s, %(key)s, %(turn)s, %(run_id)s)
+ON CONFLICT DO NOTHING
+
+-- name: lock_debounce_key
+-- Serialises the events of one debounced trigger's key until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended(%(trigger)s || ' ' || %(key)s, 8)) IS NULL
+       AS locked
+
+-- name: find_debounce
+SELECT * FROM debounces WHERE trigger = %(trigger)s AND key = %(key)s
+
+-- name: debounce_run
+-- Gather an event into its burst's run: the last event's inputs and target, started later;
+-- only while that run has not been claimed and its instant lies after the event (a claim
+-- holds the row's lock: this waits for it, then sees the run running and changes nothing).
+UPDATE runs SET inputs = %(inputs)s::jsonb, target = %(target)s, due_at = %(due_at)s,
+                updated_at = %(now)s
+WHERE id = %(id)s AND status = 'pending' AND lease_owner IS NULL AND due_at > %(received_at)s
+
+-- name: save_debounce
+INSERT INTO debounces (trigger, key, flow, run_id, first_at, last_at, fire_at, events)
+VALUES (%(trigger)s, %(key)s, %(flow)s, %(run_id)s, %(first_at)s, %(last_at)s, %(fire_at)s,
+        %(events)s)
+ON CONFLICT (trigger, key) DO UPDATE SET
+    flow = excluded.flow, run_id = excluded.run_id, first_at = excluded.first_at,
+    last_at = excluded.last_at, fire_at = excluded.fire_at, events = excluded.events
+
+-- name: pending_debounces
+-- The bursts still to fire, soonest first (by their fire_at index).
+SELECT * FROM debounces WHERE fire_at > %(now)s ORDER BY fire_at LIMIT %(limit)s

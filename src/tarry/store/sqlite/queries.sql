@@ -608,3 +608,46 @@ RETURNING *
 
 -- name: unfinished_batches
 SELECT id FROM batches WHERE state = 'running' ORDER BY created_at, id
+
+-- Pacing starts -----------------------------------------------------------------------------
+
+-- name: lock_throttle_key
+-- Serialises the turns of one flow's throttle key (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: recent_throttle_turns
+-- The latest :limit turns of a flow's throttle key, newest first (its primary key, backwards).
+SELECT turn FROM throttle_turns WHERE flow = :flow AND key = :key
+ORDER BY turn DESC LIMIT :limit
+
+-- name: forget_throttle_turns
+-- Turns at or before :before (older than the throttle's period) decide nothing any more.
+DELETE FROM throttle_turns WHERE flow = :flow AND key = :key AND turn <= :before
+
+-- name: insert_throttle_turn
+INSERT INTO throttle_turns (flow, key, turn, run_id) VALUES (:flow, :key, :turn, :run_id)
+ON CONFLICT DO NOTHING
+
+-- name: lock_debounce_key
+-- Serialises the events of one debounced trigger's key (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: find_debounce
+SELECT * FROM debounces WHERE trigger = :trigger AND key = :key
+
+-- name: debounce_run
+-- Gather an event into its burst's run: the last event's inputs and target, started later;
+-- only while that run has not been claimed and its instant lies after the event.
+UPDATE runs SET inputs = :inputs, target = :target, due_at = :due_at, updated_at = :now
+WHERE id = :id AND status = 'pending' AND lease_owner IS NULL AND due_at > :received_at
+
+-- name: save_debounce
+INSERT INTO debounces (trigger, key, flow, run_id, first_at, last_at, fire_at, events)
+VALUES (:trigger, :key, :flow, :run_id, :first_at, :last_at, :fire_at, :events)
+ON CONFLICT (trigger, key) DO UPDATE SET
+    flow = excluded.flow, run_id = excluded.run_id, first_at = excluded.first_at,
+    last_at = excluded.last_at, fire_at = excluded.fire_at, events = excluded.events
+
+-- name: pending_debounces
+-- The bursts still to fire, soonest first (by their fire_at index).
+SELECT * FROM debounces WHERE fire_at > :now ORDER BY fire_at LIMIT :limit
