@@ -32,7 +32,15 @@ from tarry.language.fields import (
 from tarry.language.holds import read_hold
 from tarry.language.inputs import INPUT_TYPES, type_mismatch
 from tarry.language.manifests import Manifest
-from tarry.language.model import Flow, HoldCondition, InputSpec, InputType, Scope
+from tarry.language.model import (
+    EventTrigger,
+    Flow,
+    HoldCondition,
+    InputSpec,
+    InputType,
+    Scope,
+    Trigger,
+)
 from tarry.language.pacing import read_throttle
 from tarry.language.steps import read_scope
 from tarry.language.triggers import TRIGGER_NEAR_MISSES, read_triggers
@@ -119,6 +127,7 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
     hold: tuple[HoldCondition, ...] = read_optional(ctx, root, "hold", read_hold, ())
     on = fields.entry("on")
     triggers = () if on is None else read_triggers(ctx, on.value, "on", inputs)
+    _check_debounce_without_hold(ctx, triggers, hold)
     for name in inputs:
         ctx = ctx.claiming(name, f"the input '{name}'")
     throttle = read_optional(ctx, root, "throttle", read_throttle, None)
@@ -138,6 +147,16 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
         triggers=triggers,
         throttle=throttle,
     )
+
+
+def _check_debounce_without_hold(ctx: LoadContext, triggers: tuple[Trigger, ...],
+                                 hold: tuple[HoldCondition, ...]) -> None:
+    """A debounced trigger puts its run's start off; a flow's hold gates it: not both."""
+    for trigger in triggers:
+        if hold and isinstance(trigger, EventTrigger) and trigger.debounce is not None:
+            ctx.report(trigger.pos, "a flow with 'hold:' cannot debounce its triggers (a "
+                                    "debounced start is put off until its burst ends, a held "
+                                    "one until its hold clears); drop one of them")
 
 
 def _read_timezone(ctx: LoadContext, node: YamlNode, key: str) -> str | None:
