@@ -12,7 +12,8 @@ thing. It reads only ``waiting_for``, which the worker writes when the run suspe
   the one due first);
 - ``next_reminder``: when the reminder of the wait shown runs next, if it has one;
 - for a hold, ``faults`` (check name → faults in a row) and ``fault_limit``
-  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so.
+  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so;
+- for a throttle, ``key``, ``limit`` and ``per``: whose turn it waits for, and the pace.
 
 A run that has ended waits for nothing: no explanation, and its document's ``waiting_for``
 is null.
@@ -36,6 +37,8 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
     "hold": ("held before its first step", "then checks its hold again"),
     "task": ("waiting for a person to complete task '{step}'",
              "then resumes with their decision, or with status timeout at the deadline"),
+    "throttle": ("waiting for its turn to start{key} (throttle: at most {limit} starts per "
+                 "{per})", "then runs its first step"),
 }
 """kind → (what it waits for, what happens next)."""
 
@@ -56,7 +59,9 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     step = waiting.get("step") or ""
     alternatives = _alternatives(waiting)
     fields = {"step": step, "alternatives": describe_alternatives(alternatives),
-              "which": "the event" if len(alternatives) < 2 else "the first of them to arrive"}
+              "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
+              "key": f" with key '{waiting['key']}'" if waiting.get("key") else "",
+              "limit": waiting.get("limit", ""), "per": waiting.get("per", "")}
     at_step = f" at step '{step}'" if step else ""
     since = waiting.get("since") or doc.get("updated_at")
     others = waiting.get("others") or 0

@@ -36,6 +36,7 @@ from tarry.language.model import (
     Scope,
     Step,
     Template,
+    Trigger,
     Wait,
     WaitFor,
 )
@@ -113,11 +114,23 @@ def diagram_of(flow: Flow) -> Diagram:
 
 
 def _start(flow: Flow) -> tuple[str, ...]:
-    lines = [f"on event {trigger.event}" if isinstance(trigger, EventTrigger)
-             else f"on schedule {trigger.cron} ({trigger.timezone})" for trigger in flow.triggers]
+    lines = [_trigger_line(trigger) for trigger in flow.triggers]
     lines += [f"hold until {iso(condition.instant)}" if isinstance(condition, HoldAfter)
               else f"hold for check {condition.name}" for condition in flow.hold]
+    if flow.throttle is not None:
+        throttle = flow.throttle
+        key = f" per {_text(throttle.key)}" if throttle.key is not None else ""
+        lines.append(f"throttle {throttle.limit} starts per "
+                     f"{format_duration(throttle.per)}{key}")
     return tuple(lines)
+
+
+def _trigger_line(trigger: Trigger) -> str:
+    if not isinstance(trigger, EventTrigger):
+        return f"on schedule {trigger.cron} ({trigger.timezone})"
+    if trigger.debounce is None:
+        return f"on event {trigger.event}"
+    return f"on event {trigger.event}, debounced {format_duration(trigger.debounce.period)}"
 
 
 def _region(kind: RegionKind, title: str, scope: Scope, prefix: str) -> Region:

@@ -106,6 +106,9 @@ def _what(waiting: Mapping[str, Any]) -> str:
         return f"{_events(waiting)}{step}"
     if kind == "hold":
         return f"hold: {conditions_text(waiting.get('conditions') or []) or 'its gate'}"
+    if kind == "throttle":
+        key = f" '{waiting['key']}'" if waiting.get("key") else ""
+        return f"throttle{key}: its turn to start"
     return f"{_WAIT_NOUNS.get(kind, kind)}{step}"
 
 
@@ -119,7 +122,8 @@ def _events(waiting: Mapping[str, Any]) -> str:
 
 _WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task"}
 
-_UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at"}
+_UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at",
+                "throttle": "starts at"}
 """How the instant of a wait is introduced, per kind (default: ``until``)."""
 
 
