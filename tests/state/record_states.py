@@ -10,7 +10,7 @@ finishes the script and checks the outcome.
 
 Regenerate the files of the current version (and review the diff) with::
 
-    .venv/bin/python tests/state/record_states.py
+    .venv/bin/python tests/state/record_states.py [CASE…]
 
 Files of earlier versions are never regenerated: they were written by earlier releases (the
 ``v0`` files by the release before the journal, with this script run against that code).
@@ -77,6 +77,11 @@ class Case:
     after: tuple[Move, ...] = ()
     expect: dict[str, Any] = field(default_factory=dict)
     """``status``, ``exit``, and ``bindings`` or ``result`` the finished run must have."""
+    preceded_by: int = 0
+    """Runs of the same flow (and inputs) started and run first (a throttle's turns)."""
+    since: int = 0
+    """The first state version with this case (a kind of wait added later has no files of
+    the versions before it)."""
 
 
 TIMER = """\
@@ -144,6 +149,15 @@ steps:
   - go: { set: { went: true } }
 """
 
+THROTTLE = """\
+flow: stored-throttle
+inputs:
+  team: { type: string, required: true }
+throttle: { key: "{{ team }}", limit: 1, per: 1h }
+steps:
+  - go: { set: { went: "{{ team }}" } }
+"""
+
 FOR_EACH = """\
 flow: stored-branches
 steps:
@@ -177,6 +191,9 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"reply": {"status": "timeout"}}}),
     Case("yaml-hold", HOLD, after=(Advance(timedelta(hours=4)),),
          expect={"status": "succeeded", "bindings": {"go": {"went": True}}}),
+    Case("yaml-throttle", THROTTLE, {"team": "ops"}, preceded_by=1, since=3,
+         after=(Advance(timedelta(hours=2)),),
+         expect={"status": "succeeded", "bindings": {"go": {"went": "ops"}}}),
     Case("yaml-for-each", FOR_EACH, before=(Send("item.reply", {"item": "a"}),),
          after=(Send("item.reply", {"item": "c"}), Send("item.reply", {"item": "b"})),
          expect={"status": "succeeded", "bindings": {"replies": [
@@ -222,6 +239,9 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
     """Drive ``case`` to its wait; what the store holds of the run then."""
     h = harness(directory)
     try:
+        for _ in range(case.preceded_by):
+            start(h, case)
+            await h.run_due()
         run_id = start(h, case)
         await h.run_due()
         await play(h, case.before)
@@ -263,10 +283,12 @@ def dump(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-async def main() -> None:
-    """Record every case with the tarry on the import path."""
+async def main(names: Sequence[str] = ()) -> None:
+    """Record every case (those named, if any) with the tarry on the import path."""
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
+            if names and case.name not in names:
+                continue
             document = await record(case, Path(folder) / case.name)
             target = path_of(document["version"], case.name)
             target.parent.mkdir(exist_ok=True)
@@ -275,4 +297,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))
