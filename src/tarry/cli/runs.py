@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -137,8 +138,14 @@ def _start(engine: Engine, flow: str, pairs: list[str], inputs: str | None, *,
         raise InvalidRunRequest(quoting_hints(pairs, exc.problems)) from None
 
 
+WaitingFilter = Annotated[str | None, typer.Option(
+    "--waiting-for", metavar="W",
+    help="Only runs waiting for this: timer, event, hold, poll, task, retry, throttle, or an "
+         "event type.")]
+
+
 def list_runs(
-        status: Annotated[RunStatus | None, typer.Option(
+        *, status: Annotated[RunStatus | None, typer.Option(
             "--status", metavar="S", parser=choice(RunStatus, "a status"),
             help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
         flow: Annotated[str | None, typer.Option(
@@ -147,13 +154,14 @@ def list_runs(
             "--at-step", metavar="STEP",
             help="Only runs waiting or failed at this step of their flow (step ids joined by "
                  "dots, without loop indices: quotes.request).")] = None,
+        waiting_for: WaitingFilter = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
     """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
     nothing = "no runs"
     try:
-        docs, total = _newest_runs(status, flow, at_step, limit)
+        docs, total = _newest_runs(_Filters(status, flow, at_step, waiting_for), limit)
     except StoreMissing as exc:
         docs, total, nothing = [], 0, f"no runs: {exc}"
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
@@ -161,23 +169,35 @@ def list_runs(
         note(f"{len(docs)} of {total} runs shown; --limit N shows more")
 
 
-def _newest_runs(status: RunStatus | None, flow: str | None, at_step: str | None,
-                 limit: int) -> tuple[list[dict[str, Any]], int]:
+@dataclass(frozen=True)
+class _Filters:
+    """What ``tarry runs`` was asked to list."""
+
+    status: RunStatus | None
+    flow: str | None
+    at_step: str | None
+    waiting_for: str | None
+
+
+def _newest_runs(filters: _Filters, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` run documents, and how many runs the filters select in all."""
     with open_run_store() as store:
-        records = store.list_runs(status=status, flow=flow, at_step=at_step, limit=limit)
+        records = store.list_runs(status=filters.status, flow=filters.flow,
+                                  at_step=filters.at_step, waiting_for=filters.waiting_for,
+                                  limit=limit)
         journals = store.journals([record.id for record in records])
         docs = [run_document(record, None, journals.get(record.id, [])) for record in records]
-        total = len(docs) if len(docs) < limit else _count(store, status, flow, at_step)
+        total = len(docs) if len(docs) < limit else _count(store, filters)
     return docs, total
 
 
-def _count(store: Store, status: RunStatus | None, flow: str | None,
-           at_step: str | None) -> int:
-    if at_step is None:
-        return store.count_runs(status=status, flow=flow)
-    counts = store.count_runs_per_status(flow=flow, at_step=at_step)
-    return counts.get(status, 0) if status is not None else sum(counts.values())
+def _count(store: Store, filters: _Filters) -> int:
+    if filters.at_step is None and filters.waiting_for is None:
+        return store.count_runs(status=filters.status, flow=filters.flow)
+    counts = store.count_runs_per_status(flow=filters.flow, at_step=filters.at_step,
+                                         waiting_for=filters.waiting_for)
+    return (counts.get(filters.status, 0) if filters.status is not None
+            else sum(counts.values()))
 
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
