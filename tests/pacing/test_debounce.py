@@ -4,6 +4,7 @@ virtual clock and both stores."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -119,3 +120,36 @@ async def test_a_push_after_the_build_started_opens_a_new_burst(harness: Harness
     [second] = push(harness, "sha2")
     assert second != first
     assert harness.record(second).due_at == START + timedelta(minutes=10)
+
+
+async def test_pushes_sent_at_once_from_several_processes_gather_into_one_run(
+        harness: Harness, tmp_path: Path, store_url: str) -> None:
+    senders = []
+    for number in range(6):
+        folder = tmp_path / f"sender{number}"
+        (folder / "flows").mkdir(parents=True)
+        (folder / "flows" / "build.yaml").write_text(BUILD, encoding="utf-8")
+        senders.append(Harness(folder, start=START, manifests=MANIFESTS, store_url=store_url))
+    barrier = threading.Barrier(len(senders))
+    started: list[tuple[str, ...]] = []
+
+    def send(sender: Harness, number: int) -> None:
+        barrier.wait()
+        started.append(sender.send("forge.push", {"repo": "acme/web",
+                                                  "sha": f"sha{number}"}).started)
+
+    threads = [threading.Thread(target=send, args=(sender, number))
+               for number, sender in enumerate(senders)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        for sender in senders:
+            sender.close()
+    [run_id] = builds(harness)
+    assert started == [(run_id,)] * len(senders)
+    assert harness.history_kinds(run_id).count("debounced") == len(senders) - 1
+    await harness.advance(timedelta(minutes=5))
+    assert harness.record(run_id).status is RunStatus.SUCCEEDED
