@@ -153,3 +153,18 @@ async def test_pushes_sent_at_once_from_several_processes_gather_into_one_run(
     assert harness.history_kinds(run_id).count("debounced") == len(senders) - 1
     await harness.advance(timedelta(minutes=5))
     assert harness.record(run_id).status is RunStatus.SUCCEEDED
+
+
+async def test_a_key_beyond_the_limit_starts_a_refused_run_saying_why(
+        tmp_path: Path, store_url: str) -> None:
+    (tmp_path / "flows").mkdir()
+    by_sha = BUILD.replace('key: "{{ event.repo }}"', 'key: "{{ event.sha }}"')
+    (tmp_path / "flows" / "build.yaml").write_text(by_sha, encoding="utf-8")
+    with Harness(tmp_path, start=START, manifests=MANIFESTS, store_url=store_url) as harness:
+        [run_id] = push(harness, "s" * 600)
+        record = harness.record(run_id)
+        assert (record.status, record.reason) == (RunStatus.REFUSED, "trigger-invalid")
+        [refused] = [e.data for e in harness.engine.store.history(run_id)
+                     if e.kind == "refused"]
+        assert refused["message"].startswith("the debounce key")
+        assert "512" in refused["message"]

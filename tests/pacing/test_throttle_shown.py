@@ -88,3 +88,16 @@ async def test_a_key_that_does_not_render_fails_the_run_saying_why(
         assert record.error["type"] == "expression"
         assert record.error["message"].startswith("throttle: ")
         assert "name" in record.error["message"]
+
+
+async def test_a_key_beyond_the_limit_fails_the_run_saying_why(
+        tmp_path: Path, store_url: str) -> None:
+    with Harness(tmp_path, start=START, store_url=store_url) as harness:
+        run_id = harness.start(harness.flow(ONE_AN_HOUR), {"team": "t" * 600})
+        await harness.run_due()
+        record = harness.record(run_id)
+        assert record.status is RunStatus.FAILED
+        assert record.error is not None
+        assert record.error["type"] == "value"
+        assert record.error["message"].startswith("throttle: the throttle's key")
+        assert "512" in record.error["message"]

@@ -135,7 +135,8 @@ class Executor:
             failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
                               "step": None})
             return update_for(record.id, state, failure, history, now)
-        if self.take_turn is not None:  # a throttled flow's run waits for its turn first
+        if self.take_turn is not None and flow.throttle is not None \
+                and "started_at" not in state:  # a throttled run waits for its turn first
             async with self._turns:
                 throttled = await admit(self.take_turn, record, flow, state=state, now=now,
                                         history=history, limits=self.limits)

@@ -37,7 +37,7 @@ from tarry.model import (
 from tarry.store.aio import AsyncStore
 from tarry.triggers.schedule import next_occurrence, plan_firing, schedule_key
 from tarry.triggers.starts import TriggeredStart, event_starts, schedule_start
-from tarry.values import ValueLimits
+from tarry.values import ValueLimits, check_key
 
 __all__ = ["INVALID", "TRIGGERS_FRESH", "Triggers"]
 
@@ -89,12 +89,24 @@ class Triggers:
         if not starts:
             return None
         now = event.received_at
-        made = [(start, self._run_of(start, now)) for start in starts]
+        made = [(start, self._run_of(start, now))
+                for start in (self._key_checked(start) for start in starts)]
         debounced = tuple(_debounced(start, run, history) for start, (run, history) in made
                           if start.debounce is not None and run.status is RunStatus.PENDING)
         gathered = {start.run.id for start in debounced}
         return TriggerStarts(tuple(run for _, run in made if run[0].id not in gathered),
                              supersede_since=now - SUPERSEDE_WINDOW, debounced=debounced)
+
+    def _key_checked(self, start: TriggeredStart) -> TriggeredStart:
+        """``start``, with the problem of a debounce key beyond ``[limits] key_bytes`` (its
+        run is then refused ``trigger-invalid``, not debounced)."""
+        if start.debounce is None or start.problem is not None:
+            return start
+        try:
+            check_key(start.debounce[1], "the debounce key", self.limits.key_bytes)
+        except InvalidValue as exc:
+            return replace(start, problem=str(exc), debounce=None)
+        return start
 
     def _triggering_flows(self, event_type: str) -> list[Flow]:
         """The flows that declare triggers and may name ``event_type`` (only the files

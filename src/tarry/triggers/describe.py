@@ -12,16 +12,12 @@ from tarry.language.durations import format_duration
 from tarry.language.model import Debounce, EventTrigger, Flow, Template, Trigger
 from tarry.model import DebounceRecord
 from tarry.triggers.schedule import next_occurrence, schedule_key
+from tarry.triggers.starts import trigger_id
 
-__all__ = ["PENDING_SHOWN", "debounce_id", "trigger_document", "trigger_summary"]
+__all__ = ["PENDING_SHOWN", "trigger_document", "trigger_summary"]
 
 PENDING_SHOWN = 1000
 """The most pending debounced bursts a listing shows, soonest first."""
-
-
-def debounce_id(flow: Flow, trigger: Trigger) -> str:
-    """How the store names a debounced trigger's bursts: ``flow#index``."""
-    return f"{flow.name}#{flow.triggers.index(trigger)}"
 
 
 def trigger_document(flow: Flow, trigger: Trigger, now: datetime,
@@ -36,7 +32,7 @@ def trigger_document(flow: Flow, trigger: Trigger, now: datetime,
                     "if": _written(trigger.condition)}
         if trigger.debounce is not None:
             document["debounce"] = _debounce(trigger.debounce, [
-                burst for burst in pending if burst.trigger == debounce_id(flow, trigger)])
+                burst for burst in pending if burst.trigger == trigger_id(flow, trigger)])
         return document
     return {**common, "kind": "schedule", "schedule": trigger.cron,
             "timezone": trigger.timezone, "catch_up": trigger.catch_up,

@@ -27,7 +27,7 @@ from tarry.language.model import (
     Trigger,
 )
 
-__all__ = ["TriggeredStart", "event_starts", "occurrence", "schedule_start"]
+__all__ = ["TriggeredStart", "event_starts", "occurrence", "schedule_start", "trigger_id"]
 
 
 @dataclass(frozen=True)
@@ -85,15 +85,14 @@ def _evaluate(flow: Flow, trigger: Trigger, occasion: Any, now: datetime,
             return None
         inputs = render(trigger.inputs, scope, context)
         target = _target(trigger.target, scope, context)
-        debounce = _debounce(flow, trigger, origin, scope, context)
+        debounce = _debounce(flow, trigger, scope, context)
     except ExpressionError as exc:
         return TriggeredStart(flow, {}, None, origin, problem=f"trigger at line "
                               f"{trigger.pos.line}: {exc}")
     return TriggeredStart(flow, dict(inputs), target, origin, debounce=debounce)
 
 
-def _debounce(flow: Flow, trigger: Trigger, origin: Mapping[str, Any],
-              scope: Mapping[str, Any], context: EvalContext
+def _debounce(flow: Flow, trigger: Trigger, scope: Mapping[str, Any], context: EvalContext
               ) -> tuple[str, str, Debounce] | None:
     """The burst a debounced event trigger's start joins: (``flow#index``, key)."""
     if not isinstance(trigger, EventTrigger) or trigger.debounce is None:
@@ -103,7 +102,13 @@ def _debounce(flow: Flow, trigger: Trigger, origin: Mapping[str, Any],
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ExpressionError(f"a debounce's 'key' must give a string or a number, got "
                               f"{value!r}", expression="" if key is None else key.source)
-    return f"{flow.name}#{origin.get('index', 0)}", str(value), trigger.debounce
+    return trigger_id(flow, trigger), str(value), trigger.debounce
+
+
+def trigger_id(flow: Flow, trigger: Trigger) -> str:
+    """How the store names one trigger of a flow (a debounced one's bursts): ``flow#index``,
+    its place in the flow's ``on:``."""
+    return f"{flow.name}#{flow.triggers.index(trigger)}"
 
 
 def _holds(condition: Template | bool, scope: Mapping[str, Any], context: EvalContext) -> bool:
