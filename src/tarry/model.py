@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "CREATED",
     "HOLD_CLEARED",
+    "MIGRATED",
     "RETRIED",
     "TASK_INBOX_TYPE",
     "WAIT_KINDS",
@@ -32,6 +33,7 @@ __all__ = [
     "HistoryEntry",
     "InboxEvent",
     "JournalEntry",
+    "MovePlan",
     "NewEvent",
     "NewRun",
     "RetryPlan",
@@ -91,6 +93,10 @@ run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 RETRIED = "retried"
 """The history entry of a failed run retried by an operator (``by``, ``reason``,
 ``attempt``, and the names of the ``inputs`` corrected)."""
+
+MIGRATED = "migrated"
+"""The history entry of a run an operator moved to a new definition of its flow (``from``
+and ``to``: the two definitions' digests; ``by``)."""
 
 WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
@@ -452,6 +458,24 @@ class RetryPlan:
     inputs: dict[str, Any]
     entry: HistoryEntry
     forget: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    """What moving one held or waiting run to a new definition writes: the run as it was
+    read (``status``, ``seen``: its state as stored, and ``from_digest``: its definition), so
+    a run that changed since is left alone; its definition's digest ``to_digest`` and its
+    ``state`` there; ``wake``: make it due at once (what it waits for changed); its
+    ``migrated`` entry."""
+
+    run_id: str
+    status: RunStatus
+    seen: dict[str, Any]
+    from_digest: str
+    to_digest: str
+    state: dict[str, Any]
+    entry: HistoryEntry
+    wake: bool = False
 
 
 class BatchAction(StrEnum):

@@ -13,6 +13,8 @@ from rich.console import Console
 from tarry import eventloop
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
+from tarry.cli.layout import PlainCommand, PlainGroup
+from tarry.cli.moves import migrate_runs
 from tarry.cli.options import choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
@@ -32,7 +34,7 @@ from tarry.model import RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
-__all__ = ["exit_code", "list_runs", "run", "show", "shown_values", "start"]
+__all__ = ["exit_code", "list_runs", "run", "runs_app", "show", "shown_values", "start"]
 
 FlowArgument = Annotated[str, typer.Argument(
     metavar="FLOW", help="A flow name (a YAML flow of the flows folder, or a Python flow of the "
@@ -137,7 +139,16 @@ def _start(engine: Engine, flow: str, pairs: list[str], inputs: str | None, *,
         raise InvalidRunRequest(quoting_hints(pairs, exc.problems)) from None
 
 
+runs_app = typer.Typer(
+    name="runs", cls=PlainGroup, no_args_is_help=False, add_completion=False,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="List runs, newest first; move waiting runs to a new definition (migrate).")
+
+
+@runs_app.callback(invoke_without_command=True)
 def list_runs(
+        ctx: typer.Context, *,
         status: Annotated[RunStatus | None, typer.Option(
             "--status", metavar="S", parser=choice(RunStatus, "a status"),
             help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
@@ -151,6 +162,8 @@ def list_runs(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
     """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
+    if ctx.invoked_subcommand is not None:
+        return
     nothing = "no runs"
     try:
         docs, total = _newest_runs(status, flow, at_step, limit)
@@ -159,6 +172,9 @@ def list_runs(
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
     if total > len(docs):
         note(f"{len(docs)} of {total} runs shown; --limit N shows more")
+
+
+runs_app.command("migrate", cls=PlainCommand)(migrate_runs)
 
 
 def _newest_runs(status: RunStatus | None, flow: str | None, at_step: str | None,

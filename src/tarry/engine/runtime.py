@@ -28,7 +28,7 @@ from tarry._suggest import did_you_mean
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Retention, Settings
-from tarry.engine import operating, taskdesk
+from tarry.engine import migrating, operating, taskdesk
 from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import (
@@ -408,6 +408,23 @@ class Engine:
         if isinstance(started, Exception):
             raise started
         return started
+
+    def migrate_runs(self, flow: str, *, to: str | Flow = "latest", by: str,
+                     dry_run: bool) -> migrating.MoveReport:
+        """Move the held and waiting runs of the YAML flow ``flow`` (a name) to ``to``: its
+        current definition (``latest``), a flow file's path or a loaded flow of the same
+        name; with ``dry_run``, only say which would move (see
+        :mod:`tarry.engine.migrating`). Raises ``InvalidRunRequest`` for a Python flow, or
+        a target of another flow."""
+        current = self.catalog.find(flow)
+        migrating.refuse_programs(current)
+        target = current if to == "latest" else (
+            self.catalog.find(to) if isinstance(to, str) else to)
+        if target.name != current.name:
+            raise InvalidRunRequest(f"--to holds flow '{target.name}', not '{current.name}': "
+                                    "runs move only between definitions of their own flow")
+        return migrating.migrate_runs(self.store, self.catalog, target, by=by,
+                                      clock=self.clock.now, dry_run=dry_run)
 
     def batch(self, action: BatchAction, selected: BatchFilter, *, by: str,
               reason: str | None = None) -> BatchRecord:

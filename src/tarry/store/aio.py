@@ -182,6 +182,7 @@ class AsyncStore:
     journals = offloaded(Store.journals)
     cancel = offloaded(Store.cancel)
     retry_runs = offloaded(Store.retry_runs)
+    move_run = offloaded(Store.move_run)
     reruns = offloaded(Store.reruns)
     create_batch = offloaded(Store.create_batch)
     count_batch = offloaded(Store.count_batch)

@@ -28,6 +28,7 @@ from tarry.model import (
     HistoryEntry,
     InboxEvent,
     JournalEntry,
+    MovePlan,
     NewEvent,
     NewRun,
     RetryPlan,
@@ -499,6 +500,11 @@ class SqlStore(ABC):
         """Carry out each retry plan (see ``Store``), all in one transaction."""
         with self._transaction(write=True) as tx:
             return opstore.retry_all(tx, plans, now)
+
+    def move_run(self, plan: MovePlan, now: datetime) -> RunRecord | None:
+        """Move one run to another definition if it is as the plan saw it (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return opstore.move(tx, plan, now)
 
     def reruns(self, run_id: str) -> list[str]:
         """The ids of the reruns of ``run_id``, oldest first."""

@@ -592,6 +592,16 @@ SET status = 'pending', due_at = %(now)s, state = %(state)s::jsonb,
 WHERE id = %(id)s AND status = 'failed' AND updated_at = %(seen)s
 RETURNING *
 
+-- name: move_run
+-- A held or waiting run moved to another definition of its flow (its row locked and read
+-- first), due now when what it waits for changed (wake).
+UPDATE runs
+SET flow_digest = %(to_digest)s, state = %(state)s::jsonb, updated_at = %(now)s,
+    due_at = CASE WHEN %(wake)s = 1 AND due_at > %(now)s THEN %(now)s ELSE due_at END
+WHERE id = %(id)s AND status = %(status)s AND flow_digest = %(from_digest)s
+  AND lease_owner IS NULL
+RETURNING *
+
 -- name: lock_runs
 -- The runs in ids (a JSON array), locked in id order, as a checkpoint locks them.
 SELECT id, status FROM runs

@@ -542,6 +542,15 @@ SET status = 'pending', due_at = :now, state = :state, inputs = :inputs, exit = 
 WHERE id = :id AND status = 'failed' AND updated_at = :seen
 RETURNING *
 
+-- name: move_run
+-- A held or waiting run moved to another definition of its flow (its row read under the
+-- write lock first), due now when what it waits for changed (:wake).
+UPDATE runs
+SET flow_digest = :to_digest, state = :state, updated_at = :now,
+    due_at = CASE WHEN :wake = 1 AND due_at > :now THEN :now ELSE due_at END
+WHERE id = :id AND status = :status AND flow_digest = :from_digest AND lease_owner IS NULL
+RETURNING *
+
 -- name: lock_runs
 -- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
 SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id
