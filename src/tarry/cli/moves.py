@@ -47,13 +47,17 @@ def migrate_runs(
     raise typer.Exit(0 if report.ok else 1)
 
 
+_SAID = {"moves": "would move", "moved": "moved", "cannot move": "cannot move",
+         "skipped": "skipped (changed meanwhile)"}
+
+
 def _print(report: MoveReport) -> None:
     out = console()
     for run in report.runs:
         said = run.outcome + (f": {'; '.join(run.reasons)}" if run.reasons else "")
         out.print(f"run {run.run_id} ({run.status}) {said}")
-    counts = report.counts()
-    parts = [f"{count} {outcome}" for outcome, count in counts.items() if count]
+    parts = [f"{count} run{'' if count == 1 else 's'} {_SAID[outcome]}"
+             for outcome, count in report.counts().items() if count]
     already = f"; {report.current} already on it" if report.current else ""
     tail = " (dry run: nothing changed)" if report.dry_run else ""
     summary = ", ".join(parts) if parts else "no run to move"
