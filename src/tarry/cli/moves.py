@@ -58,7 +58,8 @@ def _print(report: MoveReport) -> None:
         out.print(f"run {run.run_id} ({run.status}) {said}")
     parts = [f"{count} run{'' if count == 1 else 's'} {_SAID[outcome]}"
              for outcome, count in report.counts().items() if count]
-    already = f"; {report.current} already on it" if report.current else ""
+    already = (f"; {report.current} already on the new definition" if report.current
+               else "")
     tail = " (dry run: nothing changed)" if report.dry_run else ""
     summary = ", ".join(parts) if parts else "no run to move"
-    out.print(f"flow {report.flow} to {report.to_digest[:12]}: {summary}{already}{tail}")
+    out.print(f"{report.flow}: {summary}{already}{tail}")
