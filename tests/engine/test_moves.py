@@ -211,6 +211,26 @@ def test_a_repeat_whose_new_max_is_below_the_iteration_in_progress_cannot_move()
         "step 'indexed' is in its iteration 4, beyond the new definition's max of 3",)
 
 
+def test_a_repeat_paused_before_its_next_iteration_runs_the_new_steps_in_it() -> None:
+    new = flow(POLL.replace("- check: { set: { n: \"{{ loop.index }}\" } }",
+                            "- probe: { set: { n: \"{{ loop.index }}\" } }")
+               .replace("check.n", "probe.n"))
+    judged = judge(run(POLLING), flow(POLL), new, NOW)
+    assert judged.movable
+    assert judged.state is not None
+    assert judged.state["root"]["cur"]["frame"] == frame(0)
+
+
+def test_an_input_read_ahead_is_reported_once_at_its_outermost_reader() -> None:
+    old = flow("  - g:\n      steps:\n        - inner: { wait: { for: 1h } }\n")
+    state = frame(0, {"frame": frame(0, {"until": "2026-06-01T13:00:00.000Z"})})
+    new = flow("  - g:\n      steps:\n        - inner: { wait: { for: 1h } }\n"
+               "        - say: { log: { message: \"{{ region }}\" } }\n",
+               "inputs:\n  region: { type: string }\n")
+    assert judge(run(state), old, new, NOW).reasons == (
+        "step 'g' reads input 'region', which this run was started without",)
+
+
 def test_a_live_step_inside_a_repeat_iteration_is_named_with_its_index() -> None:
     inside = frame(0, {"repeat": "indexed", "i": 2, "done": {}, "frame": frame(
         0, {"until": "2026-06-01T13:00:00.000Z"})})

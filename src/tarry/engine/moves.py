@@ -167,6 +167,8 @@ class _Walk:
         self.reasons: list[str] = []
         self.edits: list[tuple[Address, str, Any]] = []
         self.wake = False
+        self.missing: set[str] = set()
+        """The inputs the run lacks that a step ahead reads, reported already."""
 
     def scope(self, old: Scope, new: Scope, frame: dict[str, Any], place: _Place) -> None:
         """Place the live step of ``frame`` (a scope of ``old``) in ``new``, and its own live
@@ -177,6 +179,10 @@ class _Walk:
         new_steps = new.recover if recovering else new.steps
         at = frame.get("at", 0)
         if at >= len(old_steps):
+            return
+        if at == 0 and "cur" not in frame:  # not begun (a repeat's next iteration): all new
+            self._bindings(new_steps, frozenset(), place.names.new_child(frame.get("b", {})),
+                           place.path)
             return
         step = old_steps[at]
         prefix = place.path
@@ -219,7 +225,8 @@ class _Walk:
                         f"step '{prefix}{step.id}' reads '{name}', which this run has not "
                         f"bound: the new definition puts step '{name}' before where the run "
                         "is")
-            for name in sorted((read & declared) - self.inputs):
+            for name in sorted((read & declared) - self.inputs - self.missing):
+                self.missing.add(name)  # once, at its outermost reader
                 self.reasons.append(f"step '{prefix}{step.id}' reads input '{name}', which "
                                     "this run was started without")
 
