@@ -13,7 +13,8 @@ steps of a reminder being sent, a scope's ``recover`` steps):
 1. **Every live step is in the new definition, at the same path.** Its id must be in the
    same scope (among the ``recover`` steps when it is recovering), so that the step path
    under which its event waits, task, inbox and journal entries are kept still names it. A
-   step that moved within its scope is found by its id.
+   step that moved within its scope is found by its id. A scope that has begun nothing yet
+   (a ``repeat`` paused before its next iteration) runs the new definition's steps whole.
 2. **With the same construct**: a ``wait_for`` stays a ``wait_for``, a ``repeat`` a
    ``repeat``, and so on.
 3. **Waiting for the same thing.** A ``wait_for`` must wait for the same events with the
