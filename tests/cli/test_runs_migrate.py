@@ -109,3 +109,14 @@ def test_tarry_runs_still_lists_runs_with_its_filters(flows: Project) -> None:
     assert [doc["id"] for doc in listed] == [run_id]
     assert flows.json("runs", "--status", "failed") == []
     assert run_id in flows.tarry("runs").stdout
+
+
+def test_a_new_definition_that_does_not_load_exits_1_with_its_problems(
+        flows: Project) -> None:
+    run_id = _waiting(flows)
+    flows.flow("cooling", WAITING_FLOW.replace("wait: { for: 2d }", "wiat: { for: 2d }"))
+    result = flows.tarry("runs", "migrate", "--flow", "cooling", "--yes")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(str(flows.root / "flows" / "cooling.yaml") + ":")
+    assert "wiat" in result.stderr
+    assert flows.json("show", run_id)["status"] == "waiting"
