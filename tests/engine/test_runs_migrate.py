@@ -424,3 +424,31 @@ def test_a_target_of_another_flow_is_refused(project: Project, tmp_path: Path) -
         project.h.engine.migrate_runs("timer", to=str(other), by="ops", dry_run=True)
     assert str(refused.value) == ("--to holds flow 'event', not 'timer': runs move only "
                                   "between definitions of their own flow")
+
+
+NOTIFY = """flow: notify
+steps:
+  - nap: { wait: { for: 1h } }
+  - tell: { notify: { text: hi } }
+"""
+
+
+async def test_a_run_whose_definition_no_longer_loads_cannot_move_and_says_why(
+        tmp_path: Path, store_url: str) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        (folder / "flows").mkdir(parents=True)
+    (first / "flows" / "notify.yaml").write_text(NOTIFY, encoding="utf-8")
+    with Harness(first, start=START, store_url=store_url,
+                 actions={"notify": lambda args, ctx: {}}) as h:
+        run_id = h.start("notify")
+        await h.run_due()
+    fixed = NOTIFY.replace("notify: { text: hi }", "log: { message: hi }")
+    (second / "flows" / "notify.yaml").write_text(fixed, encoding="utf-8")
+    with Harness(second, start=START, store_url=store_url) as h:  # the action is gone
+        [run] = h.engine.migrate_runs("notify", by="ops", dry_run=False).runs
+        assert (run.run_id, run.outcome) == (run_id, "cannot move")
+        [reason] = run.reasons
+        assert reason.startswith("the run's definition cannot be read: <stored flow ")
+        assert "notify" in reason
+        assert h.record(run_id).status is RunStatus.WAITING
