@@ -96,7 +96,7 @@ def migrate_runs(store: Store, catalog: FlowCatalog, target: Flow, *, by: str,
     refuse_programs(target)
     if not dry_run:
         catalog.remember(target)
-    report = MoveReport(target.name, target.digest, dry_run)
+    runs: list[RunMove] = []
     current = 0
     for page in _candidates(store, target.name):
         moving = [record for record in page if record.flow_digest != target.digest]
@@ -104,9 +104,9 @@ def migrate_runs(store: Store, catalog: FlowCatalog, target: Flow, *, by: str,
         journals = store.journals([record.id for record in moving]) if moving else {}
         for record in moving:
             judgement = _judged(catalog, record, journals.get(record.id, []), target, clock())
-            report.runs.append(_moved(store, record, judgement, target, by=by, clock=clock,
-                                      dry_run=dry_run))
-    return MoveReport(report.flow, report.to_digest, dry_run, report.runs, current)
+            runs.append(_moved(store, record, judgement, target, by=by, clock=clock,
+                               dry_run=dry_run))
+    return MoveReport(target.name, target.digest, dry_run, runs, current)
 
 
 def _candidates(store: Store, flow: str) -> Iterator[list[RunRecord]]:
