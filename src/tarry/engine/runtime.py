@@ -410,13 +410,14 @@ class Engine:
         return started
 
     def migrate_runs(self, flow: str, *, to: str | Flow = "latest", by: str,
-                     dry_run: bool) -> migrating.MoveReport:
+                     dry_run: bool, by_name: bool = False) -> migrating.MoveReport:
         """Move the held and waiting runs of the YAML flow ``flow`` (a name) to ``to``: its
         current definition (``latest``), a flow file's path or a loaded flow of the same
         name; with ``dry_run``, only say which would move (see
-        :mod:`tarry.engine.migrating`). Raises ``InvalidRunRequest`` for a Python flow, or
+        :mod:`tarry.engine.migrating`). With ``by_name``, ``flow`` is only looked up by name
+        (:meth:`FlowFinder.find_named`). Raises ``InvalidRunRequest`` for a Python flow, or
         a target of another flow."""
-        current = self.catalog.find(flow)
+        current = (self.catalog.find_named(flow) if by_name else self.catalog.find(flow))
         migrating.refuse_programs(current)
         target = current if to == "latest" else (
             self.catalog.find(to) if isinstance(to, str) else to)
