@@ -5,20 +5,28 @@ An action is ``action(args, ctx)`` returning a dict (the step's binding) or ``No
 (``name = "module:function"``) or through the ``tarry.actions`` entry-point group.
 
 Actions are at-least-once: a worker that dies mid-action re-runs the step on recovery, so
-``ctx.idempotency_key`` is stable across retries and re-runs of the same step of the same run.
+``ctx.idempotency_key`` is stable across retries and re-runs of the same step of the same run,
+and ``ctx.attempt`` counts every execution (those of a ``retry`` and the re-runs after a
+worker died alike). A call is bounded by its step's ``timeout``; a long one calls
+``ctx.heartbeat()`` (see :mod:`tarry.engine.timeouts`). A sync action runs in a thread of its
+own (:func:`in_thread`): one that hangs past its timeout is abandoned there, and what it does
+afterwards reaches nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
 import importlib
 import inspect
 import logging
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -32,6 +40,7 @@ __all__ = [
     "ActionRegistry",
     "StepFailure",
     "idempotency_key",
+    "in_thread",
 ]
 
 ActionResult: TypeAlias = Mapping[str, Any] | None
@@ -62,6 +71,18 @@ class ActionContext:
     logger: logging.Logger = field(default=logger, repr=False)
     note: Callable[[str], None] = field(default=lambda _message: None, repr=False)
     """Writes a line into the run's history (used by the ``log`` action)."""
+    timeout: timedelta | None = None
+    """How long this call may run (the step's ``timeout``, else ``[limits]
+    action_timeout``); an action with a timeout of its own keeps it below this one."""
+    beat: Callable[[Any], None] = field(default=lambda _details: None, repr=False)
+    """Where :meth:`heartbeat` reports to (the engine's watch over the call)."""
+
+    def heartbeat(self, details: Any = None) -> None:
+        """Tell the engine the action is alive and making progress. Cheap (no write:
+        the worker renews its leases on its own schedule) and callable from any thread.
+        Once an action has called it, a silence longer than the worker's lease ends the
+        call with ``timeout``; ``details`` (the last ones given) are named in that error."""
+        self.beat(details)
 
 
 def idempotency_key(run_id: str, step_path: str) -> str:
@@ -131,7 +152,7 @@ class ActionRegistry:
         elif entry.pure:  # built-in bookkeeping: cheaper inline than a thread hop
             result = function(args, ctx)
         else:
-            result = await asyncio.to_thread(function, args, ctx)
+            result = await in_thread(function, args, ctx)
             if inspect.isawaitable(result):
                 result = await result
         if result is None:
@@ -196,6 +217,45 @@ class ActionRegistry:
         except KeyError:
             raise ActionError(f"unknown action '{name}'{did_you_mean(name, self._entries)}"
                               ) from None
+
+
+def in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+    """``function(*args, **kwargs)`` in a daemon thread of its own (with the caller's
+    context variables), awaited on the running loop.
+
+    Not a pool's thread: a call that never returns (an action past its timeout, abandoned)
+    would keep its pool thread for ever, and a pool of a handful would soon run nothing
+    else; a daemon thread neither starves other calls nor keeps the process from exiting.
+    Cancelling the awaitable abandons the call: its result, or exception, goes nowhere."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            result = context.run(function, *args, **kwargs)
+        except BaseException as exc:  # of any kind: the awaiting caller's to judge
+            _settle_soon(loop, future, None, exc)
+        else:
+            _settle_soon(loop, future, result, None)
+
+    threading.Thread(target=run, name=f"tarry-call-{getattr(function, '__name__', 'fn')}",
+                     daemon=True).start()
+    return future
+
+
+def _settle_soon(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
+                 error: BaseException | None) -> None:
+    """Settle ``future`` on its loop, unless it was abandoned or the loop is gone."""
+    def settle() -> None:
+        if future.done():  # abandoned (cancelled) meanwhile
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    with contextlib.suppress(RuntimeError):  # the loop closed while it ran: nobody waits
+        loop.call_soon_threadsafe(settle)
 
 
 def _unavailable(why: str) -> ActionFunction:

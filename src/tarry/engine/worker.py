@@ -39,6 +39,7 @@ from tarry.backoff import grown
 from tarry.clock import Clock
 from tarry.config import Retention
 from tarry.engine.catalog import FlowCatalog
+from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT
 from tarry.engine.committer import ClaimAlong, Committer
 from tarry.engine.executor import Executor
 from tarry.engine.retention import PURGE_EVERY, purge_in_background
@@ -102,7 +103,8 @@ class Worker:
                  triggers: Triggers | None = None,
                  look_ahead: timedelta = timedelta(0),
                  on_wake: Callable[[RunRecord, datetime], None] | None = None,
-                 retention: Retention | None = None, purge_every: float = PURGE_EVERY) -> None:
+                 retention: Retention | None = None, purge_every: float = PURGE_EVERY,
+                 action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if look_ahead < timedelta(0):
@@ -120,8 +122,9 @@ class Worker:
                                  gate=HoldGate(holds or Holds(store.sync, clock, aio=store)),
                                  redactor=redactor or Redactor(),
                                  limits=limits or ValueLimits(),
-                                 read_journal=store.read_journal,
-                                 recovery_max=recovery_max, clock=clock.now)
+                                 read_journal=store.read_journal, timer=clock,
+                                 recovery_max=recovery_max, clock=clock.now,
+                                 action_timeout=action_timeout, lease=lease)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._recovering = asyncio.Lock()

@@ -152,12 +152,15 @@ class CheckRunner:
 
     async def _wait(self, process: asyncio.subprocess.Process) -> bool:
         """Wait for the process to exit; past the timeout terminate it, past the grace kill
-        it. Whether it timed out."""
+        it (at once when the wait is cancelled: the step's timeout). Whether it timed out."""
         try:
             await asyncio.wait_for(process.wait(), self.timeout.total_seconds())
             return False
         except TimeoutError:
             pass
+        except asyncio.CancelledError:  # the step's own timeout came first: leave nothing
+            _signal(process, terminate=False)
+            raise
         _signal(process, terminate=True)
         try:
             await asyncio.wait_for(process.wait(), self.grace.total_seconds())

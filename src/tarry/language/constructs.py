@@ -374,7 +374,9 @@ def read_action(ctx: LoadContext, body: Body) -> Construct:
     schema = ctx.arguments.get(body.construct.key)
     if schema is not None:
         check_arguments(ctx, body.construct.key, body.construct.value, schema)
-    return Action(body.construct.key, ctx.value(body.construct.value))
+    timeout = body.companion("timeout")
+    return Action(body.construct.key, ctx.value(body.construct.value),
+                  None if timeout is None else read_positive_duration(ctx, timeout, "timeout"))
 
 
 CONSTRUCTS: dict[str, ConstructSpec] = {
