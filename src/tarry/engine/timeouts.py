@@ -70,15 +70,18 @@ class Watch:
         with self._lock:
             self.closed = True
 
-    def limit(self) -> datetime:
-        """The instant the call must end by: its deadline, or sooner a lease's silence
-        after its last heartbeat."""
+    def next_look(self, now: datetime) -> datetime | None:
+        """When to look again (None: the call must end now): at its deadline, or sooner a
+        lease's silence after its last heartbeat, or — no heartbeat yet — a lease from now,
+        in case one comes."""
         with self._lock:
             beat = self._beat
-        return self.deadline if beat is None else min(self.deadline, beat + self.silence)
+        if now >= self.deadline or (beat is not None and now >= beat + self.silence):
+            return None
+        return min(self.deadline, (beat or now) + self.silence)
 
     def failure(self, attempt: int, redact: Redactor) -> ActionFailed:
-        """Why the call was ended (at :meth:`limit`)."""
+        """Why the call was ended (when :meth:`next_look` said so)."""
         with self._lock:
             beat, details = self._beat, self._details
         if beat is None or self.deadline <= beat + self.silence:
@@ -114,16 +117,16 @@ async def timed_call(actions: ActionRegistry, command: RunAction, *, clock: Cloc
     expired = False
     timer: Timer | None = None
 
-    def check() -> None:
+    def look() -> None:
         nonlocal expired, timer
-        limit = watch.limit()
-        if clock.now() < limit:  # a heartbeat moved it on
-            timer = clock.call_at(limit, check)
+        after = watch.next_look(clock.now())
+        if after is not None:  # within its timeout, and heartbeats if it began to
+            timer = clock.call_at(after, look)
             return
         expired = True
         task.cancel()
 
-    timer = clock.call_at(watch.limit(), check)
+    timer = clock.call_at(watch.next_look(watch.started) or watch.started, look)
     try:
         result = await call_action(actions, command.name, command.args, context,
                                    redact=redact, value_bytes=value_bytes)

@@ -116,7 +116,7 @@ class Worker:
         self.clock = clock
         self.name = name or worker_name()
         self.batch = batch
-        self.lease = lease
+        self._lease = lease
         self.committer = Committer(store, self.name, clock)
         self.executor = Executor(catalog, actions, self.committer.submit,
                                  gate=HoldGate(holds or Holds(store.sync, clock, aio=store)),
@@ -143,6 +143,17 @@ class Worker:
         self.purge_every = purge_every
         self._schedules_synced_at: datetime | None = None
         self._next_schedule_at: datetime | None = None
+
+    @property
+    def lease(self) -> timedelta:
+        """How long a claim holds a run (renewed every third of it while the run is in
+        flight); also the longest silence allowed after an action's heartbeat."""
+        return self._lease
+
+    @lease.setter
+    def lease(self, lease: timedelta) -> None:
+        self._lease = lease
+        self.executor.lease = lease
 
     def wake(self) -> None:
         """Look for due runs at once rather than at the next look at the store's change token
