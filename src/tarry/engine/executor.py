@@ -283,7 +283,8 @@ class Executor:
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
                   history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
-                  action_timeout=self.action_timeout, recoveries=record.recoveries)
+                  action_timeout=self.action_timeout, recoveries=record.recoveries,
+                  timer=self.timer, lease=self.lease)
         return env
 
 

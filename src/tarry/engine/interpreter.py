@@ -28,7 +28,7 @@ from typing import Any
 
 from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
-from tarry.clock import from_iso, iso
+from tarry.clock import Clock, from_iso, iso
 from tarry.engine import events, loops, tasks
 from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT, ActionFailed, RunAction, call_action
 from tarry.engine.frames import new_frame, since
@@ -110,7 +110,13 @@ class Env:
     """Reads the clock for :attr:`at` once something took time (an action's call); None
     keeps every entry at :attr:`now`."""
     action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT
-    """How long a call of an action may run when its step sets no ``timeout``."""
+    """How long a call of an action (or a Python flow's step) may run when its step sets
+    no ``timeout``."""
+    timer: Clock | None = None
+    """The clock calls are timed on (:mod:`tarry.engine.timeouts`); None leaves a Python
+    flow's steps unbounded."""
+    lease: timedelta = timedelta(seconds=30)
+    """The worker's lease: the longest silence after a call's heartbeat."""
     recoveries: int = 0
     """How many workers died running the run since its last checkpoint: each ran the
     actions then in flight once more than their steps' state says, so a call started

@@ -26,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Awaitable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from tarry.actions import ActionContext, ActionRegistry
 from tarry.clock import Clock, Timer
@@ -37,7 +38,9 @@ from tarry.language.durations import format_duration
 from tarry.secrets import Redactor
 from tarry.values import stored_text
 
-__all__ = ["DETAILS_SHOWN", "Watch", "timed_call"]
+__all__ = ["DETAILS_SHOWN", "EXPIRED", "Watch", "timed_call", "within"]
+
+T = TypeVar("T")
 
 DETAILS_SHOWN = 200
 """How many characters of a heartbeat's details a timeout's message shows."""
@@ -112,6 +115,22 @@ async def timed_call(actions: ActionRegistry, command: RunAction, *, clock: Cloc
     watch = Watch(clock, timeout, silence)
     context: ActionContext = replace(command.context, timeout=timeout, beat=watch.beat,
                                      note=watch.guard_note(command.context.note))
+    result = await within(watch, clock, call_action(actions, command.name, command.args,
+                                                     context, redact=redact,
+                                                     value_bytes=value_bytes))
+    return watch.failure(context.attempt, redact) if result is EXPIRED else result
+
+
+class _Expired:
+    """What :func:`within` answers for a call it ended."""
+
+
+EXPIRED = _Expired()
+
+
+async def within(watch: Watch, clock: Clock, call: Awaitable[T]) -> T | _Expired:
+    """Await ``call`` in the current task until ``watch`` says it must end (then cancel it
+    and answer :data:`EXPIRED`); the watch is closed either way."""
     task = asyncio.current_task()
     assert task is not None
     expired = False
@@ -128,19 +147,18 @@ async def timed_call(actions: ActionRegistry, command: RunAction, *, clock: Cloc
 
     timer = clock.call_at(watch.next_look(watch.started) or watch.started, look)
     try:
-        result = await call_action(actions, command.name, command.args, context,
-                                   redact=redact, value_bytes=value_bytes)
+        result = await call
     except asyncio.CancelledError:
         if not expired:
             raise
         task.uncancel()  # our own cancellation, taken back: the caller goes on
-        return watch.failure(context.attempt, redact)
+        return EXPIRED
     finally:
         watch.close()
         timer.cancel()
-    if expired:  # the action caught the cancellation and returned: too late all the same
+    if expired:  # the call caught the cancellation and returned: too late all the same
         task.uncancel()
-        return watch.failure(context.attempt, redact)
+        return EXPIRED
     return result
 
 
