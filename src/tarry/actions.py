@@ -22,6 +22,7 @@ import hashlib
 import importlib
 import inspect
 import logging
+import queue
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
@@ -220,13 +221,14 @@ class ActionRegistry:
 
 
 def in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Awaitable[Any]:
-    """``function(*args, **kwargs)`` in a daemon thread of its own (with the caller's
-    context variables), awaited on the running loop.
+    """``function(*args, **kwargs)`` on a daemon thread of :data:`_THREADS` (with the
+    caller's context variables), awaited on the running loop.
 
-    Not a pool's thread: a call that never returns (an action past its timeout, abandoned)
-    would keep its pool thread for ever, and a pool of a handful would soon run nothing
-    else; a daemon thread neither starves other calls nor keeps the process from exiting.
-    Cancelling the awaitable abandons the call: its result, or exception, goes nowhere."""
+    Not the loop's default pool: a call that never returns (an action past its timeout,
+    abandoned) would keep its pool thread for ever, and a pool of a handful would soon run
+    nothing else. Here a call that finds no idle thread starts one, and a daemon thread
+    never keeps the process from exiting. Cancelling the awaitable abandons the call: its
+    result, or exception, goes nowhere."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
@@ -239,9 +241,48 @@ def in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Awa
         else:
             _settle_soon(loop, future, result, None)
 
-    threading.Thread(target=run, name=f"tarry-call-{getattr(function, '__name__', 'fn')}",
-                     daemon=True).start()
+    _THREADS.submit(run)
     return future
+
+
+class _Threads:
+    """Daemon threads for sync calls, reused: a call is handed to an idle thread, or to a
+    new one when none is idle, so a thread whose call never returns is never waited for.
+    A thread idle for :attr:`idle_seconds` ends."""
+
+    def __init__(self, idle_seconds: float = 60.0) -> None:
+        self.idle_seconds = idle_seconds
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._free = 0
+        """Idle threads no queued call is promised to."""
+
+    def submit(self, call: Callable[[], None]) -> None:
+        """Run ``call`` on a thread of the pool."""
+        with self._lock:
+            if self._free:  # promised to an idle thread, which takes it from the queue
+                self._free -= 1
+                self._calls.put(call)
+                return
+        threading.Thread(target=self._work, args=(call,), name="tarry-call",
+                         daemon=True).start()
+
+    def _work(self, call: Callable[[], None]) -> None:
+        while True:
+            call()
+            with self._lock:
+                self._free += 1
+            try:
+                call = self._calls.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._free:  # nothing was promised to this thread: it ends
+                        self._free -= 1
+                        return
+                call = self._calls.get()  # a call was promised to it just now
+
+
+_THREADS = _Threads()
 
 
 def _settle_soon(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,

@@ -129,6 +129,8 @@ class VirtualClock:
     def __init__(self, start: datetime | None = None) -> None:
         self._now = utc(start or VIRTUAL_START)
         self._timers: list[tuple[datetime, int, _VirtualTimer]] = []
+        self._cancelled = 0
+        """How many of :attr:`_timers` were cancelled."""
         self._order = itertools.count()
         self._lock = threading.Lock()  # moved from an action's thread, too
 
@@ -167,18 +169,33 @@ class VirtualClock:
     def call_at(self, instant: datetime, callback: Callable[[], None]) -> Timer:
         """Call ``callback`` on the running loop when the clock is moved to ``instant`` or
         past it (soon, if it is there already)."""
-        timer = _VirtualTimer(asyncio.get_running_loop(), callback)
+        timer = _VirtualTimer(asyncio.get_running_loop(), callback, self._dropped)
         with self._lock:
             heapq.heappush(self._timers, (utc(instant), next(self._order), timer))
         self._fire()
         return timer
+
+    def _dropped(self) -> None:
+        """A timer was cancelled: once they are most of those waiting, forget them (a
+        harness calls thousands of actions, each timed, before its clock passes them)."""
+        with self._lock:
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._timers):
+                self._timers = [entry for entry in self._timers if not entry[2].cancelled]
+                heapq.heapify(self._timers)
+                self._cancelled = 0
 
     def _fire(self) -> None:
         """Hand the callbacks whose instant the clock reached to their loops."""
         with self._lock:
             due = []
             while self._timers and self._timers[0][0] <= self._now:
-                due.append(heapq.heappop(self._timers)[2])
+                timer = heapq.heappop(self._timers)[2]
+                timer.due = True
+                if timer.cancelled:
+                    self._cancelled -= 1
+                else:
+                    due.append(timer)
         for timer in due:
             timer.fire()
 
@@ -186,19 +203,27 @@ class VirtualClock:
 class _VirtualTimer:
     """A callback waiting for a :class:`VirtualClock` to reach its instant."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None],
+                 dropped: Callable[[], None]) -> None:
         self._loop = loop
         self._callback = callback
-        self._cancelled = False
+        self._dropped = dropped
+        self.cancelled = False
+        self.due = False
+        """Its instant came (it is no longer among the clock's waiting timers)."""
 
     def cancel(self) -> None:
-        self._cancelled = True
+        """Do not call it."""
+        if not self.cancelled:
+            self.cancelled = True
+            if not self.due:
+                self._dropped()
 
     def fire(self) -> None:
         """Call it on its loop (whatever thread moved the clock), unless cancelled."""
-        if not self._cancelled and not self._loop.is_closed():
+        if not self.cancelled and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._run)
 
     def _run(self) -> None:
-        if not self._cancelled:
+        if not self.cancelled:
             self._callback()
