@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tarry.actions import ActionContext
+import pytest
+
+from tarry.actions import ActionContext, StepFailure
 from tarry.config import Limits
+from tarry.engine.builtins import http_request
 from tarry.model import RunStatus
 from tarry.testing import Harness
 
@@ -264,3 +268,17 @@ async def test_an_action_that_swallows_its_cancellation_still_fails_its_step(
         assert h.record(run_id).error is not None
         assert h.record(run_id).error["type"] == "timeout"  # type: ignore[index]
         assert "call" not in h.document(run_id)["bindings"]
+
+
+async def test_http_requests_own_timeout_is_capped_by_the_steps() -> None:
+    with socket.socket() as silent:  # accepts, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        ctx = ActionContext(run_id="r1", step_path="call", attempt=1, idempotency_key="k",
+                            now=START, timeout=timedelta(milliseconds=200))
+        began = asyncio.get_running_loop().time()
+        with pytest.raises(StepFailure) as failed:
+            await http_request({"url": f"http://127.0.0.1:{port}/", "timeout": 30}, ctx)
+        assert failed.value.type == "http"
+        assert asyncio.get_running_loop().time() - began < 5  # not its own 30 s
