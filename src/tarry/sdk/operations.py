@@ -45,8 +45,9 @@ class Teardown(BaseException):
 
 async def call(function: Callable[..., Any], args: Sequence[Any],
                kwargs: Mapping[str, Any]) -> Any:
-    """Call a step or check: ``async`` ones on the loop, plain ones in a thread of their own
-    (:func:`~tarry.actions.in_thread`: one that hangs past its timeout is abandoned there)."""
+    """Call a step or check: ``async`` ones on the loop, plain ones on a daemon thread
+    (:func:`~tarry.actions.in_thread`: one that hangs past its timeout is abandoned there,
+    holding up no other call)."""
     if inspect.iscoroutinefunction(function):
         return await function(*args, **kwargs)
     result = await in_thread(function, *args, **kwargs)
