@@ -282,3 +282,19 @@ async def test_http_requests_own_timeout_is_capped_by_the_steps() -> None:
             await http_request({"url": f"http://127.0.0.1:{port}/", "timeout": 30}, ctx)
         assert failed.value.type == "http"
         assert asyncio.get_running_loop().time() - began < 5  # not its own 30 s
+
+
+async def test_a_sync_actions_notes_reach_the_history_in_order_while_it_runs(
+        tmp_path: Path, store_url: str) -> None:
+    def chatty(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        for line in range(3):
+            ctx.note(f"line {line}")
+        return {"lines": 3}
+
+    with Harness(tmp_path, start=START, store_url=store_url, actions={"chatty": chatty}) as h:
+        run_id = h.start(h.flow(QUICK.replace("quick", "chatty")))
+        await h.run_until_idle()
+        history = h.engine.store.history(run_id)
+        assert [(e.kind, e.data.get("message")) for e in history
+                if e.kind in ("log", "step.completed")] == [
+            ("log", "line 0"), ("log", "line 1"), ("log", "line 2"), ("step.completed", None)]

@@ -24,9 +24,10 @@ that task, as ``asyncio.timeout`` does, and takes the cancellation back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -96,13 +97,23 @@ class Watch:
             message += f"; last heartbeat: {_details(details, redact)}"
         return ActionFailed("timeout", message, attempt)
 
-    def guard_note(self, note: Any) -> Any:
-        """``note`` (a line into the run's history) that does nothing once closed."""
+    def guard_note(self, note: Callable[[str], None]) -> Callable[[str], None]:
+        """``note`` (a line into the run's history) as the call may use it: from another
+        thread it is handed to the loop (the history is the loop's), in order with the
+        call's result, and once the call is over it does nothing."""
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def deliver(message: str) -> None:
+            if not self.closed:
+                note(message)
+
         def guarded(message: str) -> None:
-            with self._lock:
-                if self.closed:
-                    return
-            note(message)
+            if threading.get_ident() == loop_thread:
+                deliver(message)
+            elif not self.closed:
+                with contextlib.suppress(RuntimeError):  # the loop is gone: so is the run
+                    loop.call_soon_threadsafe(deliver, message)
         return guarded
 
 
