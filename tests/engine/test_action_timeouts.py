@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tarry.actions import ActionContext, StepFailure
-from tarry.config import Limits
+from tarry.config import load_settings
 from tarry.engine.builtins import http_request
 from tarry.model import RunStatus
 from tarry.testing import Harness
@@ -229,8 +229,12 @@ async def test_a_step_without_a_timeout_has_the_configured_default(
             ended.append(h.clock.now())
         return {}
 
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "tarry.toml").write_text('[limits]\naction_timeout = "90s"\n', encoding="utf-8")
+    project = load_settings(cwd=root, env={})
     with Harness(tmp_path, start=START, store_url=store_url, actions={"hang": hang},
-                 limits=Limits(action_timeout=timedelta(seconds=90))) as h:
+                 project=project) as h:
         run_id = h.start(h.flow(DEFAULTED))
 
         async def past_the_default() -> None:
