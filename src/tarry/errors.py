@@ -357,7 +357,8 @@ class StepError(TarryError):
     """A step of a Python flow raised an exception.
 
     The failure is recorded like a result: ``step`` is the operation's path, ``type`` the
-    exception's class name and ``message`` its text. The first execution raises it with the
+    exception's class name (``timeout`` for a step that outlived ``[limits]
+    action_timeout``) and ``message`` its text. The first execution raises it with the
     original exception as ``__cause__``; a replay raises the same StepError without calling
     the step again, so a flow that catches it takes the same path every time.
     """

@@ -11,16 +11,23 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from tarry.actions import ActionRegistry
-from tarry.clock import iso
+from tarry.clock import Clock, iso
 from tarry.engine.catalog import FlowCatalog
-from tarry.engine.commands import ActionFailed, Command, ReadJournal, RunAction, call_action
+from tarry.engine.commands import (
+    DEFAULT_ACTION_TIMEOUT,
+    ActionFailed,
+    Command,
+    ReadJournal,
+    RunAction,
+)
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
@@ -81,13 +88,21 @@ class Executor:
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
-                 read_journal: JournalReader, limits: ValueLimits | None = None,
-                 recovery_max: int = 3,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 read_journal: JournalReader, timer: Clock,
+                 limits: ValueLimits | None = None, recovery_max: int = 3,
+                 clock: Callable[[], datetime] | None = None,
+                 action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT,
+                 lease: timedelta = timedelta(seconds=30)) -> None:
         self.catalog = catalog
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
         an advance at its start)."""
+        self.timer = timer
+        """The clock an action's timeout is measured on."""
+        self.action_timeout = action_timeout
+        """How long a call may run when its step sets no ``timeout``."""
+        self.lease = lease
+        """The worker's lease: the longest silence allowed after an action's heartbeat."""
         self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
@@ -185,7 +200,7 @@ class Executor:
                     unsaved = False
                 lone = _lone_action(outcome.commands, calls)
                 if lone is not None:
-                    result = await self._call(lone)
+                    result = await self._call(lone, env.recoveries)
                     env.moved()
                     unsaved = _record(env, [(lone, result)])
                     continue
@@ -211,13 +226,19 @@ class Executor:
                 command.into(await self._entries(env.run_id, command.query))
                 read = True
             else:
-                calls[asyncio.ensure_future(self._call(command))] = command
+                calls[asyncio.ensure_future(self._call(command, env.recoveries))] = command
         return read
 
-    def _call(self, command: RunAction) -> Coroutine[Any, Any, Any]:
-        """The call of ``command``'s action (its result, or why it failed)."""
-        return call_action(self.actions, command.name, command.args, command.context,
-                           redact=self.redactor, value_bytes=self.limits.value_bytes)
+    def _call(self, command: RunAction, recoveries: int) -> Coroutine[Any, Any, Any]:
+        """The call of ``command``'s action (its result, or why it failed), bounded by its
+        timeout; its attempt counts the ``recoveries`` since the last checkpoint (the
+        executions that died with their workers)."""
+        if recoveries:
+            command = replace(command, context=replace(
+                command.context, attempt=command.context.attempt + recoveries))
+        return timed_call(self.actions, command, clock=self.timer, timeout=command.timeout,
+                          silence=self.lease, redact=self.redactor,
+                          value_bytes=self.limits.value_bytes)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -255,12 +276,15 @@ class Executor:
                 raise LeaseLost(record.id)
             if outcome is CheckpointOutcome.CANCEL_REQUESTED:
                 raise _CancelRequested(record.id)
+            env.recoveries = 0  # the store counts takeovers afresh from this checkpoint
 
         run_info = {"id": record.id, "target": record.target,
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock)
+                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
+                  action_timeout=self.action_timeout, recoveries=record.recoveries,
+                  timer=self.timer, lease=self.lease)
         return env
 
 

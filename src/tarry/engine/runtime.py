@@ -352,7 +352,8 @@ class Engine:
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
                       recovery_max=self.limits.recovery_max, triggers=self.triggers,
-                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention)
+                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention,
+                      action_timeout=self.limits.action_timeout)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""

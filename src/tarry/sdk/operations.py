@@ -13,15 +13,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
+from tarry.actions import in_thread
 from tarry.clock import from_iso, iso
 from tarry.engine.events import received_in_time
 from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
+from tarry.engine.timeouts import EXPIRED, Watch, within
 from tarry.errors import EventError, StepError
 from tarry.language.manifests import Manifest
 from tarry.sdk.replay import Journal, Operation, Scope, Suspend
@@ -42,10 +45,12 @@ class Teardown(BaseException):
 
 async def call(function: Callable[..., Any], args: Sequence[Any],
                kwargs: Mapping[str, Any]) -> Any:
-    """Call a step or check: ``async`` ones on the loop, plain ones in a thread."""
+    """Call a step or check: ``async`` ones on the loop, plain ones on a daemon thread
+    (:func:`~tarry.actions.in_thread`: one that hangs past its timeout is abandoned there,
+    holding up no other call)."""
     if inspect.iscoroutinefunction(function):
         return await function(*args, **kwargs)
-    result = await asyncio.to_thread(function, *args, **kwargs)
+    result = await in_thread(function, *args, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -105,22 +110,40 @@ class FlowRun:
         worker's; only the flow's own unwinding and a cancellation go through)."""
         self.record("step.started", op.path)
         try:
-            value = await call(function, args, kwargs)
+            value = await self._bounded(call(function, args, kwargs))
         except (asyncio.CancelledError, Suspend, Teardown):
             raise
         except BaseException as exc:
-            self.env.moved()
-            error = {"type": type(exc).__name__,
-                     "message": stored_text(str(exc), redact=self.env.redact)}
-            op.record({"error": error})
-            self.record("step.failed", op.path, error=error)
-            await self.checkpoint()
+            await self._failed(op, {"type": type(exc).__name__,
+                                    "message": stored_text(str(exc), redact=self.env.redact)})
             return exc
+        if isinstance(value, _Ended):
+            await self._failed(op, {"type": "timeout", "message": value.message})
+            return None
         self.env.moved()
         op.record({"result": self.codec.store(value, f"the result of step '{op.path}'")})
         self.record("step.completed", op.path)
         await self.checkpoint()
         return None
+
+    async def _bounded(self, running: Awaitable[Any]) -> Any:
+        """What the step's call came to, or :class:`_Ended` when it outlived ``[limits]
+        action_timeout`` (see :mod:`tarry.engine.timeouts`)."""
+        timer = self.env.timer
+        if timer is None:
+            return await running
+        watch = Watch(timer, self.env.action_timeout, self.env.lease)
+        value = await within(watch, timer, running)
+        if value is EXPIRED:
+            return _Ended(watch.failure(1, self.env.redact).message)
+        return value
+
+    async def _failed(self, op: Operation, error: dict[str, Any]) -> None:
+        """Record the step's failure, then checkpoint."""
+        self.env.moved()
+        op.record({"error": error})
+        self.record("step.failed", op.path, error=error)
+        await self.checkpoint()
 
     # -- recorded values -------------------------------------------------------------------
 
@@ -226,6 +249,13 @@ class FlowRun:
             return None
         self.record("wait.timeout", path, until=entry["until"])
         return {"status": "timeout", "event": None, "received_at": None}
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """A step's call ended at its timeout, and why."""
+
+    message: str
 
 
 def _wake_instant(duration: timedelta | str | None, until: datetime | None) -> timedelta | datetime:
