@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CONTINUED",
     "CREATED",
     "HOLD_CLEARED",
     "MIGRATED",
@@ -43,6 +44,7 @@ __all__ = [
     "ScheduleFiring",
     "ScheduleRecord",
     "ScheduledStart",
+    "Successor",
     "TaskCompletion",
     "TaskRecord",
     "TaskRequest",
@@ -90,6 +92,10 @@ HOLD_CLEARED = "hold.cleared"
 """The history entry of a run whose hold cleared. The update that writes it also stamps the
 run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 
+CONTINUED = "continued"
+"""A run that continued as new: its exit, and the history entry on both runs (the ended
+run's names its successor, ``as``; the successor's the run it continues, ``from``)."""
+
 RETRIED = "retried"
 """The history entry of a failed run retried by an operator (``by``, ``reason``,
 ``attempt``, and the names of the ``inputs`` corrected)."""
@@ -135,6 +141,8 @@ class NewRun:
     writes it as it is)."""
     rerun_of: str | None = None
     """The run this one reruns (an operator's rerun), if any."""
+    continued_from: str | None = None
+    """The run that continued as this one (``ctx.continue_as_new``), if any."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""
@@ -142,7 +150,8 @@ class NewRun:
                          status=self.status, inputs=self.inputs, target=self.target,
                          state=self.state, created_at=self.created_at,
                          updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
-                         waiting_for=self.waiting_for, rerun_of=self.rerun_of)
+                         waiting_for=self.waiting_for, rerun_of=self.rerun_of,
+                         continued_from=self.continued_from)
 
 
 @dataclass(frozen=True)
@@ -171,6 +180,7 @@ class RunRecord:
     """How many times in a row the run was taken over from a worker that died running it,
     with no checkpoint since (as a worker counts it when it begins one)."""
     rerun_of: str | None = None
+    continued_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -337,6 +347,17 @@ class JournalEntry:
 
 
 @dataclass(frozen=True)
+class Successor:
+    """The run a run continues as: the new run with its first history entries, and the
+    instant until which the events delivered to the ended run and not taken in stay buffered
+    for it (at least; an event buffered longer keeps its own deadline)."""
+
+    run: NewRun
+    history: tuple[HistoryEntry, ...]
+    rebuffer_until: datetime
+
+
+@dataclass(frozen=True)
 class RunUpdate:
     """What a worker writes for a run it holds the lease on: the new state and history.
 
@@ -372,6 +393,10 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
+    successor: Successor | None = None
+    """The run this one continues as (it ends with exit ``continued``): created in the
+    transaction that ends this one, which hands it the events delivered to this run and not
+    taken in (buffered again until ``Successor.rebuffer_until`` at least)."""
 
     @property
     def at_step(self) -> str | None:

@@ -26,7 +26,8 @@ from tarry.engine.commands import (
 )
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
-from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.outcome import Blocked, Continued, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
@@ -35,6 +36,7 @@ from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
 from tarry.language.model import Flow
 from tarry.model import (
+    CONTINUED,
     CheckpointOutcome,
     EventWait,
     HistoryEntry,
@@ -43,11 +45,12 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    Successor,
 )
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits, stored_text
 
-__all__ = ["Executor", "LeaseLost", "update_for"]
+__all__ = ["HANDOVER", "Executor", "LeaseLost", "update_for"]
 
 logger = logging.getLogger("tarry.worker")
 
@@ -61,6 +64,11 @@ class JournalReader(Protocol):
                  keys: Sequence[str] = ()) -> Awaitable[list[JournalEntry]]:
         """The entries of ``run_id`` the query names."""
         ...
+
+
+HANDOVER = timedelta(hours=1)
+"""How long, at least, the events delivered to a run that continued as new and not taken in
+by it stay buffered for its successor (an event buffered longer keeps its own deadline)."""
 
 
 class LeaseLost(Exception):
@@ -166,10 +174,27 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
+        successor = None
+        if isinstance(outcome, Continued):
+            outcome, successor = self._successor(record, flow, outcome, env.at)
         return _written(update_for(record.id, state, outcome, history, env.at,
                                    consumed=tuple(env.consumed), result=result,
-                                   rescan=tuple(sorted(env.rescan))), state, journal,
-                        registered)
+                                   rescan=tuple(sorted(env.rescan)), successor=successor),
+                        state, journal, registered)
+
+    def _successor(self, record: RunRecord, flow: Flow, outcome: Continued,
+                   now: datetime) -> tuple[Outcome, Successor | None]:
+        """The run ``record`` continues as (a new run of ``flow`` and its target, with the
+        outcome's inputs), or the failure that keeps it from starting."""
+        try:
+            run, created = pending_run(flow, outcome.inputs, record.target, now,
+                                       run_id=new_run_id(), limits=self.limits,
+                                       continued_from=record.id)
+        except TarryError as exc:  # checked by the flow's call already; kept safe here
+            return Failed({"type": "continue-as-new", "message": stored_text(str(exc)),
+                           "step": None}), None
+        entries = (created, HistoryEntry(now, CONTINUED, None, {"from": record.id}))
+        return outcome, Successor(run, entries, now + HANDOVER)
 
     def _crashed(self, record: RunRecord) -> Failed:
         """The failure of a run whose workers died running it once more than
@@ -337,10 +362,17 @@ def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                history: list[HistoryEntry], now: datetime, *,
                consumed: tuple[str, ...] = (), result: Any = None,
-               rescan: tuple[str, ...] = ()) -> RunUpdate:
+               rescan: tuple[str, ...] = (), successor: Successor | None = None) -> RunUpdate:
     """The store update that records ``outcome`` (and releases the lease); ``result`` is a
     Python flow's return value, kept when the run succeeds; ``rescan`` names the waits that
-    turned an event down and wait on."""
+    turned an event down and wait on; ``successor`` is the run a ``Continued`` run
+    continues as."""
+    if isinstance(outcome, Continued):
+        assert successor is not None, "a run continues as a successor"
+        history.append(HistoryEntry(now, CONTINUED, None, {"as": successor.run.id}))
+        history.append(HistoryEntry(now, "succeeded", None, {"exit": CONTINUED}))
+        return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=CONTINUED,
+                         consumed=consumed, successor=successor)
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,

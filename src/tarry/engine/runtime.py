@@ -454,12 +454,13 @@ class Engine:
                                  limits=self.limits.values, redactor=self.redactor)
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
-        """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,
-        its history)."""
+        """The run document of ``run_id`` (with its reruns, the run it continued as and,
+        unless ``history`` is false, its history)."""
         record = self.store.get_run(run_id)
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
+                            continued_as=self.store.continued_as(run_id),
                             shown=Shown(self.limits.shown_bytes, self.redactor))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 from tarry.engine.journal import BRANCHING, is_finished
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import NondeterminismError
 
-__all__ = ["Journal", "Operation", "Scope", "Suspend", "describe"]
+__all__ = ["ContinuedAsNew", "Journal", "Operation", "Scope", "Suspend", "describe"]
 
 _KEY = "journal"
 _CHANGED = "its code changed while the run was in progress"
@@ -49,6 +49,16 @@ class Suspend(BaseException):
     def __init__(self, waits: tuple[WaitInfo, ...]) -> None:
         super().__init__(waits)
         self.waits = waits
+
+
+class ContinuedAsNew(BaseException):
+    """Unwinds a flow function that called ``ctx.continue_as_new``; carries the successor's
+    inputs (checked against the flow). A ``BaseException``, as :class:`Suspend`, so that a
+    flow's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        super().__init__("the run continues as new")
+        self.inputs = inputs
 
 
 class Journal:
@@ -125,7 +135,7 @@ class Scope:
         self._names: set[str] | None = None
         self._position = 0
         self._running: str | None = None
-        self._suspension: Suspend | None = None
+        self._suspension: BaseException | None = None
 
     def enter(self, kind: str, name: str | None) -> Operation:
         """Take the next place in the scope for an operation of ``kind`` named ``name``.
@@ -198,6 +208,12 @@ class Scope:
         operation of the scope (so cleanup code unwinding a suspended flow does nothing)."""
         self._suspension = Suspend(tuple(waits))
         raise self._suspension
+
+    def end(self, ending: BaseException) -> NoReturn:
+        """Unwind the scope with ``ending`` (a :class:`ContinuedAsNew`), raised again from any
+        later operation of the scope, as :meth:`suspend` does."""
+        self._suspension = ending
+        raise ending
 
     def finish(self) -> None:
         """The scope's code returned: it must have asked for every operation recorded."""

@@ -207,6 +207,11 @@ class Store(Protocol):
         nothing written, when it changed meanwhile (it woke, or another move came first)."""
         ...
 
+    def continued_as(self, run_id: str) -> str | None:
+        """The id of the run ``run_id`` continued as (``NewRun.continued_from``), if it
+        did."""
+        ...
+
     def reruns(self, run_id: str) -> list[str]:
         """The ids of the runs started as reruns of ``run_id`` (``NewRun.rerun_of``), oldest
         first."""

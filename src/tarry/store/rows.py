@@ -107,6 +107,7 @@ def _new_run_params(run: NewRun, created_data: Mapping[str, Any] | None) -> dict
         "created_at": to_millis(run.created_at),
         "created_data": _dump(created_data),
         "rerun_of": run.rerun_of,
+        "continued_from": run.continued_from,
     }
 
 
@@ -199,6 +200,7 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         cancelled_by=row["cancelled_by"],
         recoveries=row["recoveries"],
         rerun_of=row["rerun_of"],
+        continued_from=row["continued_from"],
     )
 
 

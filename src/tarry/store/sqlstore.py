@@ -37,6 +37,7 @@ from tarry.model import (
     RunUpdate,
     ScheduleFiring,
     ScheduleRecord,
+    Successor,
     TaskCompletion,
     TaskRecord,
     TaskState,
@@ -428,6 +429,8 @@ class SqlStore(ABC):
                                     plans.get(update.run_id, eventstore.WaitChanges()))
             taskstore.settle_tasks(tx, update, now)
             holdstore.settle_hold(tx, update)
+            if update.successor is not None:
+                self._continue(tx, update.run_id, update.successor, now)
             outcome = rows.checkpoint_outcome(update, cancel_requested)
             if outcome is CheckpointOutcome.CANCELLED:
                 history += self._cancel_suspended(tx, update.run_id, now)
@@ -435,6 +438,13 @@ class SqlStore(ABC):
         tx.insert("insert_history", history)
         tx.insert("insert_journal", journal)
         return outcomes
+
+    @staticmethod
+    def _continue(tx: Tx, run_id: str, successor: Successor, now: datetime) -> None:
+        """End ``run_id`` into ``successor``: create it, and hand it the events the ended run
+        was delivered and did not take in (buffered again)."""
+        eventstore.rebuffer_inbox(tx, run_id, now, successor.rebuffer_until)
+        runstore.insert_runs(tx, [(successor.run, successor.history)])
 
     def _write_runs(self, tx: Tx, worker: str, now: datetime,
                     updates: Sequence[RunUpdate]) -> dict[str, bool]:
@@ -505,6 +515,12 @@ class SqlStore(ABC):
         """Move one run to another definition if it is as the plan saw it (see ``Store``)."""
         with self._transaction(write=True) as tx:
             return opstore.move(tx, plan, now)
+
+    def continued_as(self, run_id: str) -> str | None:
+        """The id of the run ``run_id`` continued as, if it did."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("continued_as", {"id": run_id})
+        return None if row is None else str(row["id"])
 
     def reruns(self, run_id: str) -> list[str]:
         """The ids of the reruns of ``run_id``, oldest first."""

@@ -279,6 +279,11 @@ class RunDocument(BaseModel):
     rerun_of: str | None = Field(default=None, description="The run this one reruns.")
     reruns: list[str] | None = Field(default=None, description=(
         "The runs started as reruns of this one; only in single-run documents."))
+    continued_from: str | None = Field(default=None, description=(
+        "The run that continued as this one (ctx.continue_as_new)."))
+    continued_as: str | None = Field(default=None, description=(
+        "The run this one continued as (it ended with exit 'continued'); only in single-run "
+        "documents."))
     attempt: int | None = Field(default=None, description=(
         "1, and one more per retry; only with the history."))
     history: list[HistoryItem] | None = Field(
