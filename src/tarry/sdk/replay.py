@@ -146,11 +146,17 @@ class Scope:
         """
         if self._suspension is not None:
             raise self._suspension
-        local = _checked_name(name) if name is not None else f"#{self._position + 1}"
-        self.ready(kind, local)
         position = self._position
-        if position < len(self._recorded):
-            recorded_kind, recorded_name = self._recorded[position]
+        recorded = self._recorded[position] if position < len(self._recorded) else None
+        if name is None:
+            local = f"#{position + 1}"
+        elif recorded is not None and name == recorded[1]:
+            local = name  # a replay: the name was checked when it was recorded
+        else:
+            local = _checked_name(name)
+        self.ready(kind, local)
+        if recorded is not None:
+            recorded_kind, recorded_name = recorded
             if (recorded_kind, recorded_name) != (kind, local):
                 raise self.changed(position, describe(recorded_kind, recorded_name),
                                    describe(kind, local), recorded_name)

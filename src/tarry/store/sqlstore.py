@@ -467,7 +467,7 @@ class SqlStore(ABC):
                   "selective": selective, "keys": json.dumps(list(keys))}
         with self._transaction(write=False) as tx:
             found = tx.all("journal_entries", params)
-        return [rows.journal_entry(row) for row in found]
+        return rows.journal_entries(found)
 
     def journals(self, run_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
         """Every journal entry of each run in ``run_ids``, oldest first (runs with none are
