@@ -5,14 +5,17 @@ linked both ways; the harness follows the chain; events meant for the chain are 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sdk_support import HarnessFor
 
 from tarry import App, Context
+from tarry.config import Limits
 from tarry.errors import ContinueAsNewError
 from tarry.model import EventState, RunStatus
+from tarry.testing import Harness
 
 
 def counting_app() -> App:
@@ -196,3 +199,23 @@ async def test_a_flow_may_catch_the_refusal(harness_for: HarnessFor) -> None:
     await harness.run_until_idle()
     assert harness.record(run_id).result == (
         "ctx.continue_as_new: unknown input 'unknown': flow 'caught' declares no inputs")
+
+
+async def test_inputs_over_the_value_limit_fail_the_run_and_start_nothing(
+        tmp_path: Path, store_url: str) -> None:
+    app = App()
+
+    @app.flow("grows")
+    async def grows(ctx: Context, blob: str = "") -> None:
+        ctx.continue_as_new(blob=blob + "x" * 2000)
+
+    harness = Harness(tmp_path, app=app, store_url=store_url, limits=Limits(value_bytes=1024))
+    run_id = harness.start("grows")
+    await harness.run_until_idle()
+    record = harness.record(run_id)
+    assert (record.status, record.error) == (RunStatus.FAILED, {
+        "type": "value", "step": None,
+        "message": "the inputs of ctx.continue_as_new: 2,011 bytes as JSON is over the limit "
+                   "of 1,024 bytes ([limits] value_bytes)"})
+    assert harness.chain(run_id) == [run_id]
+    harness.close()
