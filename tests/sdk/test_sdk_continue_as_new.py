@@ -163,6 +163,10 @@ def refusing_app() -> App:
 
         await ctx.parallel(branch, name="fan")
 
+    @app.flow("in-a-step")
+    async def in_a_step(ctx: Context) -> None:
+        await ctx.step("inner", lambda: Context.current().continue_as_new())
+
     @app.flow("caught")
     async def caught(ctx: Context) -> str:
         try:
@@ -190,6 +194,18 @@ async def test_a_refused_continue_as_new_fails_the_run_and_starts_nothing(
     record = harness.record(run_id)
     assert record.status is RunStatus.FAILED
     assert record.error == {"type": "continue-as-new", "message": message, "step": None}
+    assert harness.chain(run_id) == [run_id]
+
+
+async def test_a_step_that_continues_as_new_fails_as_a_step(harness_for: HarnessFor) -> None:
+    harness = harness_for(refusing_app())
+    run_id = harness.start("in-a-step")
+    await harness.run_until_idle()
+    assert harness.record(run_id).error == {
+        "type": "step-error", "step": "inner",
+        "message": "step 'inner' raised ContinueAsNewError: ctx.continue_as_new: it was called "
+                   "while step 'inner' is running; call it from the flow function, between "
+                   "operations"}
     assert harness.chain(run_id) == [run_id]
 
 

@@ -96,6 +96,10 @@ class FlowRun:
             raise ContinueAsNewError(
                 f"it was called inside {scope.label}; a run continues as new from the flow "
                 "function itself, once its parallel or map has returned")
+        if scope.busy is not None:
+            raise ContinueAsNewError(
+                f"it was called while {scope.busy} is running; call it from the flow "
+                "function, between operations")
         try:
             bound = bind_inputs(self.env.flow, inputs)
         except InvalidRunRequest as exc:

@@ -200,6 +200,11 @@ class Scope:
         self._position += 1
         return Operation(self.journal, kind, self.prefix + local)
 
+    @property
+    def busy(self) -> str | None:
+        """The operation of the scope in progress (described), if one is."""
+        return self._running
+
     @contextmanager
     def running(self, operation: Operation) -> Iterator[None]:
         """Mark ``operation`` as in progress (no other operation of the scope may start)."""
