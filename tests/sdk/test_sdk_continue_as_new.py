@@ -235,3 +235,13 @@ async def test_inputs_over_the_value_limit_fail_the_run_and_start_nothing(
                    "of 1,024 bytes ([limits] value_bytes)"})
     assert harness.chain(run_id) == [run_id]
     harness.close()
+
+
+async def test_a_run_that_continued_as_new_replays_to_the_same_ending(
+        harness_for: HarnessFor) -> None:
+    harness = harness_for(counting_app())
+    first = harness.start("counter", {"stop": 5})
+    await harness.run_until_idle()
+    report = await harness.assert_replays(harness.chain(first))
+    assert [(result.run_id, result.verdict) for result in report.results] == [
+        (run_id, "ok") for run_id in harness.chain(first)]
