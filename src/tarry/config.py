@@ -110,6 +110,10 @@ class Limits:
     shown_bytes: int = 4096
     """The longest value a Python run's journal shows in its run document, as JSON (4 KiB);
     a longer one is shown truncated, with a marker."""
+    action_timeout: timedelta = timedelta(minutes=5)
+    """How long one call of an action may run when its step sets no ``timeout`` (5
+    minutes); past it the call is cancelled (or, in a thread, abandoned) and the step fails
+    with ``error.type = timeout``."""
 
     def __post_init__(self) -> None:
         if self.check_interval < CHECK_INTERVAL_FLOOR:
@@ -452,6 +456,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "file_bytes": _Key("TARRY_FILE_BYTES", _positive_int, _positive_int_text),
         "recovery_max": _Key("TARRY_RECOVERY_MAX", _positive_int, _positive_int_text),
         "shown_bytes": _Key("TARRY_SHOWN_BYTES", _positive_int, _positive_int_text),
+        "action_timeout": _Key.plain("TARRY_ACTION_TIMEOUT", _duration),
     },
     "retention": {
         "runs": _Key.plain("TARRY_RETENTION_RUNS", retention_duration),

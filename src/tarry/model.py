@@ -16,8 +16,10 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CONTINUED",
     "CREATED",
     "HOLD_CLEARED",
+    "MIGRATED",
     "RETRIED",
     "TASK_INBOX_TYPE",
     "WAIT_KINDS",
@@ -34,6 +36,7 @@ __all__ = [
     "HistoryEntry",
     "InboxEvent",
     "JournalEntry",
+    "MovePlan",
     "NewEvent",
     "NewRun",
     "RetryPlan",
@@ -43,6 +46,7 @@ __all__ = [
     "ScheduleFiring",
     "ScheduleRecord",
     "ScheduledStart",
+    "Successor",
     "TaskCompletion",
     "TaskRecord",
     "TaskRequest",
@@ -91,9 +95,17 @@ HOLD_CLEARED = "hold.cleared"
 """The history entry of a run whose hold cleared. The update that writes it also stamps the
 run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 
+CONTINUED = "continued"
+"""A run that continued as new: its exit, and the history entry on both runs (the ended
+run's names its successor, ``as``; the successor's the run it continues, ``from``)."""
+
 RETRIED = "retried"
 """The history entry of a failed run retried by an operator (``by``, ``reason``,
 ``attempt``, and the names of the ``inputs`` corrected)."""
+
+MIGRATED = "migrated"
+"""The history entry of a run an operator moved to a new definition of its flow (``from``
+and ``to``: the two definitions' digests; ``by``)."""
 
 WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "throttle"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
@@ -132,6 +144,8 @@ class NewRun:
     writes it as it is)."""
     rerun_of: str | None = None
     """The run this one reruns (an operator's rerun), if any."""
+    continued_from: str | None = None
+    """The run that continued as this one (``ctx.continue_as_new``), if any."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""
@@ -139,7 +153,8 @@ class NewRun:
                          status=self.status, inputs=self.inputs, target=self.target,
                          state=self.state, created_at=self.created_at,
                          updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
-                         waiting_for=self.waiting_for, rerun_of=self.rerun_of)
+                         waiting_for=self.waiting_for, rerun_of=self.rerun_of,
+                         continued_from=self.continued_from)
 
 
 @dataclass(frozen=True)
@@ -168,6 +183,7 @@ class RunRecord:
     """How many times in a row the run was taken over from a worker that died running it,
     with no checkpoint since (as a worker counts it when it begins one)."""
     rerun_of: str | None = None
+    continued_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -334,6 +350,17 @@ class JournalEntry:
 
 
 @dataclass(frozen=True)
+class Successor:
+    """The run a run continues as: the new run with its first history entries, and the
+    instant until which the events delivered to the ended run and not taken in stay buffered
+    for it (at least; an event buffered longer keeps its own deadline)."""
+
+    run: NewRun
+    history: tuple[HistoryEntry, ...]
+    rebuffer_until: datetime
+
+
+@dataclass(frozen=True)
 class RunUpdate:
     """What a worker writes for a run it holds the lease on: the new state and history.
 
@@ -369,6 +396,10 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
+    successor: Successor | None = None
+    """The run this one continues as (it ends with exit ``continued``): created in the
+    transaction that ends this one, which hands it the events delivered to this run and not
+    taken in (buffered again until ``Successor.rebuffer_until`` at least)."""
 
     @property
     def at_step(self) -> str | None:
@@ -497,6 +528,24 @@ class RetryPlan:
     inputs: dict[str, Any]
     entry: HistoryEntry
     forget: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    """What moving one held or waiting run to a new definition writes: the run as it was
+    read (``status``, ``seen``: its state as stored, and ``from_digest``: its definition), so
+    a run that changed since is left alone; its definition's digest ``to_digest`` and its
+    ``state`` there; ``wake``: make it due at once (what it waits for changed); its
+    ``migrated`` entry."""
+
+    run_id: str
+    status: RunStatus
+    seen: dict[str, Any]
+    from_digest: str
+    to_digest: str
+    state: dict[str, Any]
+    entry: HistoryEntry
+    wake: bool = False
 
 
 class BatchAction(StrEnum):

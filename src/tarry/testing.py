@@ -181,6 +181,19 @@ class Harness:
         """The run document, with history."""
         return self.engine.document(run_id)
 
+    def chain(self, run_id: str) -> list[str]:
+        """The run and each run it continued as (``ctx.continue_as_new``), in order: the
+        last is the one still going, or the one that ended the chain."""
+        chain = [run_id]
+        while (successor := self.engine.store.continued_as(chain[-1])) is not None:
+            chain.append(successor)
+        return chain
+
+    def latest(self, run_id: str) -> str:
+        """The last run of ``run_id``'s chain of runs continued as new (``run_id`` itself when
+        it did not continue)."""
+        return self.chain(run_id)[-1]
+
     def history_kinds(self, run_id: str) -> list[str]:
         """The kinds of the run's history entries, oldest first."""
         return [entry.kind for entry in self.engine.store.history(run_id)]

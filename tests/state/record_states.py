@@ -62,7 +62,15 @@ class Send:
     data: dict[str, Any]
 
 
-Move = Advance | Send
+@dataclass(frozen=True)
+class Complete:
+    """Complete the one open task now, as principal ``by``, then run what is due."""
+
+    outcome: str
+    by: str
+
+
+Move = Advance | Send | Complete
 
 
 @dataclass(frozen=True)
@@ -224,9 +232,13 @@ async def play(h: Harness, moves: Sequence[Move]) -> None:
     for move in moves:
         if isinstance(move, Advance):
             await h.advance(move.delta)
-        else:
+            continue
+        if isinstance(move, Send):
             h.send(move.type, move.data)
-            await h.run_due()
+        else:
+            [task] = h.engine.tasks()
+            h.engine.complete_task(task.id, outcome=move.outcome, by=move.by)
+        await h.run_due()
 
 
 def start(h: Harness, case: Case) -> str:

@@ -14,6 +14,8 @@ from rich.console import Console
 from tarry import eventloop
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
+from tarry.cli.layout import PlainCommand, PlainGroup
+from tarry.cli.moves import migrate_runs
 from tarry.cli.options import choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
@@ -33,7 +35,7 @@ from tarry.model import RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
-__all__ = ["exit_code", "list_runs", "run", "show", "shown_values", "start"]
+__all__ = ["exit_code", "list_runs", "run", "runs_app", "show", "shown_values", "start"]
 
 FlowArgument = Annotated[str, typer.Argument(
     metavar="FLOW", help="A flow name (a YAML flow of the flows folder, or a Python flow of the "
@@ -144,8 +146,17 @@ WaitingFilter = Annotated[str | None, typer.Option(
          "event type.")]
 
 
+runs_app = typer.Typer(
+    name="runs", cls=PlainGroup, no_args_is_help=False, add_completion=False,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="List runs, newest first; move waiting runs to a new definition (migrate).")
+
+
+@runs_app.callback(invoke_without_command=True)
 def list_runs(
-        *, status: Annotated[RunStatus | None, typer.Option(
+        ctx: typer.Context, *,
+        status: Annotated[RunStatus | None, typer.Option(
             "--status", metavar="S", parser=choice(RunStatus, "a status"),
             help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
         flow: Annotated[str | None, typer.Option(
@@ -159,6 +170,8 @@ def list_runs(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
     """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
+    if ctx.invoked_subcommand is not None:
+        return
     nothing = "no runs"
     try:
         docs, total = _newest_runs(_Filters(status, flow, at_step, waiting_for), limit)
@@ -167,6 +180,9 @@ def list_runs(
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
     if total > len(docs):
         note(f"{len(docs)} of {total} runs shown; --limit N shows more")
+
+
+runs_app.command("migrate", cls=PlainCommand)(migrate_runs)
 
 
 @dataclass(frozen=True)
@@ -207,7 +223,7 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
         found = resolve_run_id(store, run_id)
         doc = run_document(store.get_run(found), store.history(found),
                            store.journals([found]).get(found, []), reruns=store.reruns(found),
-                           shown=shown_values(settings))
+                           continued_as=store.continued_as(found), shown=shown_values(settings))
     if as_json:
         print_json(doc)
     else:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, TypeAlias
 
 from tarry.actions import ActionContext, ActionRegistry, StepFailure
@@ -32,7 +33,11 @@ from tarry.model import JournalEntry
 from tarry.secrets import Redactor
 from tarry.values import check_value, stored_text
 
-__all__ = ["ActionFailed", "Command", "ReadJournal", "RunAction", "call_action"]
+__all__ = ["DEFAULT_ACTION_TIMEOUT", "ActionFailed", "Command", "ReadJournal", "RunAction",
+           "call_action"]
+
+DEFAULT_ACTION_TIMEOUT = timedelta(minutes=5)
+"""How long a call may run when neither its step nor ``[limits] action_timeout`` says."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class RunAction:
     args: dict[str, Any]
     context: ActionContext
     cur: dict[str, Any]
+    timeout: timedelta = DEFAULT_ACTION_TIMEOUT
+    """How long the call may run (:mod:`tarry.engine.timeouts`)."""
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,25 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from tarry.actions import ActionRegistry
-from tarry.clock import iso
+from tarry.clock import Clock, iso
 from tarry.engine.catalog import FlowCatalog
-from tarry.engine.commands import ActionFailed, Command, ReadJournal, RunAction, call_action
+from tarry.engine.commands import (
+    DEFAULT_ACTION_TIMEOUT,
+    ActionFailed,
+    Command,
+    ReadJournal,
+    RunAction,
+)
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
-from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.outcome import Blocked, Continued, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.throttling import TurnTaker, admit
+from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
 from tarry.holds.gate import HoldGate
@@ -29,6 +37,7 @@ from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
 from tarry.language.model import Flow
 from tarry.model import (
+    CONTINUED,
     CheckpointOutcome,
     EventWait,
     HistoryEntry,
@@ -37,11 +46,12 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    Successor,
 )
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits, stored_text
 
-__all__ = ["Executor", "LeaseLost", "update_for"]
+__all__ = ["HANDOVER", "Executor", "LeaseLost", "update_for"]
 
 logger = logging.getLogger("tarry.worker")
 
@@ -55,6 +65,11 @@ class JournalReader(Protocol):
                  keys: Sequence[str] = ()) -> Awaitable[list[JournalEntry]]:
         """The entries of ``run_id`` the query names."""
         ...
+
+
+HANDOVER = timedelta(hours=1)
+"""How long, at least, the events delivered to a run that continued as new and not taken in
+by it stay buffered for its successor (an event buffered longer keeps its own deadline)."""
 
 
 class LeaseLost(Exception):
@@ -85,9 +100,11 @@ class Executor:
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
-                 read_journal: JournalReader, limits: ValueLimits | None = None,
-                 recovery_max: int = 3,
+                 read_journal: JournalReader, timer: Clock,
+                 limits: ValueLimits | None = None, recovery_max: int = 3,
                  clock: Callable[[], datetime] | None = None,
+                 action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT,
+                 lease: timedelta = timedelta(seconds=30),
                  take_turn: TurnTaker | None = None) -> None:
         self.catalog = catalog
         self.take_turn = take_turn
@@ -98,6 +115,12 @@ class Executor:
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
         an advance at its start)."""
+        self.timer = timer
+        """The clock an action's timeout is measured on."""
+        self.action_timeout = action_timeout
+        """How long a call may run when its step sets no ``timeout``."""
+        self.lease = lease
+        """The worker's lease: the longest silence allowed after an action's heartbeat."""
         self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
@@ -174,10 +197,27 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
+        successor = None
+        if isinstance(outcome, Continued):
+            outcome, successor = self._successor(record, flow, outcome, env.at)
         return _written(update_for(record.id, state, outcome, history, env.at,
                                    consumed=tuple(env.consumed), result=result,
-                                   rescan=tuple(sorted(env.rescan))), state, journal,
-                        registered)
+                                   rescan=tuple(sorted(env.rescan)), successor=successor),
+                        state, journal, registered)
+
+    def _successor(self, record: RunRecord, flow: Flow, outcome: Continued,
+                   now: datetime) -> tuple[Outcome, Successor | None]:
+        """The run ``record`` continues as (a new run of ``flow`` and its target, with the
+        outcome's inputs), or the failure that keeps it from starting."""
+        try:
+            run, created = pending_run(flow, outcome.inputs, record.target, now,
+                                       run_id=new_run_id(), limits=self.limits,
+                                       continued_from=record.id)
+        except TarryError as exc:  # checked by the flow's call already; kept safe here
+            return Failed({"type": "continue-as-new", "message": stored_text(str(exc)),
+                           "step": None}), None
+        entries = (created, HistoryEntry(now, CONTINUED, None, {"from": record.id}))
+        return outcome, Successor(run, entries, now + HANDOVER)
 
     def _crashed(self, record: RunRecord) -> Failed:
         """The failure of a run whose workers died running it once more than
@@ -208,7 +248,7 @@ class Executor:
                     unsaved = False
                 lone = _lone_action(outcome.commands, calls)
                 if lone is not None:
-                    result = await self._call(lone)
+                    result = await self._call(lone, env.recoveries)
                     env.moved()
                     unsaved = _record(env, [(lone, result)])
                     continue
@@ -234,13 +274,19 @@ class Executor:
                 command.into(await self._entries(env.run_id, command.query))
                 read = True
             else:
-                calls[asyncio.ensure_future(self._call(command))] = command
+                calls[asyncio.ensure_future(self._call(command, env.recoveries))] = command
         return read
 
-    def _call(self, command: RunAction) -> Coroutine[Any, Any, Any]:
-        """The call of ``command``'s action (its result, or why it failed)."""
-        return call_action(self.actions, command.name, command.args, command.context,
-                           redact=self.redactor, value_bytes=self.limits.value_bytes)
+    def _call(self, command: RunAction, recoveries: int) -> Coroutine[Any, Any, Any]:
+        """The call of ``command``'s action (its result, or why it failed), bounded by its
+        timeout; its attempt counts the ``recoveries`` since the last checkpoint (the
+        executions that died with their workers)."""
+        if recoveries:
+            command = replace(command, context=replace(
+                command.context, attempt=command.context.attempt + recoveries))
+        return timed_call(self.actions, command, clock=self.timer, timeout=command.timeout,
+                          silence=self.lease, redact=self.redactor,
+                          value_bytes=self.limits.value_bytes)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -278,12 +324,15 @@ class Executor:
                 raise LeaseLost(record.id)
             if outcome is CheckpointOutcome.CANCEL_REQUESTED:
                 raise _CancelRequested(record.id)
+            env.recoveries = 0  # the store counts takeovers afresh from this checkpoint
 
         run_info = {"id": record.id, "target": record.target,
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock)
+                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
+                  action_timeout=self.action_timeout, recoveries=record.recoveries,
+                  timer=self.timer, lease=self.lease)
         return env
 
 
@@ -336,10 +385,17 @@ def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                history: list[HistoryEntry], now: datetime, *,
                consumed: tuple[str, ...] = (), result: Any = None,
-               rescan: tuple[str, ...] = ()) -> RunUpdate:
+               rescan: tuple[str, ...] = (), successor: Successor | None = None) -> RunUpdate:
     """The store update that records ``outcome`` (and releases the lease); ``result`` is a
     Python flow's return value, kept when the run succeeds; ``rescan`` names the waits that
-    turned an event down and wait on."""
+    turned an event down and wait on; ``successor`` is the run a ``Continued`` run
+    continues as."""
+    if isinstance(outcome, Continued):
+        assert successor is not None, "a run continues as a successor"
+        history.append(HistoryEntry(now, CONTINUED, None, {"as": successor.run.id}))
+        history.append(HistoryEntry(now, "succeeded", None, {"exit": CONTINUED}))
+        return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=CONTINUED,
+                         consumed=consumed, successor=successor)
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,

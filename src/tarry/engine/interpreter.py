@@ -28,9 +28,9 @@ from typing import Any
 
 from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
-from tarry.clock import from_iso, iso
+from tarry.clock import Clock, from_iso, iso
 from tarry.engine import events, loops, tasks
-from tarry.engine.commands import ActionFailed, RunAction, call_action
+from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT, ActionFailed, RunAction, call_action
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import (
     Blocked,
@@ -109,6 +109,18 @@ class Env:
     clock: Callable[[], datetime] | None = None
     """Reads the clock for :attr:`at` once something took time (an action's call); None
     keeps every entry at :attr:`now`."""
+    action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT
+    """How long a call of an action (or a Python flow's step) may run when its step sets
+    no ``timeout``."""
+    timer: Clock | None = None
+    """The clock calls are timed on (:mod:`tarry.engine.timeouts`); None leaves a Python
+    flow's steps unbounded."""
+    lease: timedelta = timedelta(seconds=30)
+    """The worker's lease: the longest silence after a call's heartbeat."""
+    recoveries: int = 0
+    """How many workers died running the run since its last checkpoint: each ran the
+    actions then in flight once more than their steps' state says, so a call started
+    before this advance checkpoints counts them in ``ctx.attempt``; none once it did."""
     at: datetime = field(init=False)
     """The instant history entries are stamped with: :attr:`now` until :meth:`moved`.
     Expressions keep seeing :attr:`now`, one instant per advance."""
@@ -308,14 +320,16 @@ async def _call(walker: Interpreter, step: Step, cur: dict[str, Any], names: Nam
     env = walker.env
     name = step.construct.name
     args = to_json(walker.render(step.construct.args, names))
-    attempt = cur.get("attempt", 0) + 1
+    attempt = cur.get("attempt", 0) + 1  # the executor adds the workers that died in it
+    timeout = step.construct.timeout or env.action_timeout
     context = ActionContext(run_id=env.run_id, step_path=path, attempt=attempt,
                             idempotency_key=idempotency_key(env.run_id, path), now=env.now,
-                            note=lambda message: env.record("log", path, message=message))
+                            note=lambda message: env.record("log", path, message=message),
+                            timeout=timeout)
     arguments = args if isinstance(args, dict) else {"value": args}
     if not env.actions.is_pure(name):
         env.in_flight.add(path)  # asked once: a walk again before it finishes waits for it
-        return Pending((RunAction(path, name, arguments, context, cur),))
+        return Pending((RunAction(path, name, arguments, context, cur, timeout),))
     result = await call_action(env.actions, name, arguments, context, redact=env.redact,
                                value_bytes=env.limits.value_bytes)
     return result if isinstance(result, ActionFailed) else Done(result)

@@ -44,7 +44,8 @@ from tarry.language.model import Flow, Scope, Step, Template
 from tarry.model import EncodedJSON, JournalEntry
 
 __all__ = ["BINDINGS", "BRANCHES", "BRANCHING", "DONE", "ITEMS", "OPS", "JournalQuery",
-           "RunJournal", "bindings_with", "is_finished", "journal_for", "whole_state"]
+           "RunJournal", "bindings_with", "is_finished", "journal_for", "names_read",
+           "whole_state"]
 
 BINDINGS = ""
 """The scope of the top-level bindings of a YAML flow's run."""
@@ -232,8 +233,13 @@ def _suffix_names(steps: Sequence[Step]) -> list[frozenset[str]]:
     """``[names of steps[0:], names of steps[1:], …, frozenset()]``."""
     suffixes = [frozenset[str]()]
     for step in reversed(steps):
-        suffixes.append(suffixes[-1] | frozenset(_names_in(step)))
+        suffixes.append(suffixes[-1] | names_read(step))
     return suffixes[::-1]
+
+
+def names_read(node: Any) -> frozenset[str]:
+    """The names every template anywhere inside ``node`` (a step, a construct, …) reads."""
+    return frozenset(_names_in(node))
 
 
 def _names_in(node: Any) -> Iterable[str]:

@@ -18,8 +18,8 @@ from tarry.values import stored_text
 if TYPE_CHECKING:
     from tarry.engine.commands import Command
 
-__all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "Pending", "WaitInfo",
-           "step_error"]
+__all__ = ["Blocked", "Continued", "Done", "Exited", "Failed", "Outcome", "Pending",
+           "WaitInfo", "step_error"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,14 @@ class Exited:
 
 
 @dataclass(frozen=True)
+class Continued:
+    """A Python flow continued as new: the run ends successfully (exit ``continued``) and a
+    new run of its flow and target starts with ``inputs`` (already checked)."""
+
+    inputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Pending:
     """The walk cannot go on until the executor carries out ``commands`` (or, when there are
     none, finishes one of the actions already under way); it walks again then."""
@@ -113,7 +121,7 @@ class Pending:
     commands: tuple[Command, ...] = ()
 
 
-Outcome: TypeAlias = Done | Blocked | Failed | Exited | Pending
+Outcome: TypeAlias = Done | Blocked | Failed | Exited | Continued | Pending
 
 
 def step_error(kind: str, message: str, step: str) -> Failed:

@@ -28,7 +28,7 @@ from tarry._suggest import did_you_mean
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Retention, Settings
-from tarry.engine import operating, taskdesk
+from tarry.engine import migrating, operating, taskdesk
 from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import (
@@ -352,7 +352,8 @@ class Engine:
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
                       recovery_max=self.limits.recovery_max, triggers=self.triggers,
-                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention)
+                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention,
+                      action_timeout=self.limits.action_timeout)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""
@@ -409,6 +410,24 @@ class Engine:
             raise started
         return started
 
+    def migrate_runs(self, flow: str, *, to: str | Flow = "latest", by: str,
+                     dry_run: bool, by_name: bool = False) -> migrating.MoveReport:
+        """Move the held and waiting runs of the YAML flow ``flow`` (a name) to ``to``: its
+        current definition (``latest``), a flow file's path or a loaded flow of the same
+        name; with ``dry_run``, only say which would move (see
+        :mod:`tarry.engine.migrating`). With ``by_name``, ``flow`` is only looked up by name
+        (:meth:`FlowFinder.find_named`). Raises ``InvalidRunRequest`` for a Python flow, or
+        a target of another flow."""
+        current = (self.catalog.find_named(flow) if by_name else self.catalog.find(flow))
+        migrating.refuse_programs(current)
+        target = current if to == "latest" else (
+            self.catalog.find(to) if isinstance(to, str) else to)
+        if target.name != current.name:
+            raise InvalidRunRequest(f"--to holds flow '{target.name}', not '{current.name}': "
+                                    "runs move only between definitions of their own flow")
+        return migrating.migrate_runs(self.store, self.catalog, target, by=by,
+                                      clock=self.clock.now, dry_run=dry_run)
+
     def batch(self, action: BatchAction, selected: BatchFilter, *, by: str,
               reason: str | None = None) -> BatchRecord:
         """Record a batch of ``action`` over the runs ``selected`` (with its count); work it
@@ -435,12 +454,13 @@ class Engine:
                                  limits=self.limits.values, redactor=self.redactor)
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
-        """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,
-        its history)."""
+        """The run document of ``run_id`` (with its reruns, the run it continued as and,
+        unless ``history`` is false, its history)."""
         record = self.store.get_run(run_id)
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
+                            continued_as=self.store.continued_as(run_id),
                             shown=Shown(self.limits.shown_bytes, self.redactor))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:

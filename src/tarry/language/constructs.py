@@ -374,7 +374,19 @@ def read_action(ctx: LoadContext, body: Body) -> Construct:
     schema = ctx.arguments.get(body.construct.key)
     if schema is not None:
         check_arguments(ctx, body.construct.key, body.construct.value, schema)
-    return Action(body.construct.key, ctx.value(body.construct.value))
+    timeout = body.companion("timeout")
+    return Action(body.construct.key, ctx.value(body.construct.value),
+                  None if timeout is None else _read_action_timeout(ctx, timeout))
+
+
+def _read_action_timeout(ctx: LoadContext, node: YamlNode) -> timedelta | None:
+    """An action step's ``timeout``: a literal duration longer than zero (it bounds the
+    call before any of the call's arguments are rendered, so no expression)."""
+    if isinstance(node, YamlScalar) and isinstance(node.value, str) and "{{" in node.value:
+        ctx.report(node.pos, "an action's 'timeout' must be a literal duration such as 30s "
+                             "or 5m, not an expression")
+        return None
+    return read_positive_duration(ctx, node, "timeout")
 
 
 CONSTRUCTS: dict[str, ConstructSpec] = {

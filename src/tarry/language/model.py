@@ -99,10 +99,12 @@ class Retry:
 
 @dataclass(frozen=True)
 class Action:
-    """Call a named action (built-in or user) with rendered arguments."""
+    """Call a named action (built-in or user) with rendered arguments; ``timeout`` bounds
+    one call (None: the project's ``[limits] action_timeout``)."""
 
     name: str
     args: Value
+    timeout: timedelta | None = None
 
 
 def actions_called(node: object) -> Iterator[str]:

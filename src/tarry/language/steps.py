@@ -31,10 +31,13 @@ __all__ = ["MODIFIERS", "read_scope"]
 MODIFIERS = ("if", "optional", "retry")
 """Keys any step body may carry beside its construct (``retry`` on action steps only)."""
 
-_ACTION = ConstructSpec(read_action)
+_ACTION = ConstructSpec(read_action, ("timeout",))
+_AN_ACTION = "an action"
+"""How a message names the action steps among the constructs a companion key goes with."""
 _COMPANION_OF = {
-    key: tuple(name for name, spec in CONSTRUCTS.items() if key in spec.companions)
-    for spec in CONSTRUCTS.values() for key in spec.companions
+    key: (*(f"'{name}'" for name, spec in CONSTRUCTS.items() if key in spec.companions),
+          *((_AN_ACTION,) if key in _ACTION.companions else ()))
+    for spec in (*CONSTRUCTS.values(), _ACTION) for key in spec.companions
 }
 
 
@@ -150,8 +153,7 @@ def _check_other_keys(ctx: LoadContext, node: YamlMap, key: str, spec: Construct
 
 
 def _either(names: tuple[str, ...]) -> str:
-    quoted = [f"'{name}'" for name in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _unknown_key(ctx: LoadContext, key: str, companions: tuple[str, ...]) -> str:

@@ -26,6 +26,7 @@ from tarry.model import (
     HistoryEntry,
     InboxEvent,
     JournalEntry,
+    MovePlan,
     NewEvent,
     NewRun,
     RetryPlan,
@@ -198,6 +199,19 @@ class Store(Protocol):
         inputs, forget the journal entries it names and record its ``retried`` entry; for
         each plan, the run, or None when the run is no longer the failed run the plan was
         made from (another retry came first): nothing is written for it."""
+        ...
+
+    def move_run(self, plan: MovePlan, now: datetime) -> RunRecord | None:
+        """Move one held or waiting run to another definition of its flow, in one
+        transaction: if the run is still as the plan saw it (its status, definition and
+        stored state, and no worker holds it), write its new definition and state (due
+        ``now`` with ``wake``) and its ``migrated`` entry; the run as written, or None, with
+        nothing written, when it changed meanwhile (it woke, or another move came first)."""
+        ...
+
+    def continued_as(self, run_id: str) -> str | None:
+        """The id of the run ``run_id`` continued as (``NewRun.continued_from``), if it
+        did."""
         ...
 
     def reruns(self, run_id: str) -> list[str]:

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
 __all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_event", "inbox_of",
-           "lock_correlations", "plan_wait_changes", "record_from_row", "redeliver",
-           "register_waits", "settle_inbox"]
+           "lock_correlations", "plan_wait_changes", "rebuffer_inbox", "record_from_row",
+           "redeliver", "register_waits", "settle_inbox"]
 
 _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
 
@@ -166,6 +166,19 @@ def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
     for row in tx.all("inbox_of_runs", {"ids": json.dumps(run_ids)}):
         found.setdefault(row["run_id"], []).append(inbox_event(row))
     return found
+
+
+def rebuffer_inbox(tx: Tx, run_id: str, now: datetime, until: datetime) -> None:
+    """Buffer again every event in the inbox of ``run_id`` (a run that just ended by
+    continuing as new, its waits gone) for its successor, until ``until`` at least, and empty
+    that inbox: an event the ended run was handed but did not take in is the successor's to
+    take when it registers its wait."""
+    held = tx.all("inbox_of_runs", {"ids": json.dumps([run_id])})
+    tx.many("rebuffer_event", [{"type": row["event_type"], "id": row["event_id"],
+                                "now": to_millis(now), "until": to_millis(until)}
+                               for row in held])
+    if held:
+        tx.many("delete_run_inbox", [{"run_id": run_id}])
 
 
 def inbox_event(row: Row) -> InboxEvent:

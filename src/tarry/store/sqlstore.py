@@ -29,6 +29,7 @@ from tarry.model import (
     HistoryEntry,
     InboxEvent,
     JournalEntry,
+    MovePlan,
     NewEvent,
     NewRun,
     RetryPlan,
@@ -37,6 +38,7 @@ from tarry.model import (
     RunUpdate,
     ScheduleFiring,
     ScheduleRecord,
+    Successor,
     TaskCompletion,
     TaskRecord,
     TaskState,
@@ -430,6 +432,8 @@ class SqlStore(ABC):
                                     plans.get(update.run_id, eventstore.WaitChanges()))
             taskstore.settle_tasks(tx, update, now)
             holdstore.settle_hold(tx, update)
+            if update.successor is not None:
+                self._continue(tx, update.run_id, update.successor, now)
             outcome = rows.checkpoint_outcome(update, cancel_requested)
             if outcome is CheckpointOutcome.CANCELLED:
                 history += self._cancel_suspended(tx, update.run_id, now)
@@ -437,6 +441,13 @@ class SqlStore(ABC):
         tx.insert("insert_history", history)
         tx.insert("insert_journal", journal)
         return outcomes
+
+    @staticmethod
+    def _continue(tx: Tx, run_id: str, successor: Successor, now: datetime) -> None:
+        """End ``run_id`` into ``successor``: create it, and hand it the events the ended run
+        was delivered and did not take in (buffered again)."""
+        eventstore.rebuffer_inbox(tx, run_id, now, successor.rebuffer_until)
+        runstore.insert_runs(tx, [(successor.run, successor.history)])
 
     def _write_runs(self, tx: Tx, worker: str, now: datetime,
                     updates: Sequence[RunUpdate]) -> dict[str, bool]:
@@ -459,7 +470,7 @@ class SqlStore(ABC):
                   "selective": selective, "keys": json.dumps(list(keys))}
         with self._transaction(write=False) as tx:
             found = tx.all("journal_entries", params)
-        return [rows.journal_entry(row) for row in found]
+        return rows.journal_entries(found)
 
     def journals(self, run_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
         """Every journal entry of each run in ``run_ids``, oldest first (runs with none are
@@ -502,6 +513,17 @@ class SqlStore(ABC):
         """Carry out each retry plan (see ``Store``), all in one transaction."""
         with self._transaction(write=True) as tx:
             return opstore.retry_all(tx, plans, now)
+
+    def move_run(self, plan: MovePlan, now: datetime) -> RunRecord | None:
+        """Move one run to another definition if it is as the plan saw it (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return opstore.move(tx, plan, now)
+
+    def continued_as(self, run_id: str) -> str | None:
+        """The id of the run ``run_id`` continued as, if it did."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("continued_as", {"id": run_id})
+        return None if row is None else str(row["id"])
 
     def reruns(self, run_id: str) -> list[str]:
         """The ids of the reruns of ``run_id``, oldest first."""

@@ -25,13 +25,14 @@ SELECT source FROM flows WHERE digest = %(digest)s
 -- name: insert_run
 -- rows is a JSON array of the new runs (Tx.insert), each payload column as JSON text.
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data, rerun_of)
+                  due_at, created_at, updated_at, created_data, rerun_of, continued_from)
 SELECT id, flow, flow_digest, status, inputs::jsonb, target, state::jsonb, reason,
-       waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb, rerun_of
+       waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb, rerun_of,
+       continued_from
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id text, flow text, flow_digest text, status text, inputs text, target text, state text,
     reason text, waiting_for text, due_at bigint, created_at bigint, created_data text,
-    rerun_of text)
+    rerun_of text, continued_from text)
 
 -- name: insert_history
 -- rows is a JSON array of entries (Tx.insert), data as JSON text; their ids follow its order.
@@ -592,6 +593,16 @@ SET status = 'pending', due_at = %(now)s, state = %(state)s::jsonb,
 WHERE id = %(id)s AND status = 'failed' AND updated_at = %(seen)s
 RETURNING *
 
+-- name: move_run
+-- A held or waiting run moved to another definition of its flow (its row locked and read
+-- first), due now when what it waits for changed (wake).
+UPDATE runs
+SET flow_digest = %(to_digest)s, state = %(state)s::jsonb, updated_at = %(now)s,
+    due_at = CASE WHEN %(wake)s = 1 AND due_at > %(now)s THEN %(now)s ELSE due_at END
+WHERE id = %(id)s AND status = %(status)s AND flow_digest = %(from_digest)s
+  AND lease_owner IS NULL
+RETURNING *
+
 -- name: lock_runs
 -- The runs in ids (a JSON array), locked in id order, as a checkpoint locks them.
 SELECT id, status FROM runs
@@ -632,6 +643,19 @@ WHERE run_id = %(run_id)s AND scope = %(scope)s
 
 -- name: reruns_of
 SELECT id FROM runs WHERE rerun_of = %(id)s ORDER BY created_at, id
+
+-- name: continued_as
+SELECT id FROM runs WHERE continued_from = %(id)s ORDER BY created_at, id LIMIT 1
+
+-- name: rebuffer_event
+-- An event delivered to a run that continued as new and not taken in by it: buffered again
+-- for its successor, until the given instant at least.
+UPDATE events SET state = 'buffered', updated_at = %(now)s,
+    buffer_until = greatest(coalesce(buffer_until, 0), %(until)s)
+WHERE type = %(type)s AND id = %(id)s
+
+-- name: delete_run_inbox
+DELETE FROM inbox WHERE run_id = %(run_id)s
 
 -- name: count_runs_selected
 -- The runs list_runs pages through (the same filters), before the keyset position.

@@ -37,7 +37,8 @@ CREATE TABLE runs (
     created_data     JSONB,
     at_step          TEXT,
     recoveries       INTEGER NOT NULL DEFAULT 0,
-    rerun_of         TEXT
+    rerun_of         TEXT,
+    continued_from   TEXT
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
@@ -52,6 +53,8 @@ CREATE INDEX runs_ended ON runs (updated_at)
     WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused');
 -- A run's reruns (few runs are reruns).
 CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
+-- A run's successor, when it continued as new (few runs do).
+CREATE INDEX runs_continued_from ON runs (continued_from) WHERE continued_from IS NOT NULL;
 
 CREATE TABLE history (
     id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -21,9 +21,9 @@ SELECT source FROM flows WHERE digest = :digest
 
 -- name: insert_run
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data, rerun_of)
+                  due_at, created_at, updated_at, created_data, rerun_of, continued_from)
 VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :waiting_for,
-        :due_at, :created_at, :created_at, :created_data, :rerun_of)
+        :due_at, :created_at, :created_at, :created_data, :rerun_of, :continued_from)
 
 -- name: insert_history
 INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
@@ -542,6 +542,15 @@ SET status = 'pending', due_at = :now, state = :state, inputs = :inputs, exit = 
 WHERE id = :id AND status = 'failed' AND updated_at = :seen
 RETURNING *
 
+-- name: move_run
+-- A held or waiting run moved to another definition of its flow (its row read under the
+-- write lock first), due now when what it waits for changed (:wake).
+UPDATE runs
+SET flow_digest = :to_digest, state = :state, updated_at = :now,
+    due_at = CASE WHEN :wake = 1 AND due_at > :now THEN :now ELSE due_at END
+WHERE id = :id AND status = :status AND flow_digest = :from_digest AND lease_owner IS NULL
+RETURNING *
+
 -- name: lock_runs
 -- Never run here, as lock_keys: BEGIN IMMEDIATE already holds the write lock.
 SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id
@@ -574,6 +583,19 @@ WHERE run_id = :run_id AND scope = :scope AND key IN (SELECT value FROM json_eac
 
 -- name: reruns_of
 SELECT id FROM runs WHERE rerun_of = :id ORDER BY created_at, id
+
+-- name: continued_as
+SELECT id FROM runs WHERE continued_from = :id ORDER BY created_at, id LIMIT 1
+
+-- name: rebuffer_event
+-- An event delivered to a run that continued as new and not taken in by it: buffered again
+-- for its successor, until the given instant at least.
+UPDATE events SET state = 'buffered', updated_at = :now,
+    buffer_until = max(coalesce(buffer_until, 0), :until)
+WHERE type = :type AND id = :id
+
+-- name: delete_run_inbox
+DELETE FROM inbox WHERE run_id = :run_id
 
 -- name: count_runs_selected
 -- The runs list_runs pages through (the same filters), before the keyset position.
