@@ -224,10 +224,12 @@ class Engine:
         file_bytes = settings.limits.file_bytes
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                       programs=programs, file_bytes=file_bytes).find(must_find)
+                       programs=programs, file_bytes=file_bytes,
+                       calendars=settings.calendars).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
-                              programs=programs, file_bytes=file_bytes)
+                              programs=programs, file_bytes=file_bytes,
+                              calendars=settings.calendars)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [

@@ -36,12 +36,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-__all__ = ["SEARCH_DAYS", "WEEKDAYS", "BusinessDuration", "Calendar", "parse_hours",
+__all__ = ["MOST_DAYS", "SEARCH_DAYS", "WEEKDAYS", "BusinessDuration", "Calendar", "parse_hours",
            "parse_weekdays"]
 
 SEARCH_DAYS = 731
 """How many days (two years) a search looks ahead (or back) for an open hour before it gives
 up: a calendar closed that long is an error, not a loop."""
+
+MOST_DAYS = 3660
+"""The most business days one sum counts (ten years of them): each is a day looked at, so a
+longer count is refused rather than done."""
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 """Weekday names as ``hours`` keys write them, Monday first (``date.weekday()`` order)."""
@@ -176,12 +180,18 @@ class Calendar:
 
     # --- business days ------------------------------------------------------------------------
 
+    def _count(self, days: int) -> range:
+        if days > MOST_DAYS:
+            raise ValueError(f"calendar '{self.name}': {days} business days is more than the "
+                             f"{MOST_DAYS} a calendar counts")
+        return range(days)
+
     def _add_days(self, moment: datetime, days: int) -> datetime:
         """The same local time ``days`` open days after ``moment``'s day (then the next open
         instant, when that time is closed on the day reached)."""
         local = moment.astimezone(self.zone)
         day, clock = local.date(), local.time().replace(tzinfo=None)
-        for _ in range(days):
+        for _ in self._count(days):
             day = self._open_day_after(day, 1)
         return self.next_open(self._instant(day, clock))
 
@@ -191,7 +201,7 @@ class Calendar:
         clock: time | None = local.time().replace(tzinfo=None)
         if clock == time(0) and self._has_open_before(moment):
             day, clock = day - _DAY, None  # the end of the day before: 24:00
-        for _ in range(days):
+        for _ in self._count(days):
             day = self._open_day_after(day, -1)
         reached = (self._instant(day + _DAY, time(0)) if clock is None
                    else self._instant(day, clock))

@@ -14,13 +14,14 @@ Visible names follow the scope rules of the language: the inputs and ``run`` eve
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ExpressionError, Problem
 from tarry.language.expressions import compile_template, is_template
+from tarry.language.expressions.template import calendars_named
 from tarry.language.model import Position, Template
 from tarry.language.yamlsource import YamlNode, scalars, to_plain
 
@@ -66,6 +67,8 @@ class LoadContext:
     manifests: Mapping[str, Manifest] | None = None
     arguments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Action name → the JSON Schema of its arguments, for the actions that declare one."""
+    calendars: Collection[str] | None = None
+    """The configured business calendars a flow may name (None: not checked)."""
     scope_hint: str = ""
     """Appended to "undefined name" when nothing closer explains it (what this part of the
     file may see)."""
@@ -97,6 +100,10 @@ class LoadContext:
             return
         for name in sorted(compiled.names - self.visible):
             self.report(pos, f"undefined name '{name}'{self._hint(name)}")
+        if self.calendars is not None:
+            for name in sorted(calendars_named(compiled) - set(self.calendars)):
+                self.report(pos, f"unknown calendar '{name}'"
+                                 f"{did_you_mean(name, self.calendars)}")
 
     def value(self, node: YamlNode) -> Any:
         """The plain value of ``node``, every template string in it checked."""

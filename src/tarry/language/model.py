@@ -18,6 +18,7 @@ __all__ = [
     "Action",
     "Ask",
     "Backoff",
+    "BusinessTime",
     "CatchUp",
     "Construct",
     "EventAlternative",
@@ -74,6 +75,15 @@ class Template:
 
 
 @dataclass(frozen=True)
+class BusinessTime:
+    """``{for: 16h, calendar: support}``: a duration counted on a business calendar (whole
+    days as business days, the rest as open time; :mod:`tarry.language.calendars`)."""
+
+    amount: timedelta | Template
+    calendar: str
+
+
+@dataclass(frozen=True)
 class Backoff:
     """A growing delay: ``initial · rate^n`` capped at ``max_delay``, plus jitter."""
 
@@ -121,7 +131,7 @@ def actions_called(node: object) -> Iterator[str]:
 class Wait:
     """``wait: {for | until}``: exactly one of the two is set."""
 
-    for_: timedelta | Template | None = None
+    for_: timedelta | Template | BusinessTime | None = None
     until: datetime | Template | None = None
 
 
@@ -138,7 +148,7 @@ class EventAlternative:
 class Remind:
     """``remind: {every, max?, steps}``: reminder steps that run while a wait goes on."""
 
-    every: timedelta
+    every: timedelta | BusinessTime
     max: int | None
     steps: Scope
 
@@ -152,7 +162,7 @@ class WaitFor:
     """
 
     alternatives: tuple[EventAlternative, ...]
-    timeout: timedelta | datetime | Template
+    timeout: timedelta | datetime | Template | BusinessTime
     is_any: bool = False
     accept: Template | None = None
     remind: Remind | None = None
@@ -170,7 +180,7 @@ class Ask:
 
     title: Value
     outcomes: tuple[str, ...]
-    timeout: timedelta | datetime | Template
+    timeout: timedelta | datetime | Template | BusinessTime
     details: Value = None
     assign: Value = None
     form: dict[str, Any] | None = None
@@ -186,7 +196,7 @@ class Repeat:
 
     max: int
     steps: Scope
-    every: timedelta | Template | None = None
+    every: timedelta | Template | BusinessTime | None = None
     backoff: Backoff | None = None
     until: Template | None = None
 
@@ -236,6 +246,8 @@ class Step:
     if_: Template | bool | None = None
     optional: bool = False
     retry: Retry | None = None
+    window: str | None = None
+    """``window: NAME``: the step starts only while that calendar is open."""
 
 
 @dataclass(frozen=True)
@@ -326,3 +338,5 @@ class Flow:
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     hold: tuple[HoldCondition, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    window: str | None = None
+    """``window: NAME``: each run's first step waits until that calendar is open."""
