@@ -654,8 +654,8 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     """The flow a project's command names (as ``tarry run`` finds it), without a store."""
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                      programs=programs, file_bytes=settings.limits.file_bytes
-                      ).find(name_or_path)
+                      programs=programs, file_bytes=settings.limits.file_bytes,
+                      calendars=settings.calendars).find(name_or_path)
 
 
 def _project(settings: Settings, app: ProgramSource | None

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
-from tarry._suggest import did_you_mean
-from tarry.language.context import LoadContext
+from tarry.language.context import LoadContext, unknown_calendar
 from tarry.language.fields import Fields, read_duration_or_template, read_text
 from tarry.language.model import BusinessTime, Template
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar
@@ -91,9 +90,5 @@ def read_calendar(ctx: LoadContext, node: YamlNode, key: str) -> str:
     """The name of a configured calendar; an unknown one refused with a suggestion."""
     name = read_text(ctx, node, key)
     if name and ctx.calendars is not None and name not in ctx.calendars:
-        known = sorted(ctx.calendars)
-        hint = did_you_mean(name, known) or (
-            f" (configured: {', '.join(known)})" if known
-            else " (none is configured: add a [calendars." + name + "] table to tarry.toml)")
-        ctx.report(node.pos, f"unknown calendar '{name}'{hint}")
+        ctx.report(node.pos, unknown_calendar(name, ctx.calendars))
     return name

@@ -28,7 +28,17 @@ from tarry.language.yamlsource import YamlNode, scalars, to_plain
 if TYPE_CHECKING:
     from tarry.language.manifests import Manifest
 
-__all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext"]
+__all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext",
+           "unknown_calendar"]
+
+
+def unknown_calendar(name: str, known: Collection[str]) -> str:
+    """The message refusing a flow that names calendar ``name``, not among ``known``."""
+    names = sorted(known)
+    hint = did_you_mean(name, names) or (
+        f" (configured: {', '.join(names)})" if names
+        else f" (none is configured: add a [calendars.{name}] table to tarry.toml)")
+    return f"unknown calendar '{name}'{hint}"
 
 RESERVED_NAMES = frozenset({"run", "now", "item", "loop", "event", "error", "env"})
 """Names a step id, input or ``as`` name may not take."""
@@ -102,8 +112,7 @@ class LoadContext:
             self.report(pos, f"undefined name '{name}'{self._hint(name)}")
         if self.calendars is not None:
             for name in sorted(calendars_named(compiled) - set(self.calendars)):
-                self.report(pos, f"unknown calendar '{name}'"
-                                 f"{did_you_mean(name, self.calendars)}")
+                self.report(pos, unknown_calendar(name, self.calendars))
 
     def value(self, node: YamlNode) -> Any:
         """The plain value of ``node``, every template string in it checked."""
