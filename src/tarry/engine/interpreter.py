@@ -70,7 +70,7 @@ from tarry.model import HistoryEntry
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits
 
-__all__ = ["CalendarFailure", "Env", "Interpreter", "Names", "business", "local_time"]
+__all__ = ["CalendarFailure", "Env", "Interpreter", "Names", "business"]
 
 Names = ChainMap[str, Any]
 
@@ -303,7 +303,7 @@ class Interpreter:
                             until=iso(until))
         held["until"] = iso(until)
         return Blocked((WaitInfo("window", path, until, since=since(held), calendar=name,
-                                 local=local_time(until, calendar)),))
+                                 local=calendar.wall_clock(until)),))
 
     def duration(self, value: timedelta | Template, names: Names) -> timedelta:
         """A literal or computed duration."""
@@ -339,7 +339,7 @@ class Interpreter:
         """The ``calendar`` and ``local`` of a wait whose length is business time."""
         if not isinstance(value, BusinessTime) or value.calendar not in self.env.calendars:
             return None, None
-        return value.calendar, local_time(until, self.env.calendars[value.calendar])
+        return value.calendar, self.env.calendars[value.calendar].wall_clock(until)
 
     def instant(self, value: datetime | Template, names: Names) -> datetime:
         """A literal or computed instant (zone-less only with the flow's timezone)."""
@@ -365,11 +365,6 @@ class CalendarFailure(Exception):
 def business(value: object) -> dict[str, str]:
     """``{"calendar": name}`` for a history entry when ``value`` is business time."""
     return {"calendar": value.calendar} if isinstance(value, BusinessTime) else {}
-
-
-def local_time(instant: datetime, calendar: Calendar) -> str:
-    """``2026-12-28 10:00 Europe/Berlin``: an instant on the calendar's own clock."""
-    return f"{instant.astimezone(calendar.zone):%Y-%m-%d %H:%M} {calendar.zone.key}"
 
 
 def _looks_like_instant(text: str) -> bool:

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import fields, is_dataclass
 from datetime import timedelta
 from typing import TypeVar
 
+from tarry.errors import ExpressionError
 from tarry.language.context import LoadContext, unknown_calendar
+from tarry.language.expressions import compile_template, is_template
+from tarry.language.expressions.template import calendars_named
 from tarry.language.fields import Fields, read_duration_or_template, read_text
 from tarry.language.model import BusinessTime, Template
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlScalar
 
-__all__ = ["business_or", "read_business_time", "read_calendar"]
+__all__ = ["business_or", "calendars_used", "read_business_time", "read_calendar"]
 
 T = TypeVar("T")
 
@@ -92,3 +96,42 @@ def read_calendar(ctx: LoadContext, node: YamlNode, key: str) -> str:
     if name and ctx.calendars is not None and name not in ctx.calendars:
         ctx.report(node.pos, unknown_calendar(name, ctx.calendars))
     return name
+
+
+_NOT_WALKED = frozenset({"source", "digest", "path", "pos"})
+"""Fields of a flow's nodes that hold no calendar (the file's text is not an expression)."""
+
+
+def calendars_used(node: object) -> set[str]:
+    """Every calendar a loaded flow (or any node of one) names: in ``window``, in business
+    time, and as a literal name in a ``plus``/``minus`` filter."""
+    found: set[str] = set()
+    stack: list[object] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BusinessTime):
+            found.add(item.calendar)
+            stack.append(item.amount)
+        elif isinstance(item, Template):
+            stack.append(item.source)
+        elif isinstance(item, str):
+            if is_template(item):
+                found |= _named_in(item)
+        elif is_dataclass(item) and not isinstance(item, type):
+            window = getattr(item, "window", None)
+            if isinstance(window, str):
+                found.add(window)
+            stack.extend(getattr(item, each.name) for each in fields(item)
+                         if each.name not in _NOT_WALKED and each.name != "window")
+        elif isinstance(item, tuple | list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
+
+
+def _named_in(text: str) -> frozenset[str]:
+    try:
+        return calendars_named(compile_template(text))
+    except ExpressionError:
+        return frozenset()

@@ -148,6 +148,10 @@ class Calendar:
         except OverflowError:
             raise self._out_of_range() from None
 
+    def wall_clock(self, instant: datetime) -> str:
+        """``2026-12-28 10:00 Europe/Berlin``: ``instant`` on the calendar's own clock."""
+        return f"{instant.astimezone(self.zone):%Y-%m-%d %H:%M} {self.zone.key}"
+
     def open_days_per_week(self) -> int:
         """How many weekdays have opening hours (5 for ``mon-fri``)."""
         return sum(1 for ranges in self.hours if ranges)
