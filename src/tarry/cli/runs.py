@@ -11,11 +11,12 @@ import typer
 from rich.console import Console
 
 from tarry import eventloop
+from tarry._suggest import did_you_mean
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.moves import migrate_runs
-from tarry.cli.options import choice, parse_inputs, quoting_hints
+from tarry.cli.options import WaitingFilter, choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
     note,
@@ -30,7 +31,8 @@ from tarry.engine.documents import history_document, run_document
 from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
 from tarry.errors import InvalidRunRequest, StoreMissing
-from tarry.model import RunRecord, RunStatus
+from tarry.language.manifests import load_manifests
+from tarry.model import WAIT_KINDS, RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
@@ -160,13 +162,15 @@ def list_runs(
                  "dots, without loop indices: quotes.request).")] = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
+        waiting_for: WaitingFilter = None,
         as_json: JsonOption = False) -> None:
     """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
     if ctx.invoked_subcommand is not None:
         return
     nothing = "no runs"
+    _check_wait_filter(waiting_for)
     try:
-        docs, total = _newest_runs(status, flow, at_step, limit)
+        docs, total = _newest_runs(status, flow, at_step, limit, waiting_for)
     except StoreMissing as exc:
         docs, total, nothing = [], 0, f"no runs: {exc}"
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
@@ -177,22 +181,38 @@ def list_runs(
 runs_app.command("migrate", cls=PlainCommand)(migrate_runs)
 
 
+def _check_wait_filter(waiting_for: str | None) -> None:
+    """Refuse a ``--waiting-for`` that is neither a kind of wait nor a declared event type
+    (it could only select nothing: most likely a misspelling)."""
+    if waiting_for is None or waiting_for in WAIT_KINDS:
+        return
+    declared = load_manifests(load_settings().event_files)
+    if waiting_for not in declared:
+        raise typer.BadParameter(
+            f"'{waiting_for}' is neither a kind of wait ({', '.join(sorted(WAIT_KINDS))}) nor "
+            f"a declared event type{did_you_mean(waiting_for, [*WAIT_KINDS, *declared])}",
+            param_hint="'--waiting-for'")
+
+
 def _newest_runs(status: RunStatus | None, flow: str | None, at_step: str | None,
-                 limit: int) -> tuple[list[dict[str, Any]], int]:
+                 limit: int, waiting_for: str | None = None
+                 ) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` run documents, and how many runs the filters select in all."""
     with open_run_store() as store:
-        records = store.list_runs(status=status, flow=flow, at_step=at_step, limit=limit)
+        records = store.list_runs(status=status, flow=flow, at_step=at_step,
+                                  waiting_for=waiting_for, limit=limit)
         journals = store.journals([record.id for record in records])
         docs = [run_document(record, None, journals.get(record.id, [])) for record in records]
-        total = len(docs) if len(docs) < limit else _count(store, status, flow, at_step)
+        total = len(docs) if len(docs) < limit else _count(store, status, flow, at_step,
+                                                           waiting_for)
     return docs, total
 
 
 def _count(store: Store, status: RunStatus | None, flow: str | None,
-           at_step: str | None) -> int:
-    if at_step is None:
+           at_step: str | None, waiting_for: str | None) -> int:
+    if at_step is None and waiting_for is None:
         return store.count_runs(status=status, flow=flow)
-    counts = store.count_runs_per_status(flow=flow, at_step=at_step)
+    counts = store.count_runs_per_status(flow=flow, at_step=at_step, waiting_for=waiting_for)
     return counts.get(status, 0) if status is not None else sum(counts.values())
 
 
