@@ -167,7 +167,7 @@ steps:
     await harness.run_due()
     doc = harness.document(run_id)
     assert doc["status"] == "waiting"
-    assert doc["waiting_for"]["kind"] == "window"
+    assert (doc["waiting_for"]["kind"], doc["waiting_for"]["step"]) == ("window", None)
     assert doc["waiting_for"]["until"] == iso(at("2026-12-29T10:00"))
     assert explain_wait(doc) == (
         f"held before its first step until calendar 'deploy' opens since "

@@ -52,7 +52,7 @@ class WaitInfo:
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait
         adds ``task``, its id)."""
-        document = {"kind": self.kind, "step": self.step, "until": _iso(self.until),
+        document = {"kind": self.kind, "step": self.step or None, "until": _iso(self.until),
                     "event_type": self.event_type, "match": self.match,
                     "since": _iso(self.since) if self.since is not None else None}
         if self.task is not None:
