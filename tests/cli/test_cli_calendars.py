@@ -55,3 +55,16 @@ def test_runs_refuses_a_misspelt_waiting_for(project: Project) -> None:
     assert ("Invalid value for '--waiting-for': 'windwo' is neither a kind of wait (event, "
             "hold, poll, retry, task, timer, window) nor a declared event type (did you mean "
             "'window'?)") in " ".join(result.stderr.split())
+
+
+def test_validate_refuses_a_flow_naming_a_calendar_that_is_not_configured(
+        project: Project) -> None:
+    with (project.root / "tarry.toml").open("a", encoding="utf-8") as config:
+        config.write('\n[calendars.deploy]\ntimezone = "UTC"\nhours = { "mon" = "10:00-16:00" }\n')
+    project.flow("deploy", FLOW.replace("window: deploy", "window: depoly"))
+
+    result = project.tarry("validate")
+
+    assert result.exit_code == 1
+    assert "flows/deploy.yaml:4:15: unknown calendar 'depoly' (did you mean 'deploy'?)" \
+        in result.stdout

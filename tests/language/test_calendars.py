@@ -311,3 +311,14 @@ def test_open_time_agrees_with_counting_open_minutes(cal: Calendar, moment: date
         assert subtracted == oracle_subtract(cal, moment, minutes)
     else:
         assert added == subtracted == moment
+
+
+def test_counting_business_days_is_bounded() -> None:
+    start = local("2026-12-07T10:00")
+    assert refusal(lambda: OFFICE.add(start, timedelta(days=3661))) == (
+        "calendar 'support': 3661 business days is more than the 3660 a calendar counts")
+    yearly = calendar({"mon-sun": "09:00-17:00"},
+                      holidays=tuple((date(2026, 1, 1) + timedelta(days=n)).isoformat()
+                                     for n in range(0, 9000) if n % 400))
+    assert refusal(lambda: yearly.add(local("2026-01-01T10:00"), timedelta(days=30))) == (
+        "calendar 'support': 30 business days reach past 7320 days of the calendar")

@@ -190,13 +190,23 @@ class Calendar:
                              f"{MOST_DAYS} a calendar counts")
         return range(days)
 
+    def _walk_days(self, day: date, days: int, step: int) -> date:
+        """The ``days``-th open day after (``step`` 1) or before (-1) ``day``, looking at no
+        more than twice :data:`MOST_DAYS` days in all (a sparse calendar costs that at most)."""
+        start = day
+        for _ in self._count(days):
+            day = self._open_day_after(day, step)
+            if abs((day - start).days) > 2 * MOST_DAYS:
+                raise ValueError(f"calendar '{self.name}': {days} business days reach past "
+                                 f"{2 * MOST_DAYS} days of the calendar")
+        return day
+
     def _add_days(self, moment: datetime, days: int) -> datetime:
         """The same local time ``days`` open days after ``moment``'s day (then the next open
         instant, when that time is closed on the day reached)."""
         local = moment.astimezone(self.zone)
         day, clock = local.date(), local.time().replace(tzinfo=None)
-        for _ in self._count(days):
-            day = self._open_day_after(day, 1)
+        day = self._walk_days(day, days, 1)
         return self.next_open(self._instant(day, clock))
 
     def _subtract_days(self, moment: datetime, days: int) -> datetime:
@@ -205,8 +215,7 @@ class Calendar:
         clock: time | None = local.time().replace(tzinfo=None)
         if clock == time(0) and self._has_open_before(moment):
             day, clock = day - _DAY, None  # the end of the day before: 24:00
-        for _ in self._count(days):
-            day = self._open_day_after(day, -1)
+        day = self._walk_days(day, days, -1)
         reached = (self._instant(day + _DAY, time(0)) if clock is None
                    else self._instant(day, clock))
         return self._last_open_end(reached)
