@@ -322,3 +322,28 @@ def test_counting_business_days_is_bounded() -> None:
                                      for n in range(0, 9000) if n % 400))
     assert refusal(lambda: yearly.add(local("2026-01-01T10:00"), timedelta(days=30))) == (
         "calendar 'support': 30 business days reach past 7320 days of the calendar")
+
+
+def oracle_add_days(cal: Calendar, moment: datetime, days: int) -> datetime:
+    """Business days by the wall clock: the next opening's local time, on the ``days``-th
+    later date with an open hour, read as the first minute whose local time reaches it (a
+    skipped time: when the clocks jump; a repeated one: its first occurrence), then the next
+    opening from there."""
+    start = oracle_next_open(cal, moment).astimezone(cal.zone)
+    day, clock = start.date(), start.time()
+    while days:
+        day += timedelta(days=1)
+        if day not in cal.holidays and cal.hours[day.weekday()]:
+            days -= 1
+    target = datetime.combine(day, clock)
+    probe = datetime.combine(day, datetime.min.time()).replace(tzinfo=UTC) - timedelta(hours=15)
+    while probe.astimezone(cal.zone).replace(tzinfo=None) < target:
+        probe += MINUTE
+    return oracle_next_open(cal, probe)
+
+
+@fuzz(40)
+@given(calendars(), instants, st.integers(1, 4))
+def test_business_days_agree_with_stepping_the_wall_clock(cal: Calendar, moment: datetime,
+                                                          days: int) -> None:
+    assert cal.add(moment, timedelta(days=days)) == oracle_add_days(cal, moment, days)
