@@ -107,7 +107,7 @@ MIGRATED = "migrated"
 """The history entry of a run an operator moved to a new definition of its flow (``from``
 and ``to``: the two definitions' digests; ``by``)."""
 
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "throttle"})
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "throttle", "window"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
 

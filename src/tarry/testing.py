@@ -30,6 +30,7 @@ from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
 from tarry.files import FILE_BYTES
 from tarry.holds.checks import Answer, CheckResult, CheckRunner, check_environment, exit_for
+from tarry.language.calendars import Calendar
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
@@ -62,6 +63,7 @@ class Harness:
     run as no process); ``rng`` pins the jitter of their cadence. ``app`` (an App; by default
     the one the project's ``[tarry] app`` names, if any) adds its Python flows.
     ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
+    ``calendars`` are the business calendars flows may name (default: the project's).
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
@@ -72,7 +74,8 @@ class Harness:
                  checks: Mapping[str, Path] | None = None, limits: Limits | None = None,
                  check_stubs: Mapping[str, StubbedCheck] | None = None,
                  rng: random.Random | None = None,
-                 schedules: Collection[str] | None = None) -> None:
+                 schedules: Collection[str] | None = None,
+                 calendars: Mapping[str, Calendar] | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -91,9 +94,11 @@ class Harness:
         self._checked = declared if manifests or project is not None else None
         source = app if app is not None or project is None or project.app is None \
             else import_program_source(project.app, root=project.root)
+        if calendars is None and project is not None:
+            calendars = project.calendars
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
                               programs=source.programs(declared) if source else None,
-                              file_bytes=file_bytes)
+                              file_bytes=file_bytes, calendars=calendars)
         checks = project.checks if checks is None and project is not None else checks
         limits = project.limits if limits is None and project is not None else limits
         stubs = dict(check_stubs or {})
@@ -120,7 +125,7 @@ class Harness:
         """Load a flow from YAML text (validated exactly like a file; with manifests given,
         its event types and ``match`` keys are checked against them too)."""
         return parse_flow(source, path, actions=self.engine.actions.declared_arguments(),
-                          manifests=self._checked)
+                          manifests=self._checked, calendars=self.engine.catalog.calendars)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
               target: str | None = None, hold_after: datetime | None = None) -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -34,6 +35,7 @@ sys.path.insert(0, str(HERE))
 from state_app import app  # noqa: E402
 
 from tarry.clock import iso  # noqa: E402
+from tarry.language.calendars import Calendar, parse_hours  # noqa: E402
 from tarry.testing import Harness  # noqa: E402
 
 START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -179,6 +181,19 @@ steps:
             timeout: 1d
 """
 
+WINDOW = """\
+flow: stored-window
+steps:
+  - ship:
+      window: deploy
+      set: { went: true }
+  - settle: { wait: { for: { for: 2h, calendar: deploy } } }
+"""
+
+CALENDARS = {"deploy": Calendar("deploy", ZoneInfo("Europe/Berlin"),
+                                parse_hours({"tue-thu": "10:00-16:00"}))}
+"""The calendars the cases name: Tuesday to Thursday, 10:00-16:00 in Berlin."""
+
 CASES: tuple[Case, ...] = (
     Case("yaml-timer", TIMER, {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
          expect={"status": "succeeded", "exit": "completed",
@@ -207,6 +222,8 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"replies": [
              {"reply": {"status": "received"}}, {"reply": {"status": "received"}},
              {"reply": {"status": "received"}}]}}),
+    Case("yaml-window", WINDOW, after=(Advance(timedelta(days=2)),), since=3,
+         expect={"status": "succeeded", "bindings": {"ship": {"went": True}}}),
     Case("sdk-timer", "sdk-timer", {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
          expect={"status": "succeeded", "result": {"text": "hello ada"}}),
     Case("sdk-event", "sdk-event", {"order": "o-2"},
@@ -224,7 +241,8 @@ CASES: tuple[Case, ...] = (
 def harness(directory: Path, *, start: datetime = START,
             store_url: str | None = None) -> Harness:
     """The harness every case runs on (the app's flows, the cases' event types)."""
-    return Harness(directory, start=start, store_url=store_url, manifests=MANIFESTS, app=app)
+    return Harness(directory, start=start, store_url=store_url, manifests=MANIFESTS, app=app,
+                   calendars=CALENDARS)
 
 
 async def play(h: Harness, moves: Sequence[Move]) -> None:

@@ -18,8 +18,14 @@ from typing import Annotated
 import typer
 
 from tarry.cli import render
-from tarry.cli.options import choice, current_user, parse_inputs, quoting_hints
-from tarry.cli.runs import WaitingFilter, shown_values
+from tarry.cli.options import (
+    WaitingFilter,
+    choice,
+    current_user,
+    parse_inputs,
+    quoting_hints,
+)
+from tarry.cli.runs import shown_values
 from tarry.cli.session import console, note, open_engine, open_run_store, print_json, resolve_run_id
 from tarry.clock import SystemClock
 from tarry.config import load_settings

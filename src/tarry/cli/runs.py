@@ -12,11 +12,12 @@ import typer
 from rich.console import Console
 
 from tarry import eventloop
+from tarry._suggest import did_you_mean
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.moves import migrate_runs
-from tarry.cli.options import choice, parse_inputs, quoting_hints
+from tarry.cli.options import WaitingFilter, choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
     note,
@@ -31,7 +32,8 @@ from tarry.engine.documents import history_document, run_document
 from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
 from tarry.errors import InvalidRunRequest, StoreMissing
-from tarry.model import RunRecord, RunStatus
+from tarry.language.manifests import load_manifests
+from tarry.model import WAIT_KINDS, RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
@@ -140,12 +142,6 @@ def _start(engine: Engine, flow: str, pairs: list[str], inputs: str | None, *,
         raise InvalidRunRequest(quoting_hints(pairs, exc.problems)) from None
 
 
-WaitingFilter = Annotated[str | None, typer.Option(
-    "--waiting-for", metavar="W",
-    help="Only runs waiting for this: timer, event, hold, poll, task, retry, throttle, or an "
-         "event type.")]
-
-
 runs_app = typer.Typer(
     name="runs", cls=PlainGroup, no_args_is_help=False, add_completion=False,
     pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -173,6 +169,7 @@ def list_runs(
     if ctx.invoked_subcommand is not None:
         return
     nothing = "no runs"
+    _check_wait_filter(waiting_for)
     try:
         docs, total = _newest_runs(_Filters(status, flow, at_step, waiting_for), limit)
     except StoreMissing as exc:
@@ -183,6 +180,19 @@ def list_runs(
 
 
 runs_app.command("migrate", cls=PlainCommand)(migrate_runs)
+
+
+def _check_wait_filter(waiting_for: str | None) -> None:
+    """Refuse a ``--waiting-for`` that is neither a kind of wait nor a declared event type
+    (it could only select nothing: most likely a misspelling)."""
+    if waiting_for is None or waiting_for in WAIT_KINDS:
+        return
+    declared = load_manifests(load_settings().event_files)
+    if waiting_for not in declared:
+        raise typer.BadParameter(
+            f"'{waiting_for}' is neither a kind of wait ({', '.join(sorted(WAIT_KINDS))}) nor "
+            f"a declared event type{did_you_mean(waiting_for, [*WAIT_KINDS, *declared])}",
+            param_hint="'--waiting-for'")
 
 
 @dataclass(frozen=True)

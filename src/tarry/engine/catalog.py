@@ -23,6 +23,7 @@ from tarry._suggest import did_you_mean
 from tarry._text import clip
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
 from tarry.files import FILE_BYTES, FileSignature, file_signature, read_source
+from tarry.language.calendars import Calendar
 from tarry.language.fields import NAME_PATTERN
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
@@ -152,8 +153,11 @@ class FlowFinder:
     def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES) -> None:
+                 file_bytes: int = FILE_BYTES,
+                 calendars: Mapping[str, Calendar] | None = None) -> None:
         self.flows_dir = flows_dir
+        self.calendars: Mapping[str, Calendar] = calendars or {}
+        """The project's business calendars: a flow naming another is refused at load."""
         self.file_bytes = file_bytes
         self.actions = frozenset(actions)
         self.manifests = manifests
@@ -343,7 +347,7 @@ class FlowFinder:
     def _parse(self, path: Path) -> Flow | LoadError:
         try:
             return load_flow(path, actions=self.actions, manifests=self.manifests,
-                             max_bytes=self.file_bytes)
+                             max_bytes=self.file_bytes, calendars=self.calendars)
         except LoadError as exc:
             return exc
 
@@ -388,9 +392,10 @@ class FlowCatalog(FlowFinder):
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES) -> None:
+                 file_bytes: int = FILE_BYTES,
+                 calendars: Mapping[str, Calendar] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes)
+                         file_bytes=file_bytes, calendars=calendars)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

@@ -332,7 +332,7 @@ class Executor:
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
                   history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
                   action_timeout=self.action_timeout, recoveries=record.recoveries,
-                  timer=self.timer, lease=self.lease)
+                  timer=self.timer, lease=self.lease, calendars=self.catalog.calendars)
         return env
 
 

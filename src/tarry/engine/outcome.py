@@ -28,7 +28,8 @@ class WaitInfo:
 
     ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``task`` (an ``ask``,
     with its ``task``), ``poll`` (the pause of a ``repeat``), ``retry`` (an action's retry
-    delay) or ``hold`` (a start gate). ``until`` is the latest instant the branch wakes at
+    delay), ``hold`` (a start gate) or ``window`` (a step, or a run's start, held until its
+    ``calendar`` is open). ``until`` is the latest instant the branch wakes at
     (every wait is bounded).
     """
 
@@ -43,15 +44,22 @@ class WaitInfo:
     first_wins: bool = False
     """For an event wait: the first event delivered settles it (it has no ``accept`` that
     could turn the event down), so the store delivers it no second one."""
+    calendar: str | None = None
+    """The business calendar a ``window`` waits on, or that counted the wait's length."""
+    local: str | None = None
+    """``until`` on that calendar's clock (``2026-12-28 10:00 Europe/Berlin``)."""
 
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait
         adds ``task``, its id)."""
-        document = {"kind": self.kind, "step": self.step, "until": _iso(self.until),
+        document = {"kind": self.kind, "step": self.step or None, "until": _iso(self.until),
                     "event_type": self.event_type, "match": self.match,
                     "since": _iso(self.since) if self.since is not None else None}
         if self.task is not None:
             document["task"] = self.task.id
+        if self.calendar is not None:
+            document["calendar"] = self.calendar
+            document["until_local"] = self.local
         return document
 
 

@@ -224,10 +224,12 @@ class Engine:
         file_bytes = settings.limits.file_bytes
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                       programs=programs, file_bytes=file_bytes).find(must_find)
+                       programs=programs, file_bytes=file_bytes,
+                       calendars=settings.calendars).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
-                              programs=programs, file_bytes=file_bytes)
+                              programs=programs, file_bytes=file_bytes,
+                              calendars=settings.calendars)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [
@@ -653,8 +655,8 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     """The flow a project's command names (as ``tarry run`` finds it), without a store."""
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                      programs=programs, file_bytes=settings.limits.file_bytes
-                      ).find(name_or_path)
+                      programs=programs, file_bytes=settings.limits.file_bytes,
+                      calendars=settings.calendars).find(name_or_path)
 
 
 def _project(settings: Settings, app: ProgramSource | None

@@ -24,6 +24,7 @@ from tarry.language.durations import format_duration
 from tarry.language.model import (
     Action,
     Ask,
+    BusinessTime,
     EventTrigger,
     Exit,
     Fail,
@@ -122,6 +123,8 @@ def _start(flow: Flow) -> tuple[str, ...]:
         key = f" per {_text(throttle.key)}" if throttle.key is not None else ""
         lines.append(f"throttle {throttle.limit} starts per "
                      f"{format_duration(throttle.per)}{key}")
+    if flow.window is not None:
+        lines.append(f"window: starts while calendar {flow.window} is open")
     return tuple(lines)
 
 
@@ -156,6 +159,8 @@ def _modifiers(step: Step) -> Iterator[str]:
         yield "optional: a failure is a value"
     if step.retry is not None:
         yield f"retry up to {step.retry.max} times, every {format_duration(step.retry.every)}"
+    if step.window is not None:
+        yield f"window: starts while calendar {step.window} is open"
 
 
 def _action(step: Step, path: str) -> Node:
@@ -198,7 +203,7 @@ def _reminder(remind: Remind | None, path: str) -> tuple[Region, ...]:
     if remind is None:
         return ()
     bound = f", at most {remind.max}" if remind.max is not None else ""
-    title = f"remind every {format_duration(remind.every)}{bound}"
+    title = f"remind every {_when(remind.every)}{bound}"
     return (_region("remind", title, remind.steps, f"{path}.remind."),)
 
 
@@ -248,7 +253,9 @@ _DRAW = {Action: _action, Wait: _wait, WaitFor: _wait_for, Ask: _ask, Repeat: _r
 """The node of each construct."""
 
 
-def _when(value: timedelta | datetime | Template | None) -> str:
+def _when(value: timedelta | datetime | Template | BusinessTime | None) -> str:
+    if isinstance(value, BusinessTime):
+        return f"{_when(value.amount)} of {value.calendar} hours"
     if isinstance(value, timedelta):
         return format_duration(value)
     if isinstance(value, datetime):

@@ -18,6 +18,7 @@ __all__ = [
     "Action",
     "Ask",
     "Backoff",
+    "BusinessTime",
     "CatchUp",
     "Construct",
     "Debounce",
@@ -76,6 +77,15 @@ class Template:
 
 
 @dataclass(frozen=True)
+class BusinessTime:
+    """``{for: 16h, calendar: support}``: a duration counted on a business calendar (whole
+    days as business days, the rest as open time; :mod:`tarry.language.calendars`)."""
+
+    amount: timedelta | Template
+    calendar: str
+
+
+@dataclass(frozen=True)
 class Backoff:
     """A growing delay: ``initial · rate^n`` capped at ``max_delay``, plus jitter."""
 
@@ -123,7 +133,7 @@ def actions_called(node: object) -> Iterator[str]:
 class Wait:
     """``wait: {for | until}``: exactly one of the two is set."""
 
-    for_: timedelta | Template | None = None
+    for_: timedelta | Template | BusinessTime | None = None
     until: datetime | Template | None = None
 
 
@@ -140,7 +150,7 @@ class EventAlternative:
 class Remind:
     """``remind: {every, max?, steps}``: reminder steps that run while a wait goes on."""
 
-    every: timedelta
+    every: timedelta | BusinessTime
     max: int | None
     steps: Scope
 
@@ -154,7 +164,7 @@ class WaitFor:
     """
 
     alternatives: tuple[EventAlternative, ...]
-    timeout: timedelta | datetime | Template
+    timeout: timedelta | datetime | Template | BusinessTime
     is_any: bool = False
     accept: Template | None = None
     remind: Remind | None = None
@@ -172,7 +182,7 @@ class Ask:
 
     title: Value
     outcomes: tuple[str, ...]
-    timeout: timedelta | datetime | Template
+    timeout: timedelta | datetime | Template | BusinessTime
     details: Value = None
     assign: Value = None
     form: dict[str, Any] | None = None
@@ -188,7 +198,7 @@ class Repeat:
 
     max: int
     steps: Scope
-    every: timedelta | Template | None = None
+    every: timedelta | Template | BusinessTime | None = None
     backoff: Backoff | None = None
     until: Template | None = None
 
@@ -238,6 +248,8 @@ class Step:
     if_: Template | bool | None = None
     optional: bool = False
     retry: Retry | None = None
+    window: str | None = None
+    """``window: NAME``: the step starts only while that calendar is open."""
 
 
 @dataclass(frozen=True)
@@ -353,3 +365,5 @@ class Flow:
     hold: tuple[HoldCondition, ...] = ()
     triggers: tuple[Trigger, ...] = ()
     throttle: Throttle | None = None
+    window: str | None = None
+    """``window: NAME``: each run's first step waits until that calendar is open."""

@@ -74,7 +74,7 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, throttle, or an event type."))
+        "timer, event, hold, poll, task, retry, throttle, window, or an event type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -197,13 +197,18 @@ class WaitingFor(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task or "
-                                  "throttle (with ``key``, ``limit`` and ``per``).")
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task, "
+                                  "throttle (with ``key``, ``limit`` and ``per``) or "
+                                  "window (held until a business calendar opens).")
     step: str | None = None
     until: str | None = Field(default=None, description="The latest instant it waits until.")
     event_type: str | None = None
     match: JsonObject | None = None
     since: str | None = None
+    calendar: str | None = Field(default=None, description=(
+        "The business calendar a window waits on, or that counted the wait's length."))
+    until_local: str | None = Field(default=None, description=(
+        "until on that calendar's clock, such as 2026-12-28 10:00 Europe/Berlin."))
 
 
 class RunError(BaseModel):

@@ -59,7 +59,7 @@ async def list_runs(
         flow: Annotated[str | None, Query(max_length=512)] = None,
         target: Annotated[str | None, Query(max_length=512)] = None,
         waiting_for: Annotated[str | None, Query(max_length=512, description=(
-            "timer, event, hold, poll, task, retry, throttle, or an event type (any of the "
+            "timer, event, hold, poll, task, retry, throttle, window, or an event type (any of the "
             "run's event "
             "waits)."))] = None,
         at_step: Annotated[str | None, Query(max_length=512, description=(

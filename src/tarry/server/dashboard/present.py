@@ -109,6 +109,8 @@ def _what(waiting: Mapping[str, Any]) -> str:
     if kind == "throttle":
         key = f" '{waiting['key']}'" if waiting.get("key") else ""
         return f"throttle{key}: its turn to start"
+    if kind == "window":
+        return f"window of calendar {waiting.get('calendar')}{step or ' before its start'}"
     return f"{_WAIT_NOUNS.get(kind, kind)}{step}"
 
 
@@ -123,7 +125,7 @@ def _events(waiting: Mapping[str, Any]) -> str:
 _WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task"}
 
 _UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at",
-                "throttle": "starts at"}
+                "throttle": "starts at", "window": "opens at"}
 """How the instant of a wait is introduced, per kind (default: ``until``)."""
 
 
