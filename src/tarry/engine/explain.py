@@ -64,7 +64,8 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     if kind == "window" and not step:
         what, then = ("held before its first step until calendar '{calendar}' opens",
                       "then starts its first step")
-    fields = {"step": step, "calendar": waiting.get("calendar") or "", "alternatives": describe_alternatives(alternatives),
+    fields = {"step": step, "calendar": waiting.get("calendar") or "",
+              "alternatives": describe_alternatives(alternatives),
               "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
               "key": f" with key '{waiting['key']}'" if waiting.get("key") else "",
               "limit": waiting.get("limit", ""), "per": waiting.get("per", "")}
