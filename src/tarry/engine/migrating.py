@@ -12,7 +12,7 @@ left untouched and reported with every reason.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,16 +23,13 @@ from tarry.engine.versions import upgrade
 from tarry.errors import InvalidRunRequest, TarryError
 from tarry.language.model import Flow
 from tarry.model import MIGRATED, HistoryEntry, JournalEntry, MovePlan, RunRecord, RunStatus
-from tarry.store.base import Store
+from tarry.store.base import Store, pages_of_runs
 
 __all__ = ["MOVES", "MoveReport", "RunMove", "migrate_runs", "refuse_programs"]
 
 MOVES = ("moves", "moved", "cannot move", "skipped")
 """What became of a run: it would move (a dry run), it moved, it cannot move (with its
 reasons), or it changed while it was being moved and was left alone."""
-
-_PAGE = 200
-"""How many runs are read at a time."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +95,7 @@ def migrate_runs(store: Store, catalog: FlowCatalog, target: Flow, *, by: str,
         catalog.remember(target)
     runs: list[RunMove] = []
     current = 0
-    for page in _candidates(store, target.name):
+    for page in pages_of_runs(store, (RunStatus.HELD, RunStatus.WAITING), target.name):
         moving = [record for record in page if record.flow_digest != target.digest]
         current += len(page) - len(moving)
         journals = store.journals([record.id for record in moving]) if moving else {}
@@ -108,18 +105,6 @@ def migrate_runs(store: Store, catalog: FlowCatalog, target: Flow, *, by: str,
                                dry_run=dry_run))
     return MoveReport(target.name, target.digest, dry_run, runs, current)
 
-
-def _candidates(store: Store, flow: str) -> Iterator[list[RunRecord]]:
-    """The held, then the waiting runs of ``flow``, a page at a time, newest first."""
-    for status in (RunStatus.HELD, RunStatus.WAITING):
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = store.list_runs(status=status, flow=flow, after=after, limit=_PAGE)
-            if page:
-                yield page
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
 
 
 def _judged(catalog: FlowCatalog, record: RunRecord, journal: list[JournalEntry], target: Flow,

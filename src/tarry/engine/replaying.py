@@ -34,7 +34,7 @@ from tarry.engine.versions import upgrade
 from tarry.errors import TarryError
 from tarry.model import JournalEntry, RunRecord, RunStatus
 from tarry.secrets import Redactor
-from tarry.store.base import Store
+from tarry.store.base import Store, pages_of_runs
 from tarry.values import ValueLimits
 
 __all__ = ["DEFAULT_STATUSES", "ReplayReport", "ReplayResult", "replay_runs"]
@@ -43,9 +43,6 @@ DEFAULT_STATUSES = (RunStatus.PENDING, RunStatus.HELD, RunStatus.RUNNING, RunSta
 """The runs replayed when no status is asked for: every run that has not ended."""
 
 Verdict = Literal["ok", "nondeterminism", "failed", "skipped"]
-
-_PAGE = 200
-"""Runs read per listing page (and per journal read)."""
 
 _READINGS = 5
 """How many times a run that changed while it was read is read again before it is left out
@@ -170,15 +167,7 @@ def _pages(store: Store, run_ids: Sequence[str], flow: str | None,
                if (flow is None or record.flow == flow)
                and (statuses is None or record.status in statuses)]
         return
-    for status in statuses or DEFAULT_STATUSES:
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = store.list_runs(status=status, flow=flow, after=after, limit=_PAGE)
-            if page:
-                yield page
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
+    yield from pages_of_runs(store, statuses or DEFAULT_STATUSES, flow)
 
 
 def _is_python(catalog: FlowCatalog, record: RunRecord) -> bool | None:

@@ -13,7 +13,7 @@ All instants are aware UTC datetimes; backends store them as integer epoch milli
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -42,7 +42,8 @@ from tarry.model import (
     TriggerStarts,
 )
 
-__all__ = ["IDEMPOTENCY_KEY_RETENTION", "SETTLED_EVENT_STATES", "RetryPlanner", "Store"]
+__all__ = ["IDEMPOTENCY_KEY_RETENTION", "SETTLED_EVENT_STATES", "RetryPlanner", "Store",
+           "pages_of_runs"]
 
 RetryPlanner = Callable[[RunRecord, list[JournalEntry]], RetryPlan | None]
 """Plans the retry of one failed run from its record and journal (pure; None: leave it)."""
@@ -469,3 +470,19 @@ class Store(Protocol):
         times a second, without a query: its value moves whenever the change token may have
         (and sometimes when it has not); None when the store has none."""
         ...
+
+
+def pages_of_runs(store: Store, statuses: Sequence[RunStatus], flow: str | None, *,
+                  page_size: int = 200) -> Iterator[list[RunRecord]]:
+    """The runs of each of ``statuses`` in turn (of ``flow`` only, unless None), newest first,
+    a page of at most ``page_size`` at a time: a walk over many runs that never holds them all
+    (each page is one short read, keyed on the last run of the page before)."""
+    for status in statuses:
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = store.list_runs(status=status, flow=flow, after=after, limit=page_size)
+            if page:
+                yield page
+            if len(page) < page_size:
+                break
+            after = (page[-1].created_at, page[-1].id)
