@@ -16,15 +16,17 @@ from typing import Any, Protocol
 
 from tarry.actions import ActionRegistry
 from tarry.clock import iso
+from tarry.engine import slots
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.commands import ActionFailed, Command, ReadJournal, RunAction, call_action
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
 from tarry.engine.versions import upgrade
-from tarry.errors import StoreError, TarryError
+from tarry.errors import ExpressionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
+from tarry.language.expressions import EvalContext
 from tarry.language.manifests import correlation_key
 from tarry.language.model import Flow
 from tarry.model import (
@@ -73,6 +75,8 @@ def _entry_kinds(status: RunStatus, state: Mapping[str, Any]) -> tuple[str, ...]
     recovered before it ever saved its state (claimed, then its worker died before the first
     checkpoint) has not recorded its start yet, so it records both."""
     kind = _ENTRY_KIND.get(status, "resumed")
+    if kind == "resumed" and "started_at" not in state and slots.SLOT in state:
+        return ("started",)  # a run that waited for its flow's slot starts now
     return ("started", kind) if kind == "recovered" and "started_at" not in state else (kind,)
 
 
@@ -83,7 +87,8 @@ class Executor:
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
                  read_journal: JournalReader, limits: ValueLimits | None = None,
                  recovery_max: int = 3,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None,
+                 take_slot: slots.SlotTaker | None = None) -> None:
         self.catalog = catalog
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
@@ -96,6 +101,9 @@ class Executor:
         self.limits = limits or ValueLimits()
         self.recovery_max = recovery_max
         """How many takeovers in a row a run gets before it is failed as crashed."""
+        self.take_slot = take_slot
+        """Asks the store for a slot of a flow's concurrency key (None: no store to ask;
+        a flow's concurrency is then not enforced)."""
 
     async def execute(self, record: RunRecord, now: datetime,
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
@@ -105,6 +113,14 @@ class Executor:
         ``StateVersionError`` (and changes nothing) for a state newer than this code.
         """
         state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
+        update = await self._execute(record, state, now, inbox)
+        keys = slots.slot_keys(state)
+        if update is None or not keys or update.slot_keys:
+            return update
+        return replace(update, slot_keys=keys)  # an ending run gives its slot back
+
+    async def _execute(self, record: RunRecord, state: dict[str, Any], now: datetime,
+                       inbox: list[InboxEvent] | None) -> RunUpdate | None:
         registered = _registered(record, state)
         history: list[HistoryEntry] = []
         if record.recoveries > self.recovery_max:  # it kills whoever runs it: run it no more
@@ -116,15 +132,26 @@ class Executor:
             if held is not None:
                 return held
         now = max([now, *(entry.at for entry in history)])  # a cleared hold's checks took time
-        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
-        state.setdefault("started_at", iso(now))
         try:
             flow = self.catalog.by_digest(record.flow_digest)
             program = self.catalog.program(flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
+            self._started(record, state, now, history)
             failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
                               "step": None})
             return update_for(record.id, state, failure, history, now)
+        if self.take_slot is not None and slots.needs_slot(flow, record.status, state):
+            try:
+                queued = await slots.take_run_slot(
+                    self.take_slot, record, flow, state=state, now=now,
+                    at=EvalContext(now=now, timezone=flow.timezone), history=history)
+            except ExpressionError as exc:  # the key does not render: the run cannot start
+                self._started(record, state, now, history)
+                return update_for(record.id, state, Failed(slots.key_error(exc)), history,
+                                  now)
+            if queued is not None:
+                return queued
+        self._started(record, state, now, history)
         journal = journal_for(flow, program=program is not None)
         await self._restore(record.id, state, journal)
         env = self._env(record, flow, state, journal=journal, now=now, history=history)
@@ -155,6 +182,13 @@ class Executor:
                                    consumed=tuple(env.consumed), result=result,
                                    rescan=tuple(sorted(env.rescan))), state, journal,
                         registered)
+
+    @staticmethod
+    def _started(record: RunRecord, state: dict[str, Any], now: datetime,
+                 history: list[HistoryEntry]) -> None:
+        """Record that the run (re)starts its steps: started, resumed or recovered."""
+        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
+        state.setdefault("started_at", iso(now))
 
     def _crashed(self, record: RunRecord) -> Failed:
         """The failure of a run whose workers died running it once more than

@@ -41,6 +41,7 @@ from tarry.engine.catalog import (
 from tarry.engine.documents import run_document
 from tarry.engine.operating import checked_reason
 from tarry.engine.oplog import Shown
+from tarry.engine.slots import slot_view
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
@@ -430,7 +431,8 @@ class Engine:
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
-                            shown=Shown(self.limits.shown_bytes, self.redactor))
+                            shown=Shown(self.limits.shown_bytes, self.redactor),
+                            slots=slot_view(self.store, record))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Validate and deliver an event; an invalid one is quarantined, not raised.

@@ -121,7 +121,8 @@ class Worker:
                                  redactor=redactor or Redactor(),
                                  limits=limits or ValueLimits(),
                                  read_journal=store.read_journal,
-                                 recovery_max=recovery_max, clock=clock.now)
+                                 recovery_max=recovery_max, clock=clock.now,
+                                 take_slot=store.take_slot)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._recovering = asyncio.Lock()

@@ -29,6 +29,7 @@ from tarry.language.fields import (
     read_optional,
     read_text,
 )
+from tarry.language.flowcontrol import read_concurrency
 from tarry.language.holds import read_hold
 from tarry.language.inputs import INPUT_TYPES, type_mismatch
 from tarry.language.manifests import Manifest
@@ -51,7 +52,7 @@ BUILTIN_ACTIONS: frozenset[str] = frozenset({"log", "set", "fail", "emit", "http
 """The actions every project has; user actions come from the project config."""
 
 _FLOW_KEYS = ("flow", "description", "timezone", "inputs", "hold", "on", "steps",
-              "recover")
+              "recover", "concurrency")
 _START_GATE = ": a flow's start gate is 'hold:'"
 _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _START_GATE,
                 **TRIGGER_NEAR_MISSES}
@@ -120,6 +121,7 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
     triggers = () if on is None else read_triggers(ctx, on.value, "on", inputs)
     for name in inputs:
         ctx = ctx.claiming(name, f"the input '{name}'")
+    concurrency = read_optional(ctx, root, "concurrency", read_concurrency, None)
     steps = fields.entry("steps")
     recover = fields.entry("recover")
     return Flow(
@@ -134,6 +136,7 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
         inputs=inputs,
         hold=hold,
         triggers=triggers,
+        concurrency=concurrency,
     )
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "Ask",
     "Backoff",
     "CatchUp",
+    "Concurrency",
     "Construct",
     "EventAlternative",
     "EventTrigger",
@@ -307,6 +308,16 @@ Trigger: TypeAlias = EventTrigger | ScheduleTrigger
 
 
 @dataclass(frozen=True)
+class Concurrency:
+    """``concurrency: {key, limit}``: at most ``limit`` runs with the same rendered ``key``
+    past their start and not ended (no ``key``: one key for the whole flow)."""
+
+    key: Template | str | None
+    limit: int
+    pos: Position
+
+
+@dataclass(frozen=True)
 class Flow:
     """A loaded, validated flow.
 
@@ -324,3 +335,4 @@ class Flow:
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     hold: tuple[HoldCondition, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    concurrency: Concurrency | None = None
