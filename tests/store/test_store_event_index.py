@@ -173,7 +173,7 @@ per call."""
 @pytest.fixture
 def modest(store: Store) -> SqlStore:
     """MODEST waiting runs, each with one event wait, one history, journal and inbox entry,
-    and MODEST recorded events."""
+    a slot held and one waited for (of 300 keys), and MODEST recorded events."""
     return filled_modestly(store)
 
 
@@ -190,7 +190,12 @@ def filled_modestly(store: Store) -> SqlStore:
                        "received_at": to_millis(NOW)} for number in numbers],
         insert_history=[{"run_id": f"run-{number:05}", "at": to_millis(NOW), "kind": "k",
                          "step": None, "data": "{}"} for number in numbers],
-        insert_event=[event_params(number) for number in numbers])
+        insert_event=[event_params(number) for number in numbers],
+        take_slot=[{"key": f"flow:f:{number % 300}", "run_id": f"run-{number:05}",
+                    "holder": "", "now": to_millis(NOW)} for number in numbers],
+        queue_for_slot=[{"key": f"flow:f:{number % 300}", "run_id": f"run-{number:05}",
+                         "holder": "step", "slot_limit": 2, "now": to_millis(NOW)}
+                        for number in numbers])
 
 
 @pytest.mark.parametrize(("query", "table"), [
@@ -283,9 +288,11 @@ SCANNING_BY_DESIGN = {
 }
 """Queries whose plan may scan a table, and why that is no hazard."""
 
-SCANS = {"sqlite": re.compile(r"SCAN (runs|event_waits|inbox|events|run_journal|history)\b"),
+SCANS = {"sqlite": re.compile(
+             r"SCAN (runs|event_waits|inbox|events|run_journal|history|slot_holders|slot_queue)\b"),
          "postgresql": re.compile(
-             r"Seq Scan on (runs|event_waits|inbox|events|run_journal|history)\b")}
+             r"Seq Scan on (runs|event_waits|inbox|events|run_journal|history|slot_holders"
+             r"|slot_queue)\b")}
 """A plan's line that reads a whole table a send or a worker reads, by backend."""
 
 

@@ -74,7 +74,7 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, or an event type."))
+        "timer, event, hold, poll, task, retry, slot, or an event type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -163,12 +163,18 @@ class WaitingFor(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str = Field(description="timer, event, hold, poll, retry, reminder or task.")
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task or slot.")
     step: str | None = None
     until: str | None = Field(default=None, description="The latest instant it waits until.")
     event_type: str | None = None
     match: JsonObject | None = None
     since: str | None = None
+    key: str | None = Field(default=None, description=(
+        "For a slot: the flow's concurrency key the run waits for."))
+    ahead: int | None = Field(default=None, description=(
+        "For a slot: how many runs wait before this one in the key's queue."))
+    holders: list[str] | None = Field(default=None, description=(
+        "For a slot: the runs holding the key's slots (the earliest first)."))
 
 
 class RunError(BaseModel):
