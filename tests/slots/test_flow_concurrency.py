@@ -4,9 +4,11 @@ transaction that frees a slot, however the holder ends."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from tarry.actions import ActionContext, StepFailure
 from tarry.model import RunStatus
 from tarry.testing import Harness
 
@@ -29,19 +31,18 @@ async def test_one_run_per_key_and_the_next_starts_when_it_ends(tmp_path: Path,
                                                                 store_url: str) -> None:
     with Harness(tmp_path, store_url=store_url) as harness:
         flow = harness.flow(DEPLOY)
-        first = harness.start(flow, {"repo": "web"})
-        second = harness.start(flow, {"repo": "web"})
-        third = harness.start(flow, {"repo": "web"})
+        web = [harness.start(flow, {"repo": "web"}) for _ in range(3)]
         other = harness.start(flow, {"repo": "api"})
-        await harness.run_due()
-        await harness.run_due()
-        assert harness.history_kinds(first)[-1] == "wait.registered"
+        await harness.run_due()  # claimed together: which one asks first is the worker's
         assert harness.history_kinds(other)[-1] == "wait.registered"  # another key: free
+        [first] = [run for run in web if "slot.taken" in harness.history_kinds(run)]
+        queued = sorted((run for run in web if run != first),
+                        key=lambda run: harness.document(run)["waiting_for"]["ahead"])
+        second, third = queued
         second_doc = harness.document(second)
         assert second_doc["status"] == RunStatus.WAITING
-        assert second_doc["waiting_for"]["kind"] == "slot"
-        assert second_doc["waiting_for"]["key"] == "web"
-        assert second_doc["waiting_for"]["ahead"] == 0
+        assert {k: second_doc["waiting_for"][k] for k in ("kind", "key", "ahead", "step")} == {
+            "kind": "slot", "key": "web", "ahead": 0, "step": None}
         assert harness.document(third)["waiting_for"]["ahead"] == 1
         assert harness.record(second).due_at is None  # woken by the release, never polled
         assert "started" not in harness.history_kinds(second)
@@ -57,19 +58,106 @@ async def test_one_run_per_key_and_the_next_starts_when_it_ends(tmp_path: Path,
 
         await harness.advance(timedelta(hours=1))
         await harness.advance(timedelta(hours=1))
-        assert {_status(harness, run) for run in (first, second, third, other)} == {
-            RunStatus.SUCCEEDED}
+        assert {_status(harness, run) for run in (*web, other)} == {RunStatus.SUCCEEDED}
 
 
 async def test_a_cancelled_holder_frees_its_slot_and_a_cancelled_waiter_leaves_the_queue(
         tmp_path: Path, store_url: str) -> None:
     with Harness(tmp_path, store_url=store_url) as harness:
         flow = harness.flow(DEPLOY)
-        first, second, third = (harness.start(flow, {"repo": "web"}) for _ in range(3))
+        runs = [harness.start(flow, {"repo": "web"}) for _ in range(3)]
         await harness.run_due()
+        first, second, third = sorted(runs, key=lambda run: (
+            harness.document(run)["waiting_for"].get("ahead") or 0,
+            harness.document(run)["waiting_for"]["kind"] == "slot"))
         harness.engine.cancel(second, by="ops")
         assert harness.document(third)["waiting_for"]["ahead"] == 0
         harness.engine.cancel(first, by="ops")
         assert harness.record(third).due_at is not None  # handed the slot, due now
         await harness.run_due()
         assert harness.document(third)["waiting_for"]["kind"] == "timer"
+
+
+FLAKY = """
+flow: flaky
+concurrency: { limit: 1 }
+steps:
+  - work: { flaky: {} }
+"""
+
+
+async def test_a_failed_holder_frees_its_slot_and_a_retry_queues_again(
+        tmp_path: Path, store_url: str) -> None:
+    calls: list[str] = []
+
+    async def flaky(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        calls.append(ctx.run_id)
+        if len(calls) == 1:
+            raise StepFailure("down")
+        return {}
+
+    with Harness(tmp_path, store_url=store_url, actions={"flaky": flaky}) as harness:
+        flow = harness.flow(FLAKY)
+        runs = [harness.start(flow), harness.start(flow)]
+        await harness.run_due()
+        await harness.run_due()  # the failure handed the one slot to the other
+        [first] = [run for run in runs if _status(harness, run) is RunStatus.FAILED]
+        [second] = [run for run in runs if run != first]
+        assert _status(harness, second) is RunStatus.SUCCEEDED
+        assert calls == [first, second]
+        harness.engine.retry(first, by="ops")
+        await harness.run_due()
+        assert _status(harness, first) is RunStatus.SUCCEEDED
+        assert harness.history_kinds(first).count("slot.taken") == 2
+
+
+HELD = """
+flow: held
+hold:
+  - after: "2026-01-01T10:00:00Z"
+concurrency: { limit: 1 }
+steps:
+  - nap: { wait: { for: 1h } }
+"""
+
+
+async def test_a_held_run_takes_its_slot_only_once_its_hold_clears(tmp_path: Path,
+                                                                   store_url: str) -> None:
+    with Harness(tmp_path, store_url=store_url,
+                 start=datetime(2026, 1, 1, 9, 0, tzinfo=UTC)) as harness:
+        flow = harness.flow(HELD)
+        held = harness.start(flow)
+        await harness.run_due()
+        assert _status(harness, held) is RunStatus.HELD
+        assert "slot.taken" not in harness.history_kinds(held)
+        await harness.advance(timedelta(hours=1))
+        kinds = harness.history_kinds(held)
+        assert kinds.index("hold.cleared") < kinds.index("slot.taken") < kinds.index("started")
+
+
+async def test_a_key_that_does_not_render_fails_the_run_with_a_clear_error(
+        tmp_path: Path, store_url: str) -> None:
+    with Harness(tmp_path, store_url=store_url) as harness:
+        flow = harness.flow(DEPLOY)
+        run_id = harness.start(flow, {"repo": ""})
+        await harness.run_due()
+        assert harness.document(run_id)["error"] == {
+            "type": "expression", "step": None,
+            "message": "concurrency key: the concurrency key must render to 1 to 512 "
+                       "characters, got 0: {{ repo }}"}
+
+
+async def test_the_explanation_names_the_key_its_queue_and_its_holders(
+        tmp_path: Path, store_url: str) -> None:
+    with Harness(tmp_path, store_url=store_url) as harness:
+        flow = harness.flow(DEPLOY)
+        runs = [harness.start(flow, {"repo": "web"}) for _ in range(2)]
+        await harness.run_due()
+        [second] = [run for run in runs if harness.document(run)["waiting_for"]["kind"] == "slot"]
+        [first] = [run for run in runs if run != second]
+        waiting = harness.document(second)["waiting_for"]
+        assert waiting["holders"] == [first]
+        assert waiting["explanation"] == (
+            f'waiting for a slot of concurrency key "web" (0 ahead in the queue), held by '
+            f"{first} since {waiting['since']}; then starts its first step once a run of the "
+            "key ends")
