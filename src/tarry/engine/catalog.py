@@ -145,9 +145,12 @@ class FlowFinder:
     def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES) -> None:
+                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None) -> None:
         self.flows_dir = flows_dir
         self.file_bytes = file_bytes
+        self.pools = None if pools is None else frozenset(pools)
+        """The slot pools the project declares, that ``limit:`` steps must name (None: not
+        checked)."""
         self.actions = frozenset(actions)
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
@@ -336,7 +339,7 @@ class FlowFinder:
     def _parse(self, path: Path) -> Flow | LoadError:
         try:
             return load_flow(path, actions=self.actions, manifests=self.manifests,
-                             max_bytes=self.file_bytes)
+                             max_bytes=self.file_bytes, pools=self.pools)
         except LoadError as exc:
             return exc
 
@@ -381,9 +384,9 @@ class FlowCatalog(FlowFinder):
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES) -> None:
+                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes)
+                         file_bytes=file_bytes, pools=pools)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

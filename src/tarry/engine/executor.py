@@ -18,7 +18,14 @@ from tarry.actions import ActionRegistry
 from tarry.clock import iso
 from tarry.engine import slots
 from tarry.engine.catalog import FlowCatalog
-from tarry.engine.commands import ActionFailed, Command, ReadJournal, RunAction, call_action
+from tarry.engine.commands import (
+    ActionFailed,
+    Command,
+    ReadJournal,
+    RunAction,
+    TakeSlot,
+    call_action,
+)
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
@@ -28,7 +35,7 @@ from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
 from tarry.language.expressions import EvalContext
 from tarry.language.manifests import correlation_key
-from tarry.language.model import Flow
+from tarry.language.model import Flow, pools_named
 from tarry.model import (
     CheckpointOutcome,
     EventWait,
@@ -38,6 +45,7 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    SlotClaim,
 )
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits, stored_text
@@ -88,7 +96,9 @@ class Executor:
                  read_journal: JournalReader, limits: ValueLimits | None = None,
                  recovery_max: int = 3,
                  clock: Callable[[], datetime] | None = None,
-                 take_slot: slots.SlotTaker | None = None) -> None:
+                 take_slot: slots.SlotTaker | None = None,
+                 give_slot_back: slots.SlotTaker | None = None,
+                 pools: Mapping[str, int] | None = None) -> None:
         self.catalog = catalog
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
@@ -104,6 +114,11 @@ class Executor:
         self.take_slot = take_slot
         """Asks the store for a slot of a flow's concurrency key (None: no store to ask;
         a flow's concurrency is then not enforced)."""
+        self.give_slot_back = give_slot_back
+        """Gives a pool's slot back once a ``limit:`` step's action has run."""
+        self.pools: Mapping[str, int] = pools or {}
+        """The project's slot pools (``[limits.pools]``): name → number of slots."""
+        self._pool_keys: dict[str, tuple[str, ...]] = {}
 
     async def execute(self, record: RunRecord, now: datetime,
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
@@ -114,10 +129,22 @@ class Executor:
         """
         state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
         update = await self._execute(record, state, now, inbox)
-        keys = slots.slot_keys(state)
+        keys = slots.slot_keys(state) + self._pools_of(record.flow_digest)
         if update is None or not keys or update.slot_keys:
             return update
-        return replace(update, slot_keys=keys)  # an ending run gives its slot back
+        return replace(update, slot_keys=keys)  # an ending run gives its slots back
+
+    def _pools_of(self, digest: str) -> tuple[str, ...]:
+        """The store's keys of the pools the flow's ``limit:`` steps name."""
+        keys = self._pool_keys.get(digest)
+        if keys is None:
+            try:
+                flow = self.catalog.by_digest(digest)
+            except TarryError:
+                return ()
+            keys = tuple(slots.pool_slot_key(pool) for pool in sorted(set(pools_named(flow))))
+            self._pool_keys[digest] = keys
+        return keys
 
     async def _execute(self, record: RunRecord, state: dict[str, Any], now: datetime,
                        inbox: list[InboxEvent] | None) -> RunUpdate | None:
@@ -244,14 +271,58 @@ class Executor:
             if isinstance(command, ReadJournal):
                 command.into(await self._entries(env.run_id, command.query))
                 read = True
+            elif isinstance(command, TakeSlot):
+                await self._take_pool_slot(env, command)
+                read = True
             else:
                 calls[asyncio.ensure_future(self._call(command))] = command
         return read
 
     def _call(self, command: RunAction) -> Coroutine[Any, Any, Any]:
         """The call of ``command``'s action (its result, or why it failed)."""
-        return call_action(self.actions, command.name, command.args, command.context,
+        call = call_action(self.actions, command.name, command.args, command.context,
                            redact=self.redactor, value_bytes=self.limits.value_bytes)
+        return call if command.pool is None else self._holding(command, call)
+
+    async def _holding(self, command: RunAction, call: Coroutine[Any, Any, Any]) -> Any:
+        """``call``, then the slot of the pool ``command``'s step holds given back, however
+        the call ended."""
+        try:
+            return await call
+        finally:
+            if command.cur.pop("slot", None) == "held" and self.give_slot_back is not None:
+                assert command.pool is not None
+                claim = SlotClaim(slots.pool_slot_key(command.pool), command.context.run_id,
+                                  0, command.path)
+                now = self.clock() if self.clock is not None else command.context.now
+                await asyncio.shield(self.give_slot_back(claim, now))
+
+    async def _take_pool_slot(self, env: Env, command: TakeSlot) -> None:
+        """Ask for a slot of the pool ``command``'s step names; note in its state what came
+        of it (a pool the project no longer declares fails the step)."""
+        cur, path = command.cur, command.path
+        size = self.pools.get(command.pool)
+        if size is None:
+            env.failures[path] = ActionFailed(
+                "pool", f"pool '{command.pool}' is not declared in [limits.pools]",
+                cur.get("attempt", 0) + 1, retryable=False)
+            return
+        if self.take_slot is None:  # no store to count in: not enforced
+            cur["slot"] = "held"
+            return
+        claim = SlotClaim(slots.pool_slot_key(command.pool), env.run_id, size, path)
+        turn = await self.take_slot(claim, env.now)
+        if turn.granted:
+            cur["slot"] = "held"
+            cur.pop("ahead", None)
+            if cur.pop("since", None) is not None:
+                env.record("slot.taken", path, key=command.pool)
+            return
+        cur.update(slot="queued", ahead=turn.ahead)
+        env.denied.add(path)
+        if "since" not in cur:
+            cur["since"] = iso(env.now)
+            env.record("slot.queued", path, key=command.pool, ahead=turn.ahead)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -354,6 +425,10 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,
+                         slot_queued=tuple(SlotClaim(slots.pool_slot_key(w.key), run_id, 0,
+                                                     w.step)
+                                           for w in outcome.waits
+                                           if w.kind == "slot" and w.key is not None),
                          waits=_event_waits(outcome), rescan=rescan,
                          tasks=tuple(w.task for w in outcome.waits if w.task is not None))
     if isinstance(outcome, Failed):

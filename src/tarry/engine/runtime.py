@@ -224,10 +224,12 @@ class Engine:
         file_bytes = settings.limits.file_bytes
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                       programs=programs, file_bytes=file_bytes).find(must_find)
+                       programs=programs, file_bytes=file_bytes,
+                       pools=settings.limits.pools).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
-                              programs=programs, file_bytes=file_bytes)
+                              programs=programs, file_bytes=file_bytes,
+                              pools=settings.limits.pools)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [
@@ -352,6 +354,7 @@ class Engine:
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
                       recovery_max=self.limits.recovery_max, triggers=self.triggers,
+                      pools=self.limits.pools,
                       look_ahead=look_ahead, on_wake=on_wake, retention=self.retention)
 
     def get(self, run_id: str) -> RunRecord:
@@ -624,8 +627,8 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     """The flow a project's command names (as ``tarry run`` finds it), without a store."""
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                      programs=programs, file_bytes=settings.limits.file_bytes
-                      ).find(name_or_path)
+                      programs=programs, file_bytes=settings.limits.file_bytes,
+                      pools=settings.limits.pools).find(name_or_path)
 
 
 def _project(settings: Settings, app: ProgramSource | None

@@ -43,10 +43,11 @@ SLOT = "slot"
 
 
 class SlotTaker(Protocol):
-    """Asks the store for a slot (``AsyncStore.take_slot``)."""
+    """Asks the store for a slot (``AsyncStore.take_slot``), or gives one back
+    (``AsyncStore.give_slot_back``)."""
 
-    def __call__(self, claim: SlotClaim, now: datetime) -> Awaitable[SlotTurn]:
-        """The turn the claim got."""
+    def __call__(self, claim: SlotClaim, now: datetime) -> Awaitable[Any]:
+        """The turn the claim got (taking), or nothing (giving back)."""
         ...
 
 
@@ -129,7 +130,7 @@ async def take_run_slot(take: SlotTaker, record: RunRecord, flow: Flow, *,
     slot["held"] = False
     state[SLOT] = slot
     claim = SlotClaim(slot["key"], record.id, concurrency.limit)
-    turn = await take(claim, now)
+    turn: SlotTurn = await take(claim, now)
     if turn.granted:
         slot["held"] = True
         slot.pop("since", None)

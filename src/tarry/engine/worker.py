@@ -29,7 +29,7 @@ import os
 import socket
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -102,7 +102,8 @@ class Worker:
                  triggers: Triggers | None = None,
                  look_ahead: timedelta = timedelta(0),
                  on_wake: Callable[[RunRecord, datetime], None] | None = None,
-                 retention: Retention | None = None, purge_every: float = PURGE_EVERY) -> None:
+                 retention: Retention | None = None, purge_every: float = PURGE_EVERY,
+                 pools: Mapping[str, int] | None = None) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if look_ahead < timedelta(0):
@@ -122,7 +123,8 @@ class Worker:
                                  limits=limits or ValueLimits(),
                                  read_journal=store.read_journal,
                                  recovery_max=recovery_max, clock=clock.now,
-                                 take_slot=store.take_slot)
+                                 take_slot=store.take_slot,
+                                 give_slot_back=store.give_slot_back, pools=pools)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._recovering = asyncio.Lock()

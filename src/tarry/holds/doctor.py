@@ -204,7 +204,8 @@ def _load_flows(settings: Settings,
     for path in _flow_files(settings.flows_dir, cwd):
         try:
             flows.append(load_flow(path, actions=actions, manifests=manifests,
-                                   max_bytes=settings.limits.file_bytes))
+                                   max_bytes=settings.limits.file_bytes,
+                                   pools=settings.limits.pools))
         except LoadError as exc:
             findings += [Finding(Level.ERROR, "flow", str(problem)) for problem in exc.problems]
     if not findings:

@@ -60,15 +60,16 @@ _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _STAR
 
 def load_flow(path: Path, *, actions: Collection[str] | None = None,
               manifests: Mapping[str, Manifest] | None = None,
-              max_bytes: int = FILE_BYTES) -> Flow:
+              max_bytes: int = FILE_BYTES, pools: Collection[str] | None = None) -> Flow:
     """Read and validate the flow file at ``path``.
 
     ``actions`` names the user actions the project declares (None: only the built-ins); a
     mapping of name → the JSON Schema of the action's arguments (or None) also has each step's
     literal arguments checked (see :mod:`tarry.language.arguments`);
     ``manifests``, when given, are the declared event types the flow's ``wait_for`` and
-    ``emit`` steps must use (None: not checked). A file over ``max_bytes`` is refused before
-    it is read. Raises ``LoadError`` with every problem found.
+    ``emit`` steps must use (None: not checked); ``pools``, when given, the slot pools its
+    ``limit:`` steps may name. A file over ``max_bytes`` is refused before it is read.
+    Raises ``LoadError`` with every problem found.
     """
     try:
         text = read_source(path, max_bytes)
@@ -80,20 +81,22 @@ def load_flow(path: Path, *, actions: Collection[str] | None = None,
         raise _file_error(path, "the file is not UTF-8 text") from None
     except OSError as exc:
         raise _file_error(path, f"cannot read the file ({exc.strerror})") from None
-    return parse_flow(text, str(path), actions=actions, manifests=manifests)
+    return parse_flow(text, str(path), actions=actions, manifests=manifests, pools=pools)
 
 
 def parse_flow(text: str, path: str, *, actions: Collection[str] | None = None,
-               manifests: Mapping[str, Manifest] | None = None) -> Flow:
+               manifests: Mapping[str, Manifest] | None = None,
+               pools: Collection[str] | None = None) -> Flow:
     """Validate the flow source ``text``; ``path`` is used in positions and kept on the Flow.
 
-    ``actions`` and ``manifests`` as for :func:`load_flow`. Raises ``LoadError`` with every
-    problem found.
+    ``actions``, ``manifests`` and ``pools`` as for :func:`load_flow`. Raises ``LoadError``
+    with every problem found.
     """
     declared = ({name: schema for name, schema in actions.items() if isinstance(schema, Mapping)}
                 if isinstance(actions, Mapping) else {})
     ctx = LoadContext(file=path, actions=BUILTIN_ACTIONS | frozenset(actions or ()),
-                      manifests=manifests, arguments={**BUILTIN_ARGUMENTS, **declared})
+                      manifests=manifests, arguments={**BUILTIN_ARGUMENTS, **declared},
+                      pools=None if pools is None else frozenset(pools))
     root, problems = read_yaml(text, path)
     ctx.problems.extend(problems)
     flow = None

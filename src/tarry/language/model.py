@@ -46,6 +46,7 @@ __all__ = [
     "Wait",
     "WaitFor",
     "actions_called",
+    "pools_named",
 ]
 
 Value: TypeAlias = Any
@@ -102,6 +103,19 @@ class Action:
 
     name: str
     args: Value
+
+
+def pools_named(node: object) -> Iterator[str]:
+    """The pool of every step with ``limit:`` of a flow (or any node of one), in the order
+    written."""
+    if isinstance(node, Step) and node.limit is not None:
+        yield node.limit
+    if is_dataclass(node) and not isinstance(node, type):
+        for each in fields(node):
+            yield from pools_named(getattr(node, each.name))
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from pools_named(item)
 
 
 def actions_called(node: object) -> Iterator[str]:
@@ -235,6 +249,8 @@ class Step:
     if_: Template | bool | None = None
     optional: bool = False
     retry: Retry | None = None
+    limit: str | None = None
+    """The slot pool (``[limits.pools]``) the step's action takes a slot of while it runs."""
 
 
 @dataclass(frozen=True)
