@@ -15,7 +15,10 @@ warning (harmless today, probably a mistake), or a passed check. In order:
 6. every signed event type's ``secret_env`` variable is set — else ``tarry serve`` refuses
    to start;
 7. the store is reachable and migrated;
-8. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
+8. every slot pool of ``[limits.pools]`` is named by some step's ``limit:`` — a warning,
+   nothing takes its slots (a step naming an undeclared pool fails its flow's validation,
+   an error, in 3);
+9. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
    runs — else a warning: it only grows.
 
 Who may edit a check script is not checked: that is the operator's to keep tight.
@@ -52,6 +55,7 @@ from tarry.language.model import (
     Scope,
     Step,
     WaitFor,
+    pools_named,
 )
 from tarry.secrets import Redactor, unset_secrets
 from tarry.store import open_store
@@ -106,10 +110,26 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
     flows, manifests, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
     findings += problems
     findings += _named_checks(flows, settings.checks)
+    findings += _named_pools(flows, settings.limits.pools)
     findings += _far_afters(flows, settings, now)
     findings += _secrets(manifests, os.environ if env is None else env)
     findings += _store(settings, now, ended_runs_warning)
     return [replace(finding, message=redact(finding.message)) for finding in findings]
+
+
+# -- pools -------------------------------------------------------------------------------------
+
+def _named_pools(flows: list[Flow], pools: Mapping[str, int]) -> list[Finding]:
+    """A warning for each declared pool no flow's ``limit:`` names."""
+    named = {pool for flow in flows for pool in pools_named(flow)}
+    unused = sorted(set(pools) - named)
+    if unused:
+        return [Finding(Level.WARNING, "pool",
+                        f"pool '{name}' of [limits.pools] is named by no step's limit:; "
+                        "remove it, or add 'limit: " + name + "' to the steps it should "
+                        "pace") for name in unused]
+    return [Finding(Level.OK, "pool", f"every one of the {len(pools)} slot pool(s) is named "
+                                      "by a step")] if pools else []
 
 
 # -- checks ------------------------------------------------------------------------------------
