@@ -15,6 +15,8 @@ from tarry.actions import ActionContext, StepFailure
 from tarry.config import Limits
 from tarry.engine.explain import explain_wait
 from tarry.errors import LoadError
+from tarry.graph import diagram_of
+from tarry.language.loader import parse_flow
 from tarry.model import RunStatus
 from tarry.testing import Harness
 
@@ -123,3 +125,14 @@ def test_a_step_waiting_for_a_pool_explains_itself() -> None:
         'waiting for a slot of pool "vendor-api" (1 ahead in the queue), held by r-1, r-2 at '
         "step 'calls[2].call' since 2026-03-01T09:00:00.000Z; then runs the step's action "
         "once a slot frees up")
+
+
+def test_the_graph_marks_limit_steps_and_shows_the_flows_concurrency() -> None:
+    flow = parse_flow('flow: g\ninputs: { repo: { type: string } }\n'
+                      'concurrency: { key: "{{ repo }}", limit: 1 }\n'
+                      'steps:\n  - call: { log: { message: hi }, limit: vendor-api }\n',
+                      "g.yaml")
+    diagram = diagram_of(flow)
+    assert diagram.start == ("at most 1 run per repo at once",)
+    [node] = diagram.nodes()
+    assert (node.wait, node.notes) == ("slot", ("limit: a slot of pool vendor-api while it runs",))
