@@ -173,7 +173,7 @@ def phase(base: str, folder: Path, name: str, *, runs: int, keys: int,
             engine.close()
         spans = spans_by_key(url)
     every = [span for each in spans.values() for span in each]
-    waits = [wait for each in spans.values() for wait in hand_overs(each, limit)]
+    waits = [wait for each in spans.values() for wait in hand_overs(each, limit)] or [0]
     seconds = (max(span.end for span in every) - min(span.start for span in every)) / 1000
     return {"runs": runs, "keys": keys, "limit": limit, "ended": len(every),
             "per_second": len(every) / max(seconds, 0.001),
