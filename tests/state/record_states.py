@@ -10,7 +10,7 @@ finishes the script and checks the outcome.
 
 Regenerate the files of the current version (and review the diff) with::
 
-    .venv/bin/python tests/state/record_states.py
+    .venv/bin/python tests/state/record_states.py [CASE …]
 
 Files of earlier versions are never regenerated: they were written by earlier releases (the
 ``v0`` files by the release before the journal, with this script run against that code).
@@ -77,6 +77,9 @@ class Case:
     after: tuple[Move, ...] = ()
     expect: dict[str, Any] = field(default_factory=dict)
     """``status``, ``exit``, and ``bindings`` or ``result`` the finished run must have."""
+    since: int = 0
+    """The first state version whose releases could write this case (a construct added
+    later has no stored states of the versions before it)."""
 
 
 TIMER = """\
@@ -157,6 +160,16 @@ steps:
             timeout: 1d
 """
 
+SLOT = """\
+flow: stored-slot
+inputs:
+  repo: { type: string, required: true }
+concurrency: { key: "{{ repo }}", limit: 1 }
+steps:
+  - soak: { wait: { for: 1h } }
+  - done: { set: { repo: "{{ repo }}" } }
+"""
+
 CASES: tuple[Case, ...] = (
     Case("yaml-timer", TIMER, {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
          expect={"status": "succeeded", "exit": "completed",
@@ -182,6 +195,8 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"replies": [
              {"reply": {"status": "received"}}, {"reply": {"status": "received"}},
              {"reply": {"status": "received"}}]}}),
+    Case("yaml-slot", SLOT, {"repo": "acme/web"}, after=(Advance(timedelta(hours=1)),),
+         expect={"status": "succeeded", "bindings": {"done": {"repo": "acme/web"}}}, since=3),
     Case("sdk-timer", "sdk-timer", {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
          expect={"status": "succeeded", "result": {"text": "hello ada"}}),
     Case("sdk-event", "sdk-event", {"order": "o-2"},
@@ -263,10 +278,12 @@ def dump(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-async def main() -> None:
-    """Record every case with the tarry on the import path."""
+async def main(names: Sequence[str] = ()) -> None:
+    """Record every case (or those ``names``) with the tarry on the import path."""
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
+            if names and case.name not in names:
+                continue
             document = await record(case, Path(folder) / case.name)
             target = path_of(document["version"], case.name)
             target.parent.mkdir(exist_ok=True)
@@ -275,4 +292,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))
