@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tarry.actions import ActionContext, StepFailure
+from tarry.cli.render import short_wait
 from tarry.model import RunStatus
 from tarry.testing import Harness
 
@@ -161,3 +162,10 @@ async def test_the_explanation_names_the_key_its_queue_and_its_holders(
             f'waiting for a slot of concurrency key "web" (0 ahead in the queue), held by '
             f"{first} since {waiting['since']}; then starts its first step once a run of the "
             "key ends")
+
+
+def test_the_runs_table_says_which_key_and_how_many_are_ahead() -> None:
+    assert short_wait({"kind": "slot", "key": "acme/web", "ahead": 2, "until": None,
+                       "step": None}) == "slot acme/web (2 ahead)"
+    assert short_wait({"kind": "slot", "key": "vendor-api", "ahead": 0, "until": None,
+                       "step": "calls[3].call"}) == "slot vendor-api (0 ahead)"
