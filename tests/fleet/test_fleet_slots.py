@@ -1,8 +1,9 @@
-"""Concurrency slots under SIGKILL: real ``tarry worker`` processes (three on PostgreSQL, two
-on one SQLite file) share runs of a flow with ``concurrency`` on a few keys of limit 2, while
-a worker is killed every second or so and replaced. Every run still ends (none stays stuck
-in a queue), the history never shows more than two runs of a key inside their steps at once,
-and no slot or queue entry is left behind."""
+"""Slots under SIGKILL: real ``tarry worker`` processes (three on PostgreSQL, two on one
+SQLite file) share runs of a flow with ``concurrency`` on a few keys of limit 2, and runs
+whose ``limit:`` step calls an action through a pool of 2, while a worker is killed every
+second or so and replaced. Every run still ends (none stays stuck in a queue), the history
+never shows more than two runs of a key inside their steps at once, no more than two calls
+that finished ever overlapped, and no slot or queue entry is left behind."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 KEYS = 4
 LIMIT = 2
-RUNS = 120
+RUNS = 100
 SEED = 11
 KILL_EVERY = (0.8, 1.5)
 
@@ -41,13 +42,51 @@ steps:
 """
 
 
+_POOLED = """\
+flow: pooled
+steps:
+  - call: { paced: {}, limit: vendor }
+"""
+
+_ACTIONS = """\
+import asyncio, os, time
+
+CALLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.txt")
+
+
+def _note(line):
+    fd = os.open(CALLS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+async def paced(args, ctx):
+    began = time.time_ns()
+    await asyncio.sleep(0.1)
+    _note(f"{ctx.run_id} {began} {time.time_ns()}\\n")
+    return {}
+"""
+POOLED_RUNS = 30
+
+
 def _project(root: Path, url: str) -> Path:
     root.mkdir(parents=True)
-    (root / "tarry.toml").write_text(f"[tarry]\ndatabase = {json.dumps(url)}\n",
-                                     encoding="utf-8")
+    (root / "tarry.toml").write_text(
+        f"[tarry]\ndatabase = {json.dumps(url)}\n\n[actions]\npaced = \"fleet_paced:paced\"\n\n"
+        f"[limits.pools]\nvendor = {LIMIT}\n", encoding="utf-8")
     (root / "flows").mkdir()
     (root / "flows" / "slotted.yaml").write_text(_FLOW, encoding="utf-8")
+    (root / "flows" / "pooled.yaml").write_text(_POOLED, encoding="utf-8")
+    (root / "fleet_paced.py").write_text(_ACTIONS, encoding="utf-8")
     return root
+
+
+def _finished_calls(root: Path) -> list[tuple[int, int]]:
+    """The (began, ended) nanoseconds of each call that finished (a killed one left no line)."""
+    lines = (root / "calls.txt").read_text(encoding="utf-8").splitlines()
+    return [(int(began), int(ended)) for _, began, ended in (line.split() for line in lines)]
 
 
 def _engine(root: Path) -> Engine:
@@ -62,7 +101,7 @@ def _holding_intervals(url: str) -> dict[str, list[tuple[int, int]]]:
         with store._transaction(write=False) as tx:
             tx.cursor.execute(
                 "SELECT h.run_id, h.kind, h.at, r.inputs FROM history h "
-                "JOIN runs r ON r.id = h.run_id WHERE h.kind IN "
+                "JOIN runs r ON r.id = h.run_id WHERE r.flow = 'slotted' AND h.kind IN "
                 "('slot.taken', 'succeeded', 'failed', 'cancelled') ORDER BY h.at")
             found = tx.cursor.fetchall()
     finally:
@@ -108,6 +147,8 @@ def test_killed_workers_never_put_a_key_over_its_limit_nor_leave_a_run_queued(
         run_ids = [engine.start("slotted", {"k": f"key-{index % KEYS}",
                                             "pause": f"{rng.randrange(50, 250)}ms"}).id
                    for index in range(RUNS)]
+        for _ in range(POOLED_RUNS):
+            engine.start("pooled")
     finally:
         engine.close()
     workers = 2 if backend == "sqlite" else 3
@@ -125,13 +166,14 @@ def test_killed_workers_never_put_a_key_over_its_limit_nor_leave_a_run_queued(
     def statuses() -> dict[RunStatus, int]:
         store = open_store(url)
         try:
-            return store.count_runs_per_status(flow="slotted")
+            return store.count_runs_per_status()
         finally:
             store.close()
 
     try:
         fleet.start(workers)
-        wait_until(lambda: True if statuses().get(RunStatus.SUCCEEDED, 0) == RUNS else None,
+        wait_until(lambda: True if statuses().get(RunStatus.SUCCEEDED, 0) == RUNS + POOLED_RUNS
+                   else None,
                    seconds=90, what="every run to end", between=chaos,
                    explain=lambda: f"runs by status: {statuses()}; killed {fleet.killed}\n"
                                    f"{fleet.log_text()[-3000:]}")
@@ -152,3 +194,6 @@ def test_killed_workers_never_put_a_key_over_its_limit_nor_leave_a_run_queued(
     finally:
         store.close()
     assert (left["held"], left["queued"]) == (0, 0)
+    calls = _finished_calls(root)
+    assert len(calls) >= POOLED_RUNS
+    assert _most_at_once(calls) <= LIMIT
