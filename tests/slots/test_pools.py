@@ -136,3 +136,46 @@ def test_the_graph_marks_limit_steps_and_shows_the_flows_concurrency() -> None:
     assert diagram.start == ("at most 1 run per repo at once",)
     [node] = diagram.nodes()
     assert (node.wait, node.notes) == ("slot", ("limit: a slot of pool vendor-api while it runs",))
+
+
+ONE_CALL = """
+flow: one-call
+steps:
+  - call: { gate: {}, limit: vendor-api }
+"""
+
+
+async def test_a_step_waiting_for_the_pool_says_so_and_starts_when_the_holder_returns(
+        tmp_path: Path, store_url: str) -> None:
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def gate(args: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+        entered.set()
+        await release.wait()
+        return {"run": ctx.run_id}
+
+    with Harness(tmp_path, store_url=store_url, actions={"gate": gate},
+                 limits=Limits(pools={"vendor-api": 1})) as harness:
+        flow = harness.flow(ONE_CALL)
+        runs = [harness.start(flow), harness.start(flow)]
+        working = asyncio.create_task(harness.run_due())
+        await asyncio.wait_for(entered.wait(), timeout=10)
+        for _ in range(500):  # the other run's checkpoint, written by the worker's committer
+            waiting = [harness.document(run)["waiting_for"] for run in runs]
+            if any(w and w["kind"] == "slot" for w in waiting):
+                break
+            await asyncio.sleep(0.01)
+        [queued] = [run for run, w in zip(runs, waiting, strict=True)
+                    if w and w["kind"] == "slot"]
+        [holder] = [run for run in runs if run != queued]
+        shown = harness.document(queued)["waiting_for"]
+        assert {key: shown[key] for key in ("kind", "key", "step", "ahead", "holders",
+                                            "until")} == {
+            "kind": "slot", "key": "vendor-api", "step": "call", "ahead": 0,
+            "holders": [holder], "until": None}
+        assert harness.record(queued).due_at is None
+        release.set()
+        await asyncio.wait_for(working, timeout=10)
+        await harness.run_until_idle()
+        assert {harness.record(run).status for run in runs} == {RunStatus.SUCCEEDED}

@@ -315,13 +315,13 @@ class Executor:
         if turn.granted:
             cur["slot"] = "held"
             cur.pop("ahead", None)
-            if cur.pop("since", None) is not None:
+            if cur.pop("slot_since", None) is not None:
                 env.record("slot.taken", path, key=command.pool)
             return
         cur.update(slot="queued", ahead=turn.ahead)
         env.denied.add(path)
-        if "since" not in cur:
-            cur["since"] = iso(env.now)
+        if "slot_since" not in cur:
+            cur["slot_since"] = iso(env.now)
             env.record("slot.queued", path, key=command.pool, ahead=turn.ahead)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:

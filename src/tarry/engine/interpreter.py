@@ -331,8 +331,9 @@ def _slot_turn(pool: str, cur: dict[str, Any], env: Env, path: str) -> Outcome:
     store to hand it one (no instant wakes it)."""
     if path not in env.denied:
         return Pending((TakeSlot(path, pool, cur),))
-    return Blocked((WaitInfo("slot", path, UNTIMED, since=since(cur), key=pool,
-                             ahead=cur.get("ahead")),))
+    queued = cur.get("slot_since")
+    return Blocked((WaitInfo("slot", path, UNTIMED, since=from_iso(queued) if queued else None,
+                             key=pool, ahead=cur.get("ahead")),))
 
 
 def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: str, *,
