@@ -10,7 +10,9 @@ from typing import Any
 
 from tarry.actions import ActionContext, StepFailure
 from tarry.cli.render import short_wait
-from tarry.model import RunStatus
+from tarry.engine.slots import flow_slot_key
+from tarry.model import RunStatus, SlotClaim
+from tarry.store.sqlstore import SqlStore
 from tarry.testing import Harness
 
 DEPLOY = """
@@ -169,3 +171,26 @@ def test_the_runs_table_says_which_key_and_how_many_are_ahead() -> None:
                        "step": None}) == "slot acme/web (2 ahead)"
     assert short_wait({"kind": "slot", "key": "vendor-api", "ahead": 0, "until": None,
                        "step": "calls[3].call"}) == "slot vendor-api (0 ahead)"
+
+
+async def test_a_run_failed_as_crashed_before_it_noted_its_slot_still_gives_it_back(
+        tmp_path: Path, store_url: str) -> None:
+    """A worker took the run's slot and died before its first checkpoint, again and again:
+    the run is failed as crashed, and its slot goes to the next run all the same."""
+    with Harness(tmp_path, store_url=store_url) as harness:
+        flow = harness.flow(DEPLOY)
+        crashing = harness.start(flow, {"repo": "web"})
+        store = harness.engine.store
+        now = harness.clock.now()
+        assert store.take_slot(SlotClaim(flow_slot_key("deploy", "web"), crashing, 1), now
+                               ).granted
+        assert isinstance(store, SqlStore)
+        with store._transaction(write=True) as tx:  # as the last of its dead workers left it
+            tx.cursor.execute(
+                "UPDATE runs SET status = 'running', lease_owner = 'dead', recoveries = 9 "
+                f"WHERE id = '{crashing}'")
+        waiting = harness.start(flow, {"repo": "web"})
+        await harness.run_due()
+        await harness.run_due()
+        assert harness.document(crashing)["error"]["type"] == "crashed"
+        assert harness.document(waiting)["waiting_for"]["kind"] == "timer"  # it got the slot

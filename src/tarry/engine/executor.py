@@ -129,10 +129,26 @@ class Executor:
         """
         state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
         update = await self._execute(record, state, now, inbox)
-        keys = slots.slot_keys(state) + self._pools_of(record.flow_digest)
-        if update is None or not keys or update.slot_keys:
+        if update is None or update.slot_keys:
             return update
-        return replace(update, slot_keys=keys)  # an ending run gives its slots back
+        keys = slots.slot_keys(state) + self._pools_of(record.flow_digest)
+        if update.status.is_terminal and not slots.slot_keys(state):
+            keys += self._unnoted_flow_key(record, now)
+        return replace(update, slot_keys=keys) if keys else update  # ends give slots back
+
+    def _unnoted_flow_key(self, record: RunRecord, now: datetime) -> tuple[str, ...]:
+        """The flow key of a run that ends without its state naming one: it may hold the
+        slot all the same, taken by a worker that died before it checkpointed (then failed
+        as crashed by the next)."""
+        try:
+            flow = self.catalog.by_digest(record.flow_digest)
+            if flow.concurrency is None:
+                return ()
+            shown = slots.render_key(flow.concurrency, record,
+                                     EvalContext(now=now, timezone=flow.timezone))
+        except TarryError:  # no key can be rendered: none was ever taken
+            return ()
+        return (slots.flow_slot_key(flow.name, shown),)
 
     def _pools_of(self, digest: str) -> tuple[str, ...]:
         """The store's keys of the pools the flow's ``limit:`` steps name."""
