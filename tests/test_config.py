@@ -67,6 +67,7 @@ def test_default_limits_are_the_documented_ones() -> None:
         check_max=96,
         check_faults=5,
         check_slots=1,
+        action_timeout=timedelta(minutes=5),
     )
 
 
@@ -122,6 +123,7 @@ check_timeout = "1m30s"
 check_max = 10
 check_faults = 3
 check_slots = 4
+action_timeout = "90s"
 """
 
 
@@ -140,7 +142,7 @@ def test_every_key_of_the_file_is_read_and_paths_are_resolved_against_the_root(
     assert settings.limits == Limits(
         hold_max=timedelta(days=2), hold_after_max=timedelta(days=7),
         check_interval=timedelta(minutes=2), check_timeout=timedelta(seconds=90),
-        check_max=10, check_faults=3, check_slots=4)
+        check_max=10, check_faults=3, check_slots=4, action_timeout=timedelta(seconds=90))
 
 
 @pytest.mark.parametrize(("url", "expected"), [
@@ -217,6 +219,7 @@ def test_path_variables_are_resolved_against_the_root(root: Path) -> None:
     ("TARRY_CHECK_FAULTS", " 2 ", "check_faults", 2),
     ("TARRY_CHECK_SLOTS", "16", "check_slots", 16),
     ("TARRY_SHOWN_BYTES", "256", "shown_bytes", 256),
+    ("TARRY_ACTION_TIMEOUT", "2h", "action_timeout", timedelta(hours=2)),
 ])
 def test_every_limit_has_a_variable_that_wins_over_the_file(
         root: Path, variable: str, value: str, field: str, expected: object) -> None:
@@ -328,6 +331,13 @@ DURATION_HELP = "(use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, 1h30m or ISO 8601 like 
      "got 10 (an integer)"),
     ("[limits]\ncheck_interval = \"0s\"\n",
      "[limits] check_interval: expected a duration longer than zero, got \"0s\""),
+    ("[limits]\naction_timeout = 300\n",
+     "[limits] action_timeout: expected a duration string such as \"24h\", "
+     "got 300 (an integer)"),
+    ("[limits]\naction_timeout = \"0s\"\n",
+     "[limits] action_timeout: expected a duration longer than zero, got \"0s\""),
+    ("[limits]\naction_timout = \"1m\"\n",
+     "[limits] unknown key 'action_timout' (did you mean 'action_timeout'?)"),
     ("[limits]\ncheck_max = \"96\"\n",
      "[limits] check_max: expected a positive integer, got \"96\""),
     ("[limits]\ncheck_faults = 0\n",
@@ -423,6 +433,10 @@ def test_a_file_over_the_file_limit_is_refused_unread(root: Path) -> None:
     ("TARRY_CHECK_TIMEOUT", "0ms",
      "TARRY_CHECK_TIMEOUT: expected a duration longer than zero, got \"0ms\""),
     ("TARRY_CHECK_MAX", "ten", "TARRY_CHECK_MAX: expected a positive integer, got \"ten\""),
+    ("TARRY_ACTION_TIMEOUT", "5 minutes",
+     f"TARRY_ACTION_TIMEOUT: '5 minutes' is not a duration {DURATION_HELP}"),
+    ("TARRY_ACTION_TIMEOUT", "0ms",
+     "TARRY_ACTION_TIMEOUT: expected a duration longer than zero, got \"0ms\""),
     ("TARRY_RETENTION_RUNS", "a month",
      f"TARRY_RETENTION_RUNS: 'a month' is not a duration {DURATION_HELP}"),
     ("TARRY_RETENTION_EVENTS", "23h",

@@ -52,8 +52,8 @@ def test_the_scaffolded_config_shows_every_key() -> None:
         "tarry": {"database", "flows", "events", "app", "provided_actions"},
         "actions": {"slack.post"},
         "checks": {"jira"},
-        "limits": {"hold_max", "hold_after_max", "check_interval", "check_timeout",
-                   "check_max", "check_faults", "check_slots"},
+        "limits": {"action_timeout", "hold_max", "hold_after_max", "check_interval",
+                   "check_timeout", "check_max", "check_faults", "check_slots"},
     }
 
 

@@ -5,20 +5,29 @@ An action is ``action(args, ctx)`` returning a dict (the step's binding) or ``No
 (``name = "module:function"``) or through the ``tarry.actions`` entry-point group.
 
 Actions are at-least-once: a worker that dies mid-action re-runs the step on recovery, so
-``ctx.idempotency_key`` is stable across retries and re-runs of the same step of the same run.
+``ctx.idempotency_key`` is stable across retries and re-runs of the same step of the same run,
+and ``ctx.attempt`` counts every execution (those of a ``retry`` and the re-runs after a
+worker died alike). A call is bounded by its step's ``timeout``; a long one calls
+``ctx.heartbeat()`` (see :mod:`tarry.engine.timeouts`). A sync action runs in a thread of its
+own (:func:`in_thread`): one that hangs past its timeout is abandoned there, and what it does
+afterwards reaches nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
 import importlib
 import inspect
 import logging
+import queue
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -32,6 +41,7 @@ __all__ = [
     "ActionRegistry",
     "StepFailure",
     "idempotency_key",
+    "in_thread",
 ]
 
 ActionResult: TypeAlias = Mapping[str, Any] | None
@@ -62,6 +72,18 @@ class ActionContext:
     logger: logging.Logger = field(default=logger, repr=False)
     note: Callable[[str], None] = field(default=lambda _message: None, repr=False)
     """Writes a line into the run's history (used by the ``log`` action)."""
+    timeout: timedelta | None = None
+    """How long this call may run (the step's ``timeout``, else ``[limits]
+    action_timeout``); an action with a timeout of its own keeps it below this one."""
+    beat: Callable[[Any], None] = field(default=lambda _details: None, repr=False)
+    """Where :meth:`heartbeat` reports to (the engine's watch over the call)."""
+
+    def heartbeat(self, details: Any = None) -> None:
+        """Tell the engine the action is alive and making progress. Cheap (no write:
+        the worker renews its leases on its own schedule) and callable from any thread.
+        Once an action has called it, a silence longer than the worker's lease ends the
+        call with ``timeout``; ``details`` (the last ones given) are named in that error."""
+        self.beat(details)
 
 
 def idempotency_key(run_id: str, step_path: str) -> str:
@@ -131,7 +153,7 @@ class ActionRegistry:
         elif entry.pure:  # built-in bookkeeping: cheaper inline than a thread hop
             result = function(args, ctx)
         else:
-            result = await asyncio.to_thread(function, args, ctx)
+            result = await in_thread(function, args, ctx)
             if inspect.isawaitable(result):
                 result = await result
         if result is None:
@@ -196,6 +218,85 @@ class ActionRegistry:
         except KeyError:
             raise ActionError(f"unknown action '{name}'{did_you_mean(name, self._entries)}"
                               ) from None
+
+
+def in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+    """``function(*args, **kwargs)`` on a daemon thread of :data:`_THREADS` (with the
+    caller's context variables), awaited on the running loop.
+
+    Not the loop's default pool: a call that never returns (an action past its timeout,
+    abandoned) would keep its pool thread for ever, and a pool of a handful would soon run
+    nothing else. Here a call that finds no idle thread starts one, and a daemon thread
+    never keeps the process from exiting. Cancelling the awaitable abandons the call: its
+    result, or exception, goes nowhere."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            result = context.run(function, *args, **kwargs)
+        except BaseException as exc:  # of any kind: the awaiting caller's to judge
+            _settle_soon(loop, future, None, exc)
+        else:
+            _settle_soon(loop, future, result, None)
+
+    _THREADS.submit(run)
+    return future
+
+
+class _Threads:
+    """Daemon threads for sync calls, reused: a call is handed to an idle thread, or to a
+    new one when none is idle, so a thread whose call never returns is never waited for.
+    A thread idle for :attr:`idle_seconds` ends."""
+
+    def __init__(self, idle_seconds: float = 60.0) -> None:
+        self.idle_seconds = idle_seconds
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._free = 0
+        """Idle threads no queued call is promised to."""
+
+    def submit(self, call: Callable[[], None]) -> None:
+        """Run ``call`` on a thread of the pool."""
+        with self._lock:
+            if self._free:  # promised to an idle thread, which takes it from the queue
+                self._free -= 1
+                self._calls.put(call)
+                return
+        threading.Thread(target=self._work, args=(call,), name="tarry-call",
+                         daemon=True).start()
+
+    def _work(self, call: Callable[[], None]) -> None:
+        while True:
+            call()
+            with self._lock:
+                self._free += 1
+            try:
+                call = self._calls.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._free:  # nothing was promised to this thread: it ends
+                        self._free -= 1
+                        return
+                call = self._calls.get()  # a call was promised to it just now
+
+
+_THREADS = _Threads()
+
+
+def _settle_soon(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
+                 error: BaseException | None) -> None:
+    """Settle ``future`` on its loop, unless it was abandoned or the loop is gone."""
+    def settle() -> None:
+        if future.done():  # abandoned (cancelled) meanwhile
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    with contextlib.suppress(RuntimeError):  # the loop closed while it ran: nobody waits
+        loop.call_soon_threadsafe(settle)
 
 
 def _unavailable(why: str) -> ActionFunction:

@@ -42,6 +42,8 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     │                               last_state)
     ├── NondeterminismError         a Python flow's code no longer makes the calls its run
     │                               recorded (which operation, recorded vs requested)
+    ├── ContinueAsNewError          a Python flow's continue_as_new was refused (inputs the
+    │                               flow does not take, a call inside a branch)
     ├── SerializationError          a value a Python flow records cannot be stored as JSON
     ├── InvalidValue                a value is not portable JSON (NaN, NUL, a lone surrogate,
     │   │                           too deep) and no store gets it (``what``, ``reason``)
@@ -72,6 +74,7 @@ __all__ = [
     "BatchNotFound",
     "ConfigError",
     "Conflict",
+    "ContinueAsNewError",
     "EventError",
     "EventNotFound",
     "EventStateError",
@@ -357,7 +360,8 @@ class StepError(TarryError):
     """A step of a Python flow raised an exception.
 
     The failure is recorded like a result: ``step`` is the operation's path, ``type`` the
-    exception's class name and ``message`` its text. The first execution raises it with the
+    exception's class name (``timeout`` for a step that outlived ``[limits]
+    action_timeout``) and ``message`` its text. The first execution raises it with the
     original exception as ``__cause__``; a replay raises the same StepError without calling
     the step again, so a flow that catches it takes the same path every time.
     """
@@ -411,6 +415,22 @@ class SerializationError(TarryError):
         self.what = what
         self.reason = reason
         super().__init__(f"{what} cannot be stored: {reason}")
+
+
+class ContinueAsNewError(TarryError):
+    """A Python flow's ``ctx.continue_as_new`` cannot be honoured: its inputs are not what the
+    flow takes (every reason in ``problems``), or it was called inside a ``parallel`` /
+    ``map`` branch. The run fails with it (error type ``continue-as-new``) unless the flow
+    catches it."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("ctx.continue_as_new: " + "; ".join(self.problems))
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{problems}``."""
+        return {"problems": list(self.problems)}
 
 
 class InvalidValue(TarryError):

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Collection, Mapping
+import tempfile
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -24,17 +25,19 @@ from tarry.clock import Clock, VirtualClock
 from tarry.config import Limits, Settings
 from tarry.engine.builtins import register_builtins
 from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
+from tarry.engine.replaying import ReplayReport
 from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
 from tarry.files import FILE_BYTES
 from tarry.holds.checks import Answer, CheckResult, CheckRunner, check_environment, exit_for
+from tarry.language.calendars import Calendar
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
-from tarry.model import EventRecord, RunRecord, TaskRecord
+from tarry.model import EventRecord, RunRecord, RunStatus, TaskRecord
 from tarry.store import open_store
 
-__all__ = ["TESTER", "Harness", "StubbedCheck"]
+__all__ = ["TESTER", "Harness", "ReplayFailed", "StubbedCheck", "assert_replays"]
 
 _DEFAULT_HORIZON = timedelta(days=400)
 
@@ -60,6 +63,7 @@ class Harness:
     run as no process); ``rng`` pins the jitter of their cadence. ``app`` (an App; by default
     the one the project's ``[tarry] app`` names, if any) adds its Python flows.
     ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
+    ``calendars`` are the business calendars flows may name (default: the project's).
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
@@ -70,7 +74,8 @@ class Harness:
                  checks: Mapping[str, Path] | None = None, limits: Limits | None = None,
                  check_stubs: Mapping[str, StubbedCheck] | None = None,
                  rng: random.Random | None = None,
-                 schedules: Collection[str] | None = None) -> None:
+                 schedules: Collection[str] | None = None,
+                 calendars: Mapping[str, Calendar] | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -89,11 +94,13 @@ class Harness:
         self._checked = declared if manifests or project is not None else None
         source = app if app is not None or project is None or project.app is None \
             else import_program_source(project.app, root=project.root)
+        if calendars is None and project is not None:
+            calendars = project.calendars
         checks = project.checks if checks is None and project is not None else checks
         limits = project.limits if limits is None and project is not None else limits
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
                               programs=source.programs(declared) if source else None,
-                              file_bytes=file_bytes,
+                              file_bytes=file_bytes, calendars=calendars,
                               pools=None if limits is None else limits.pools)
         stubs = dict(check_stubs or {})
         self.engine = Engine(
@@ -120,7 +127,7 @@ class Harness:
         its event types and ``match`` keys are checked against them too)."""
         return parse_flow(source, path, pools=self.engine.limits.pools,
                           actions=self.engine.actions.declared_arguments(),
-                          manifests=self._checked)
+                          manifests=self._checked, calendars=self.engine.catalog.calendars)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
               target: str | None = None, hold_after: datetime | None = None) -> str:
@@ -181,9 +188,63 @@ class Harness:
         """The run document, with history."""
         return self.engine.document(run_id)
 
+    def chain(self, run_id: str) -> list[str]:
+        """The run and each run it continued as (``ctx.continue_as_new``), in order: the
+        last is the one still going, or the one that ended the chain."""
+        chain = [run_id]
+        while (successor := self.engine.store.continued_as(chain[-1])) is not None:
+            chain.append(successor)
+        return chain
+
+    def latest(self, run_id: str) -> str:
+        """The last run of ``run_id``'s chain of runs continued as new (``run_id`` itself when
+        it did not continue)."""
+        return self.chain(run_id)[-1]
+
     def history_kinds(self, run_id: str) -> list[str]:
         """The kinds of the run's history entries, oldest first."""
         return [entry.kind for entry in self.engine.store.history(run_id)]
+
+    async def replay(self, runs: Sequence[str] = (), *, flow: str | None = None,
+                     statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+        """Replay the selected runs of the store against the harness's flows with no
+        effects (as ``tarry replay`` does): ``runs``, else every run in ``statuses``
+        (default: every run that has not ended), of ``flow`` if given."""
+        return await self.engine.replay(runs, flow=flow, statuses=statuses)
+
+    async def assert_replays(self, runs: Sequence[str] = (), *, flow: str | None = None,
+                             statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+        """:meth:`replay`, raising :class:`ReplayFailed` when any run would hit
+        nondeterminism or fail otherwise."""
+        report = await self.replay(runs, flow=flow, statuses=statuses)
+        if report.problems:
+            raise ReplayFailed(report)
+        return report
+
+
+class ReplayFailed(AssertionError):
+    """Some runs would fail on their next resume under the current code; ``report`` says
+    which and why (the message is its text, one line per run)."""
+
+    def __init__(self, report: ReplayReport) -> None:
+        super().__init__("some runs would fail on their next resume with this code:\n"
+                         + report.text())
+        self.report = report
+
+
+async def assert_replays(app: ProgramSource, store_url: str, *, manifests: str | None = None,
+                         runs: Sequence[str] = (), flow: str | None = None,
+                         statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+    """Replay the runs recorded in the store at ``store_url`` (a copy of production's, say)
+    against ``app``'s flows, with no effects, as ``tarry replay`` does; raise
+    :class:`ReplayFailed` when any would hit nondeterminism or fail otherwise. The runs are
+    ``runs``, else every run in ``statuses`` (default: every run that has not ended), of
+    ``flow`` if given. ``manifests`` (an ``events.yaml`` text) is needed only if the app's
+    flows are checked against event types at load."""
+    with tempfile.TemporaryDirectory() as directory, \
+            Harness(Path(directory), store_url=store_url, app=app,
+                    manifests=manifests) as harness:
+        return await harness.assert_replays(runs, flow=flow, statuses=statuses)
 
 
 class _StubbedChecks(CheckRunner):

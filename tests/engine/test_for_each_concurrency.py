@@ -114,4 +114,4 @@ async def test_a_lone_action_runs_in_its_runs_task_and_concurrent_ones_in_their_
         run_id = harness.start(harness.flow(PAIR))
         await harness.run_until_idle()
         assert harness.document(run_id)["status"] == RunStatus.SUCCEEDED
-    assert ran_in == ["Worker.execute", "call_action", "call_action"]
+    assert ran_in == ["Worker.execute", "timed_call", "timed_call"]

@@ -94,3 +94,47 @@ def test_the_batch_document_shown_has_the_printed_shape() -> None:
         cursor=(from_iso(shown["created_at"]), ""), acted=shown["acted"],
         skipped=shown["skipped"]))
     assert printed == shown
+
+
+MOVING = "## Moving waiting runs to a fixed flow"
+NUDGE = GUIDE.block("yaml", after=MOVING)
+NUDGE_FIXED = GUIDE.block("yaml", after="Fix the message in the file")
+WAITS = GUIDE.block("console", after=MOVING)
+MOVES = GUIDE.block("console", after="Then see which runs would move")
+STAYS = GUIDE.block("console", after="Had the fix also renamed")
+
+
+def _shown(block: str, folder: Path) -> None:
+    """Run each command of a console block in ``folder``; each prints the lines shown."""
+    for command, shown in console_commands(block):
+        printed = _tarry(folder, command)
+        assert len(printed) == len(shown), (command, printed)
+        for line, expected in zip(printed, shown, strict=True):
+            assert shown_line(expected).fullmatch(line), (command, line, expected)
+
+
+def _nudge_waiting(folder: Path) -> None:
+    (folder / "flows").mkdir(parents=True)
+    (folder / "flows" / "nudge-signup.yaml").write_text(NUDGE, encoding="utf-8")
+    _shown(WAITS, folder)
+
+
+def test_the_moving_session_runs_as_shown_and_the_run_is_on_the_fixed_flow(
+        tmp_path: Path) -> None:
+    _nudge_waiting(tmp_path)
+    (tmp_path / "flows" / "nudge-signup.yaml").write_text(NUDGE_FIXED, encoding="utf-8")
+    _shown(MOVES, tmp_path)
+    [run] = json.loads("\n".join(_tarry(tmp_path, "tarry runs --json")))
+    document = json.loads("\n".join(_tarry(tmp_path, f"tarry show {run['id']} --json")))
+    [moved] = [entry for entry in document["history"] if entry["kind"] == "migrated"]
+    assert sorted(moved["data"]) == ["by", "from", "to"]
+    assert document["status"] == "waiting"
+    assert _tarry(tmp_path, "tarry runs migrate --flow nudge-signup --yes") == [
+        "nudge-signup: no run to move; 1 already on the new definition"]
+
+
+def test_a_run_that_cannot_move_is_listed_as_shown(tmp_path: Path) -> None:
+    _nudge_waiting(tmp_path)
+    renamed = NUDGE_FIXED.replace("- settle:", "- settled:")
+    (tmp_path / "flows" / "nudge-signup.yaml").write_text(renamed, encoding="utf-8")
+    _shown(STAYS, tmp_path)

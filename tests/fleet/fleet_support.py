@@ -331,7 +331,8 @@ def action_problems(calls: Mapping[tuple[str, str, str], int], run_ids: Sequence
                     recovered: Collection[str]) -> list[str]:
     """What the journal shows against the at-least-once guarantee: a (run, step) never
     called, or called for an unknown run, or more than once by a run no worker took over, or
-    an attempt other than 1 (the flow has no ``retry``)."""
+    an attempt other than 1 in a run no worker took over (the flow has no ``retry``), or
+    one attempt number written twice (a re-run after a takeover counts as an attempt)."""
     expected = {(run_id, step) for run_id in run_ids for step in ACTION_STEPS}
     called = Counter({(run_id, step): count for (run_id, step, _), count in calls.items()})
     return ([f"never called: {run_id} {step}" for run_id, step in expected - set(called)]
@@ -341,7 +342,9 @@ def action_problems(calls: Mapping[tuple[str, str, str], int], run_ids: Sequence
                for (run_id, step), count in called.items()
                if count > 1 and run_id not in recovered]
             + [f"attempt {attempt}: {run_id} {step}" for run_id, step, attempt in calls
-               if attempt != "1"])
+               if attempt != "1" and run_id not in recovered]
+            + [f"attempt {attempt} written {count} times: {run_id} {step}"
+               for (run_id, step, attempt), count in calls.items() if count > 1])
 
 
 def wait_until(probe: Callable[[], T | None], *, seconds: float, what: str,

@@ -142,3 +142,19 @@ def test_a_python_flow_is_the_operations_its_runs_met_in_the_order_first_met() -
         ("reserve", "action", None), ("fan", "for_each", None), ("fan.charge", "action", None),
         ("approval", "wait_for", "event"), ("check", "repeat", "poll")]
     assert diagram.start == ("Python flow: the operations its runs recorded",)
+
+
+def test_a_window_and_business_time_are_noted_where_they_wait() -> None:
+    drawn = diagram_of(parse_flow("""
+flow: deploy
+window: deploy
+steps:
+  - nap: { wait: { for: { for: 4h, calendar: support } } }
+  - migrate:
+      window: deploy
+      log: { message: migrating }
+""", "deploy.yaml", actions=set(), calendars=("deploy", "support")))
+    nodes = {node.id: node for node in drawn.nodes()}
+    assert nodes["nap"].label == "timer 4h of support hours"
+    assert nodes["migrate"].notes == ("window: starts while calendar deploy is open",)
+    assert drawn.start == ("window: starts while calendar deploy is open",)

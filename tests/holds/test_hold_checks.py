@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from datetime import timedelta
 from pathlib import Path
@@ -140,3 +141,31 @@ async def test_the_history_data_holds_counts_and_the_name_only(tmp_path: Path) -
     assert result.history_data() == {
         "check": "jira", "outcome": "not_yet", "exit": 3, "duration_ms": result.duration_ms,
         "stdout_bytes": 6, "stderr_bytes": 0}
+
+
+async def test_a_check_cut_short_by_its_steps_timeout_leaves_no_process(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    check = script(tmp_path, "check.sh", f"echo $$ > {pid_file}; exec sleep 10")
+    running = asyncio.ensure_future(FAST.run("jira", check, "t"))
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    pid = int(pid_file.read_text())
+    running.cancel()  # what a step's timeout does to the check action's call
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    for _ in range(200):
+        if not _alive(pid):
+            break
+        await asyncio.sleep(0.01)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"

@@ -203,7 +203,7 @@ def test_user_actions_are_unknown_unless_declared() -> None:
      ["2:1: unknown key 'stpes' at flow level (did you mean 'steps'?)"]),
     ("flow: f\nowner: me\nsteps: [{a: {exit: done}}]\n",
      ["2:1: unknown key 'owner' at flow level (expected one of: concurrency, description, flow, "
-      "hold, inputs, on, recover, steps, timezone)"]),
+      "hold, inputs, on, recover, steps, throttle, timezone, window)"]),
     ("flow: f\nholds: [{after: '2026-09-01T09:00:00Z'}]\nsteps: [{a: {exit: done}}]\n",
      ["2:1: unknown key 'holds' at flow level: a flow's start gate is 'hold:'"]),
     ("flow: f\nhold_for: [{check: jira}]\nsteps: [{a: {exit: done}}]\n",
@@ -490,6 +490,25 @@ def test_a_nested_scope_may_reuse_an_outer_id() -> None:
      ["3:65: 'backoff' must be a number of at least 1, got 0.5"]),
     ("- a: {log: {message: hi}, retry: {max: 2, every: 1s, jitter: full}}\n",
      ["3:56: unknown key 'jitter' in 'retry' (expected one of: backoff, every, max)"]),
+    ("- a: {log: {message: hi}, timeout: 0s}\n",
+     ["3:38: 'timeout' must be a duration longer than 0s, got '0s'"]),
+    ("- a: {log: {message: hi}, timeout: soon}\n",
+     ["3:38: 'soon' is not a duration (use e.g. 500ms, 30s, 15m, 24h, 2d, 1w, 1h30m or "
+      "ISO 8601 like PT30S)"]),
+    ("- a: {log: {message: hi}, timeout: 5}\n",
+     ["3:38: 'timeout' must be a duration such as 30s or 2d, got 5"]),
+    ("- a: {log: {message: hi}, timeout: 1mo}\n",
+     ["3:38: duration '1mo' uses months or years, whose length is ambiguous; use days or "
+      "weeks"]),
+    ("- a: {log: {message: hi}, timeout: '{{ inputs.t }}'}\n",
+     ["3:38: an action's 'timeout' must be a literal duration such as 30s or 5m, not an "
+      "expression"]),
+    ("- a: {wait: {for: 1s}, timeout: 1h}\n",
+     ["3:26: 'timeout' is only allowed with 'wait_for', 'ask' or an action"]),
+    ("- a: {exit: done, timeout: 1h}\n",
+     ["3:21: 'timeout' is only allowed with 'wait_for', 'ask' or an action"]),
+    ("- a: {log: {message: hi}, timout: 1h}\n",
+     ["3:29: unknown action or key 'timout' (did you mean 'timeout'?)"]),
 ])
 def test_step_bodies(steps: str, expected: list[str]) -> None:
     assert step_problems(steps) == expected
@@ -507,6 +526,12 @@ def test_modifiers() -> None:
     assert (step.if_, step.optional, step.retry) == (
         Template("{{ true }}"), True, Retry(3, timedelta(seconds=10), 2.0))
     assert only_step("- a: {exit: done, if: false}").if_ is False
+
+
+def test_an_action_step_takes_a_timeout() -> None:
+    assert only_step("- a: {probe: {id: 1}, timeout: 1m30s}").construct == Action(
+        "probe", {"id": 1}, timedelta(seconds=90))
+    assert only_step("- a: {probe: {id: 1}}").construct.timeout is None  # type: ignore[union-attr]
 
 
 # --- wait ---------------------------------------------------------------------------------

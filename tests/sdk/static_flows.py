@@ -27,3 +27,14 @@ async def fine(ctx: Context, order_id: str, late: bool = False) -> str:
     for index in range(2):
         await ctx.wait(f"tick-{index}", "1s")
     return str(reply.status)
+
+
+patch_app = App()
+
+
+@patch_app.flow("patches")
+async def patches(ctx: Context) -> bool:
+    ctx.deprecate_patch("old tax")
+    if ctx.patched("new-tax") and ctx.patched("new-tax"):
+        return ctx.patched("-rounding")
+    return False

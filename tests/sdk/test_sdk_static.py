@@ -50,3 +50,12 @@ def test_names_in_two_arms_computed_names_and_instants_are_left_alone() -> None:
     only_fine = App()
     only_fine.flow("fine")(static_flows.fine)
     assert only_fine.problems(MANIFESTS) == []
+
+
+def test_a_malformed_literal_patch_id_is_found_and_one_id_may_be_asked_twice() -> None:
+    rule = ("is invalid: use 1 to 100 letters, digits, '.', '_' or '-', beginning with a "
+            "letter or digit, such as 'new-tax-rule'")
+    assert [str(problem) for problem in static_flows.patch_app.problems(MANIFESTS)] == [
+        f"{HERE}:37:25: flow 'patches': ctx.deprecate_patch: patch id 'old tax' {rule}",
+        f"{HERE}:39:28: flow 'patches': ctx.patched: patch id '-rounding' {rule}",
+    ]

@@ -62,7 +62,7 @@ def test_the_document_lists_every_endpoint(document: dict[str, Any]) -> None:
     assert set(document["paths"]) == {
         "/healthz", "/metrics", "/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/cancel",
         "/v1/runs/{run_id}/retry", "/v1/runs/{run_id}/rerun", "/v1/runs/batch",
-        "/v1/batches/{batch_id}",
+        "/v1/runs/migrate", "/v1/batches/{batch_id}",
         "/v1/held", "/v1/events", "/v1/events/{event}", "/v1/events/{event_id}/redeliver",
         "/v1/events/{event_id}/discard", "/v1/flows", "/v1/flows/{name}/graph", "/v1/tasks",
         "/v1/tasks/{task_id}/complete"}
@@ -139,6 +139,7 @@ def test_the_error_shape_is_type_message_details(document: dict[str, Any]) -> No
     ("GET", "/v1/runs/r1/cancel", "POST"),
     ("DELETE", "/v1/events/e1/redeliver", "POST"),
     ("OPTIONS", "/v1/runs/batch", "POST"),
+    ("OPTIONS", "/v1/runs/migrate", "POST"),
 ])
 def test_a_405_names_every_method_of_its_path(served: Served, method: str, path: str,
                                               allow: str) -> None:

@@ -199,3 +199,42 @@ def test_a_batch_a_stopped_server_left_unfinished_is_resumed_by_the_next(
                           == "done")
         assert {client.get(f"/v1/runs/{run}").json()["status"] for run in runs} == {
             "cancelled"}
+
+
+def test_the_runs_waiting_in_a_flow_move_to_its_fixed_file(served: Served,
+                                                            tmp_path: Path) -> None:
+    flow_file = tmp_path / "project" / "flows" / "nap.yaml"
+    original = flow_file.read_text()
+    with served.client() as client:
+        run_id = start(client, "nap")["id"]
+        assert status_becomes(client, run_id, "waiting")
+        flow_file.write_text(original + "  - after: { set: { moved: true } }\n")
+        dry = client.post("/v1/runs/migrate", json={"flow": "nap", "dry_run": True})
+        moved = client.post("/v1/runs/migrate", json={"flow": "nap", "dry_run": False})
+        document = client.get(f"/v1/runs/{run_id}").json()
+        flow_file.write_text(original.replace("- nap:", "- naps:"))
+        refused = client.post("/v1/runs/migrate", json={"flow": "nap", "dry_run": True})
+    assert dry.status_code == 200, dry.text
+    assert [(run["id"], run["outcome"]) for run in dry.json()["runs"]] == [(run_id, "moves")]
+    assert moved.status_code == 200, moved.text
+    [run] = moved.json()["runs"]
+    assert (run["outcome"], run["status"], run["reasons"]) == ("moved", "waiting", [])
+    assert moved.json()["counts"] == {"moves": 0, "moved": 1, "cannot move": 0, "skipped": 0}
+    [entry] = kinds(document, "migrated")
+    assert entry["data"] == {"from": run["from"], "to": moved.json()["to"], "by": "anonymous"}
+    assert document["status"] == "waiting"
+    assert refused.status_code == 200
+    assert [(r["outcome"], r["reasons"]) for r in refused.json()["runs"]] == [
+        ("cannot move", ["step 'nap' is not in the new definition (did you mean 'naps'?)"])]
+
+
+def test_moving_runs_names_a_flow_of_the_project_and_says_which_runs(served: Served) -> None:
+    with served.client() as client:
+        unknown = client.post("/v1/runs/migrate", json={"flow": "naps", "dry_run": True})
+        path = client.post("/v1/runs/migrate",
+                           json={"flow": "flows/nap.yaml", "dry_run": True})
+        unsaid = client.post("/v1/runs/migrate", json={"flow": "nap"})
+    assert _error(unknown)[:2] == (404, "not_found")
+    assert "no flow named 'naps' among the project's flows" in _error(unknown)[2]
+    assert _error(path)[:2] == (404, "not_found")
+    assert unsaid.status_code == 422

@@ -23,6 +23,7 @@ from tarry.cli import (
     holds,
     operate,
     project,
+    replay,
     retention,
     runs,
     scenarios,
@@ -105,7 +106,6 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "start": runs.start,
     "worker": worker.worker,
     "serve": serve.serve,
-    "runs": runs.list_runs,
     "show": runs.show,
     "cancel": operate.cancel,
     "retry": operate.retry,
@@ -118,10 +118,12 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "triggers": triggers.triggers,
     "graph": graph.graph,
     "purge": retention.purge,
+    "replay": replay.replay,
 }
 
 for _name, _command in _COMMANDS.items():
     app.command(_name, cls=PlainCommand)(_command)
+app.add_typer(runs.runs_app)
 app.add_typer(events.events_app)
 app.add_typer(tasks.tasks_app)
 

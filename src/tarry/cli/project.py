@@ -93,7 +93,8 @@ def validate(
     actions, unimportable = _action_names(settings, unreadable)
     result = validate_files(_yaml_files(paths or [settings.flows_dir]), actions,
                             manifest_files=settings.event_files, app=app,
-                            max_bytes=settings.limits.file_bytes)
+                            max_bytes=settings.limits.file_bytes,
+                            calendars=settings.calendars)
     if unimportable:
         result.configs.append(unimportable[0].file)
         result.problems[:0] = unimportable
@@ -110,12 +111,14 @@ def validate(
 def validate_files(files: Iterable[Path], actions: Collection[str], *,
                    manifest_files: Iterable[Path] = (),
                    app: tuple[str, ProgramSource] | None = None,
-                   max_bytes: int = FILE_BYTES) -> Validation:
+                   max_bytes: int = FILE_BYTES,
+                   calendars: Collection[str] = ()) -> Validation:
     """Validate every event manifest (the existing ``manifest_files`` and those among
     ``files``), then load every flow of ``files`` and check the Python flows of ``app`` (its
     reference and the app) against the declared event types, collecting every problem.
     While a manifest has problems, flows are checked without the event type checks (which
-    would only echo them). A file over ``max_bytes`` is refused unread."""
+    would only echo them). A file over ``max_bytes`` is refused unread; flows may name the
+    business ``calendars`` only."""
     result = Validation()
     given = list(files)
     flows = [path for path in given if not _is_event_manifest(path, max_bytes)]
@@ -126,7 +129,8 @@ def validate_files(files: Iterable[Path], actions: Collection[str], *,
         shown = _shown(path)
         result.files.append(shown)
         try:
-            load_flow(Path(shown), actions=actions, manifests=declared, max_bytes=max_bytes)
+            load_flow(Path(shown), actions=actions, manifests=declared, max_bytes=max_bytes,
+                      calendars=calendars)
         except LoadError as exc:
             result.problems.extend(exc.problems)
     if app is not None:

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from tarry import eventloop
+from tarry._suggest import did_you_mean
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
-from tarry.cli.options import choice, parse_inputs, quoting_hints
+from tarry.cli.layout import PlainCommand, PlainGroup
+from tarry.cli.moves import migrate_runs
+from tarry.cli.options import WaitingFilter, choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
     note,
@@ -29,11 +33,12 @@ from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
 from tarry.engine.slots import slot_view
 from tarry.errors import InvalidRunRequest, StoreMissing
-from tarry.model import RunRecord, RunStatus
+from tarry.language.manifests import load_manifests
+from tarry.model import WAIT_KINDS, RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
-__all__ = ["exit_code", "list_runs", "run", "show", "shown_values", "start"]
+__all__ = ["exit_code", "list_runs", "run", "runs_app", "show", "shown_values", "start"]
 
 FlowArgument = Annotated[str, typer.Argument(
     metavar="FLOW", help="A flow name (a YAML flow of the flows folder, or a Python flow of the "
@@ -138,7 +143,16 @@ def _start(engine: Engine, flow: str, pairs: list[str], inputs: str | None, *,
         raise InvalidRunRequest(quoting_hints(pairs, exc.problems)) from None
 
 
+runs_app = typer.Typer(
+    name="runs", cls=PlainGroup, no_args_is_help=False, add_completion=False,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="List runs, newest first; move waiting runs to a new definition (migrate).")
+
+
+@runs_app.callback(invoke_without_command=True)
 def list_runs(
+        ctx: typer.Context, *,
         status: Annotated[RunStatus | None, typer.Option(
             "--status", metavar="S", parser=choice(RunStatus, "a status"),
             help="Only runs with this status: " + ", ".join(RunStatus) + ".")] = None,
@@ -148,13 +162,17 @@ def list_runs(
             "--at-step", metavar="STEP",
             help="Only runs waiting or failed at this step of their flow (step ids joined by "
                  "dots, without loop indices: quotes.request).")] = None,
+        waiting_for: WaitingFilter = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
     """List runs, newest first (50 unless --limit says otherwise, and how many more exist)."""
+    if ctx.invoked_subcommand is not None:
+        return
     nothing = "no runs"
+    _check_wait_filter(waiting_for)
     try:
-        docs, total = _newest_runs(status, flow, at_step, limit)
+        docs, total = _newest_runs(_Filters(status, flow, at_step, waiting_for), limit)
     except StoreMissing as exc:
         docs, total, nothing = [], 0, f"no runs: {exc}"
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
@@ -162,23 +180,51 @@ def list_runs(
         note(f"{len(docs)} of {total} runs shown; --limit N shows more")
 
 
-def _newest_runs(status: RunStatus | None, flow: str | None, at_step: str | None,
-                 limit: int) -> tuple[list[dict[str, Any]], int]:
+runs_app.command("migrate", cls=PlainCommand)(migrate_runs)
+
+
+def _check_wait_filter(waiting_for: str | None) -> None:
+    """Refuse a ``--waiting-for`` that is neither a kind of wait nor a declared event type
+    (it could only select nothing: most likely a misspelling)."""
+    if waiting_for is None or waiting_for in WAIT_KINDS:
+        return
+    declared = load_manifests(load_settings().event_files)
+    if waiting_for not in declared:
+        raise typer.BadParameter(
+            f"'{waiting_for}' is neither a kind of wait ({', '.join(sorted(WAIT_KINDS))}) nor "
+            f"a declared event type{did_you_mean(waiting_for, [*WAIT_KINDS, *declared])}",
+            param_hint="'--waiting-for'")
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """What ``tarry runs`` was asked to list."""
+
+    status: RunStatus | None
+    flow: str | None
+    at_step: str | None
+    waiting_for: str | None
+
+
+def _newest_runs(filters: _Filters, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` run documents, and how many runs the filters select in all."""
     with open_run_store() as store:
-        records = store.list_runs(status=status, flow=flow, at_step=at_step, limit=limit)
+        records = store.list_runs(status=filters.status, flow=filters.flow,
+                                  at_step=filters.at_step, waiting_for=filters.waiting_for,
+                                  limit=limit)
         journals = store.journals([record.id for record in records])
         docs = [run_document(record, None, journals.get(record.id, [])) for record in records]
-        total = len(docs) if len(docs) < limit else _count(store, status, flow, at_step)
+        total = len(docs) if len(docs) < limit else _count(store, filters)
     return docs, total
 
 
-def _count(store: Store, status: RunStatus | None, flow: str | None,
-           at_step: str | None) -> int:
-    if at_step is None:
-        return store.count_runs(status=status, flow=flow)
-    counts = store.count_runs_per_status(flow=flow, at_step=at_step)
-    return counts.get(status, 0) if status is not None else sum(counts.values())
+def _count(store: Store, filters: _Filters) -> int:
+    if filters.at_step is None and filters.waiting_for is None:
+        return store.count_runs(status=filters.status, flow=filters.flow)
+    counts = store.count_runs_per_status(flow=filters.flow, at_step=filters.at_step,
+                                         waiting_for=filters.waiting_for)
+    return (counts.get(filters.status, 0) if filters.status is not None
+            else sum(counts.values()))
 
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
@@ -189,7 +235,8 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
         record = store.get_run(found)
         doc = run_document(record, store.history(found),
                            store.journals([found]).get(found, []), reruns=store.reruns(found),
-                           shown=shown_values(settings), slots=slot_view(store, record))
+                           continued_as=store.continued_as(found), shown=shown_values(settings),
+                           slots=slot_view(store, record))
     if as_json:
         print_json(doc)
     else:

@@ -36,7 +36,8 @@ def worker(
         lease: Annotated[float, typer.Option(
             "--lease", metavar="SECONDS", min=0.1,
             help="How long a claimed run stays this worker's without renewal; another "
-                 "worker takes over a run whose lease lapsed.")] = 30.0) -> None:
+                 "worker takes over a run whose lease lapsed. An action that heartbeats "
+                 "must do so at least this often.")] = 30.0) -> None:
     """Execute due runs until SIGTERM or SIGINT (in-flight runs finish first)."""
     debug = bool(ctx.find_root().params.get("debug"))
     settings = load_settings()

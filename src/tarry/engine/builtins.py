@@ -42,7 +42,8 @@ async def http_request(args: dict[str, Any], ctx: ActionContext) -> dict[str, An
     """``http.request: {method, url, headers, json, timeout}`` → ``{status, headers, json|text}``.
 
     A response of any status is a result (branch on ``status``); a transport failure
-    (refused, DNS, timeout) fails the step with ``error.type = http``.
+    (refused, DNS, timeout) fails the step with ``error.type = http``. Its ``timeout``
+    (30 seconds by default) is capped by the step's.
     """
     method = str(args.get("method", "GET")).upper()
     if method not in _HTTP_METHODS:
@@ -50,6 +51,8 @@ async def http_request(args: dict[str, Any], ctx: ActionContext) -> dict[str, An
     if "url" not in args:
         raise StepFailure("http.request needs a 'url'", type="http")
     timeout = float(args.get("timeout", 30))
+    if ctx.timeout is not None:  # its own timeout, never past the step's
+        timeout = min(timeout, ctx.timeout.total_seconds())
     headers = {"Idempotency-Key": ctx.idempotency_key, **dict(args.get("headers") or {})}
     import httpx  # noqa: PLC0415 - only where a flow calls out: see tarry/__init__.py
 

@@ -23,6 +23,7 @@ from tarry._suggest import did_you_mean
 from tarry._text import clip
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
 from tarry.files import FILE_BYTES, FileSignature, file_signature, read_source
+from tarry.language.calendars import Calendar
 from tarry.language.fields import NAME_PATTERN
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
@@ -54,6 +55,13 @@ class Program(Protocol):
 
     async def advance(self, env: Env, state: dict[str, Any]) -> Outcome:
         """Advance one run (its ``state`` is the program's to mutate), like the interpreter."""
+        ...
+
+    async def replay(self, env: Env, state: dict[str, Any]) -> Outcome:
+        """Re-execute what the run recorded in ``state`` (the whole state, its journal read
+        back) and nothing more: no step is called, no wait registered, nothing checkpointed.
+        ``Failed`` with ``nondeterminism`` when the code no longer makes the recorded calls;
+        ``Blocked`` (on no wait) where the replay reached what the run has not finished."""
         ...
 
 
@@ -145,8 +153,11 @@ class FlowFinder:
     def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None) -> None:
+                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
+                 calendars: Mapping[str, Calendar] | None = None) -> None:
         self.flows_dir = flows_dir
+        self.calendars: Mapping[str, Calendar] = calendars or {}
+        """The project's business calendars: a flow naming another is refused at load."""
         self.file_bytes = file_bytes
         self.pools = None if pools is None else frozenset(pools)
         """The slot pools the project declares, that ``limit:`` steps must name (None: not
@@ -339,7 +350,8 @@ class FlowFinder:
     def _parse(self, path: Path) -> Flow | LoadError:
         try:
             return load_flow(path, actions=self.actions, manifests=self.manifests,
-                             max_bytes=self.file_bytes, pools=self.pools)
+                             max_bytes=self.file_bytes, pools=self.pools,
+                             calendars=self.calendars)
         except LoadError as exc:
             return exc
 
@@ -384,9 +396,10 @@ class FlowCatalog(FlowFinder):
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None) -> None:
+                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
+                 calendars: Mapping[str, Calendar] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes, pools=pools)
+                         file_bytes=file_bytes, pools=pools, calendars=calendars)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, TypeAlias
 
 from tarry.actions import ActionContext, ActionRegistry, StepFailure
@@ -34,7 +35,11 @@ from tarry.model import JournalEntry
 from tarry.secrets import Redactor
 from tarry.values import check_value, stored_text
 
-__all__ = ["ActionFailed", "Command", "ReadJournal", "RunAction", "TakeSlot", "call_action"]
+__all__ = ["DEFAULT_ACTION_TIMEOUT", "ActionFailed", "Command", "ReadJournal", "RunAction",
+           "TakeSlot", "call_action"]
+
+DEFAULT_ACTION_TIMEOUT = timedelta(minutes=5)
+"""How long a call may run when neither its step nor ``[limits] action_timeout`` says."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,8 @@ class RunAction:
     cur: dict[str, Any]
     pool: str | None = None
     """The pool whose slot the step holds while the action runs (given back after it)."""
+    timeout: timedelta = DEFAULT_ACTION_TIMEOUT
+    """How long the call may run (:mod:`tarry.engine.timeouts`)."""
 
 
 @dataclass(frozen=True)

@@ -11,24 +11,27 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from tarry.actions import ActionRegistry
-from tarry.clock import iso
+from tarry.clock import Clock, iso
 from tarry.engine import slots
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.commands import (
+    DEFAULT_ACTION_TIMEOUT,
     ActionFailed,
     Command,
     ReadJournal,
     RunAction,
     TakeSlot,
-    call_action,
 )
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
-from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.outcome import Blocked, Continued, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.starting import new_run_id, pending_run
+from tarry.engine.throttling import TurnTaker, admit
+from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import ExpressionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
@@ -37,6 +40,7 @@ from tarry.language.expressions import EvalContext
 from tarry.language.manifests import correlation_key
 from tarry.language.model import Flow, pools_named
 from tarry.model import (
+    CONTINUED,
     CheckpointOutcome,
     EventWait,
     HistoryEntry,
@@ -46,11 +50,12 @@ from tarry.model import (
     RunStatus,
     RunUpdate,
     SlotClaim,
+    Successor,
 )
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits, stored_text
 
-__all__ = ["Executor", "LeaseLost", "update_for"]
+__all__ = ["HANDOVER", "Executor", "LeaseLost", "update_for"]
 
 logger = logging.getLogger("tarry.worker")
 
@@ -64,6 +69,11 @@ class JournalReader(Protocol):
                  keys: Sequence[str] = ()) -> Awaitable[list[JournalEntry]]:
         """The entries of ``run_id`` the query names."""
         ...
+
+
+HANDOVER = timedelta(hours=1)
+"""How long, at least, the events delivered to a run that continued as new and not taken in
+by it stay buffered for its successor (an event buffered longer keeps its own deadline)."""
 
 
 class LeaseLost(Exception):
@@ -81,10 +91,11 @@ _ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.HELD: "started",
 def _entry_kinds(status: RunStatus, state: Mapping[str, Any]) -> tuple[str, ...]:
     """The history entries an advance of a run claimed in ``status`` begins with: a run
     recovered before it ever saved its state (claimed, then its worker died before the first
-    checkpoint) has not recorded its start yet, so it records both."""
+    checkpoint) has not recorded its start yet, so it records both; a run that waited for
+    its throttle's turn starts now."""
+    if status is RunStatus.WAITING and "started_at" not in state:
+        return ("started",)
     kind = _ENTRY_KIND.get(status, "resumed")
-    if kind == "resumed" and "started_at" not in state and slots.SLOT in state:
-        return ("started",)  # a run that waited for its flow's slot starts now
     return ("started", kind) if kind == "recovered" and "started_at" not in state else (kind,)
 
 
@@ -93,16 +104,30 @@ class Executor:
 
     def __init__(self, catalog: FlowCatalog, actions: ActionRegistry,
                  checkpoint: Checkpointer, *, gate: HoldGate, redactor: Redactor,
-                 read_journal: JournalReader, limits: ValueLimits | None = None,
-                 recovery_max: int = 3,
+                 read_journal: JournalReader, timer: Clock,
+                 limits: ValueLimits | None = None, recovery_max: int = 3,
                  clock: Callable[[], datetime] | None = None,
+                 action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT,
+                 lease: timedelta = timedelta(seconds=30),
+                 take_turn: TurnTaker | None = None,
                  take_slot: slots.SlotTaker | None = None,
                  give_slot_back: slots.SlotTaker | None = None,
                  pools: Mapping[str, int] | None = None) -> None:
         self.catalog = catalog
+        self.take_turn = take_turn
+        """Takes a throttled flow's turns (None: throttles are not applied)."""
+        self._turns = asyncio.Lock()
+        """Held while a run takes its turn: runs claimed together take theirs in the order
+        they were claimed (the lock is fair), so a key's queue is first come, first served."""
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
         an advance at its start)."""
+        self.timer = timer
+        """The clock an action's timeout is measured on."""
+        self.action_timeout = action_timeout
+        """How long a call may run when its step sets no ``timeout``."""
+        self.lease = lease
+        """The worker's lease: the longest silence allowed after an action's heartbeat."""
         self.redactor = redactor
         self.actions = actions
         self._checkpoint = checkpoint
@@ -183,7 +208,21 @@ class Executor:
             failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
                               "step": None})
             return update_for(record.id, state, failure, history, now)
-        if self.take_slot is not None and slots.needs_slot(flow, record.status, state):
+        if self.take_turn is not None and flow.throttle is not None \
+                and "started_at" not in state and slots.SLOT not in state:
+            # a throttled run waits for its turn first, before it asks for a slot (a run
+            # queued for a slot has had its turn: it never takes a second one)
+            async with self._turns:
+                throttled = await admit(self.take_turn, record, flow, state=state, now=now,
+                                        history=history, limits=self.limits)
+            if isinstance(throttled, RunUpdate):  # nothing registered: it has not started
+                state["registered"] = {"waits": False, "tasks": False}
+                return replace(throttled, had_waits=registered["waits"],
+                               had_tasks=registered["tasks"])
+            if throttled is not None:
+                return update_for(record.id, state, throttled, history, now)
+        if self.take_slot is not None and slots.needs_slot(flow, record.status, state) \
+                and not self._window_closed(flow, state, now):
             try:
                 queued = await slots.take_run_slot(
                     self.take_slot, record, flow, state=state, now=now,
@@ -221,10 +260,36 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
+        successor = None
+        if isinstance(outcome, Continued):
+            outcome, successor = self._successor(record, flow, outcome, env.at)
         return _written(update_for(record.id, state, outcome, history, env.at,
                                    consumed=tuple(env.consumed), result=result,
-                                   rescan=tuple(sorted(env.rescan))), state, journal,
-                        registered)
+                                   rescan=tuple(sorted(env.rescan)), successor=successor),
+                        state, journal, registered)
+
+    def _successor(self, record: RunRecord, flow: Flow, outcome: Continued,
+                   now: datetime) -> tuple[Outcome, Successor | None]:
+        """The run ``record`` continues as (a new run of ``flow`` and its target, with the
+        outcome's inputs), or the failure that keeps it from starting."""
+        try:
+            run, created = pending_run(flow, outcome.inputs, record.target, now,
+                                       run_id=new_run_id(), limits=self.limits,
+                                       continued_from=record.id)
+        except TarryError as exc:  # checked by the flow's call already; kept safe here
+            return Failed({"type": "continue-as-new", "message": stored_text(str(exc)),
+                           "step": None}), None
+        entries = (created, HistoryEntry(now, CONTINUED, None, {"from": record.id}))
+        return outcome, Successor(run, entries, now + HANDOVER)
+
+    def _window_closed(self, flow: Flow, state: Mapping[str, Any], now: datetime) -> bool:
+        """Whether a run that has not asked for its flow's slot yet is about to wait for its
+        flow's ``window`` (its calendar closed now): it asks for the slot once the window
+        opens, so a run held by its window never holds a slot meanwhile."""
+        if flow.window is None or "root" in state or slots.SLOT in state:
+            return False
+        calendar = self.catalog.calendars.get(flow.window)
+        return calendar is not None and not calendar.is_open(now)
 
     @staticmethod
     def _started(record: RunRecord, state: dict[str, Any], now: datetime,
@@ -262,7 +327,7 @@ class Executor:
                     unsaved = False
                 lone = _lone_action(outcome.commands, calls)
                 if lone is not None:
-                    result = await self._call(lone)
+                    result = await self._call(lone, env.recoveries)
                     env.moved()
                     unsaved = _record(env, [(lone, result)])
                     continue
@@ -291,13 +356,20 @@ class Executor:
                 await self._take_pool_slot(env, command)
                 read = True
             else:
-                calls[asyncio.ensure_future(self._call(command))] = command
+                calls[asyncio.ensure_future(self._call(command, env.recoveries))] = command
         return read
 
-    def _call(self, command: RunAction) -> Coroutine[Any, Any, Any]:
-        """The call of ``command``'s action (its result, or why it failed)."""
-        call = call_action(self.actions, command.name, command.args, command.context,
-                           redact=self.redactor, value_bytes=self.limits.value_bytes)
+    def _call(self, command: RunAction, recoveries: int) -> Coroutine[Any, Any, Any]:
+        """The call of ``command``'s action (its result, or why it failed), bounded by its
+        timeout; its attempt counts the ``recoveries`` since the last checkpoint (the
+        executions that died with their workers). A ``limit:`` step's call gives its pool's
+        slot back once it returns, however it ended."""
+        if recoveries:
+            command = replace(command, context=replace(
+                command.context, attempt=command.context.attempt + recoveries))
+        call = timed_call(self.actions, command, clock=self.timer, timeout=command.timeout,
+                          silence=self.lease, redact=self.redactor,
+                          value_bytes=self.limits.value_bytes)
         return call if command.pool is None else self._holding(command, call)
 
     async def _holding(self, command: RunAction, call: Coroutine[Any, Any, Any]) -> Any:
@@ -376,12 +448,15 @@ class Executor:
                 raise LeaseLost(record.id)
             if outcome is CheckpointOutcome.CANCEL_REQUESTED:
                 raise _CancelRequested(record.id)
+            env.recoveries = 0  # the store counts takeovers afresh from this checkpoint
 
         run_info = {"id": record.id, "target": record.target,
                     "started_at": state["started_at"]}
         env = Env(run_id=record.id, flow=flow, now=now, inputs=record.inputs,
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
-                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock)
+                  history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
+                  action_timeout=self.action_timeout, recoveries=record.recoveries,
+                  timer=self.timer, lease=self.lease, calendars=self.catalog.calendars)
         return env
 
 
@@ -434,10 +509,17 @@ def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                history: list[HistoryEntry], now: datetime, *,
                consumed: tuple[str, ...] = (), result: Any = None,
-               rescan: tuple[str, ...] = ()) -> RunUpdate:
+               rescan: tuple[str, ...] = (), successor: Successor | None = None) -> RunUpdate:
     """The store update that records ``outcome`` (and releases the lease); ``result`` is a
     Python flow's return value, kept when the run succeeds; ``rescan`` names the waits that
-    turned an event down and wait on."""
+    turned an event down and wait on; ``successor`` is the run a ``Continued`` run
+    continues as."""
+    if isinstance(outcome, Continued):
+        assert successor is not None, "a run continues as a successor"
+        history.append(HistoryEntry(now, CONTINUED, None, {"as": successor.run.id}))
+        history.append(HistoryEntry(now, "succeeded", None, {"exit": CONTINUED}))
+        return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=CONTINUED,
+                         consumed=consumed, successor=successor)
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,

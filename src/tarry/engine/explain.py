@@ -14,8 +14,11 @@ thing. It reads only ``waiting_for``, which the worker writes when the run suspe
 - for a slot, ``key`` (the flow's concurrency key, or the step's pool), ``ahead`` (how many
   wait before it) and, in a document read with the store, ``holders`` (the runs holding the
   key's slots);
+- for a wait on a business calendar (a ``window``, or a length counted in business time),
+  ``calendar`` and ``until_local``, the deadline on that calendar's clock;
 - for a hold, ``faults`` (check name → faults in a row) and ``fault_limit``
-  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so.
+  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so;
+- for a throttle, ``key``, ``limit`` and ``per``: whose turn it waits for, and the pace.
 
 A run that has ended waits for nothing: no explanation, and its document's ``waiting_for``
 is null.
@@ -40,6 +43,9 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
     "task": ("waiting for a person to complete task '{step}'",
              "then resumes with their decision, or with status timeout at the deadline"),
     "slot": ("waiting for a slot of {slot}{queue}", "{then_slot}"),
+    "throttle": ("waiting for its turn to start{key} (throttle: at most {limit} starts per "
+                 "{per})", "then runs its first step"),
+    "window": ("waiting for calendar '{calendar}' to open", "then starts step '{step}'"),
 }
 """kind → (what it waits for, what happens next)."""
 
@@ -59,8 +65,14 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     what, then = _WAIT_PHRASES.get(kind, (f"waiting for {kind}", "then resumes"))
     step = waiting.get("step") or ""
     alternatives = _alternatives(waiting)
-    fields = {"step": step, "alternatives": describe_alternatives(alternatives),
+    if kind == "window" and not step:
+        what, then = ("held before its first step until calendar '{calendar}' opens",
+                      "then starts its first step")
+    fields = {"step": step, "calendar": waiting.get("calendar") or "",
+              "alternatives": describe_alternatives(alternatives),
               "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
+              "key": f" with key '{waiting['key']}'" if waiting.get("key") else "",
+              "limit": waiting.get("limit", ""), "per": waiting.get("per", ""),
               **_slot_fields(waiting)}
     at_step = f" at step '{step}'" if step else ""
     since = waiting.get("since") or doc.get("updated_at")
@@ -68,8 +80,15 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
             f"{'s' if others == 1 else ''} as well") if others else ""
     until = f" until {waiting['until']}" if waiting.get("until") else ""
-    return (f"{what.format(**fields)}{at_step} since {since}{until}; "
-            f"{then.format(**fields)}{more}{_meanwhile(waiting)}")
+    return (f"{what.format(**fields)}{at_step} since {since}{until}"
+            f"{_local(waiting)}; {then.format(**fields)}{more}{_meanwhile(waiting)}")
+
+
+def _local(waiting: Mapping[str, Any]) -> str:
+    """`` (2026-12-28 10:00 Europe/Berlin, support hours)`` for a wait on a calendar."""
+    if not waiting.get("calendar") or not waiting.get("until_local"):
+        return ""
+    return f" ({waiting['until_local']}, {waiting['calendar']} hours)"
 
 
 def _slot_fields(waiting: Mapping[str, Any]) -> dict[str, str]:

@@ -43,8 +43,9 @@ from tarry.language.expressions import compile_template
 from tarry.language.model import Flow, Scope, Step, Template
 from tarry.model import EncodedJSON, JournalEntry
 
-__all__ = ["BINDINGS", "BRANCHES", "DONE", "ITEMS", "OPS", "JournalQuery", "RunJournal",
-           "bindings_with", "journal_for", "whole_state"]
+__all__ = ["BINDINGS", "BRANCHES", "BRANCHING", "DONE", "ITEMS", "OPS", "JournalQuery",
+           "RunJournal", "bindings_with", "is_finished", "journal_for", "names_read",
+           "whole_state"]
 
 BINDINGS = ""
 """The scope of the top-level bindings of a YAML flow's run."""
@@ -232,8 +233,13 @@ def _suffix_names(steps: Sequence[Step]) -> list[frozenset[str]]:
     """``[names of steps[0:], names of steps[1:], …, frozenset()]``."""
     suffixes = [frozenset[str]()]
     for step in reversed(steps):
-        suffixes.append(suffixes[-1] | frozenset(_names_in(step)))
+        suffixes.append(suffixes[-1] | names_read(step))
     return suffixes[::-1]
+
+
+def names_read(node: Any) -> frozenset[str]:
+    """The names every template anywhere inside ``node`` (a step, a construct, …) reads."""
+    return frozenset(_names_in(node))
 
 
 def _names_in(node: Any) -> Iterable[str]:
@@ -273,14 +279,22 @@ _FINISHED: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "parallel": lambda entry: len(entry["done"]) == entry["branches"],
     "map": lambda entry: len(entry["done"]) == entry["branches"],
     "ask": lambda entry: "outcome" in entry,
+    "patch": lambda entry: True,
 }
 """operation kind → whether what it recorded is final (it will never change again); an
 operation of a kind not listed is never sealed: it stays in the run's row, correct but
 rewritten at each checkpoint."""
 
 
-_BRANCHING = frozenset({"parallel", "map"})
+BRANCHING = frozenset({"parallel", "map"})
 """The operation kinds whose finished branches are journaled one by one."""
+
+
+def is_finished(kind: str, entry: Mapping[str, Any] | None) -> bool:
+    """Whether an operation of ``kind`` that recorded ``entry`` (None: nothing yet) is over:
+    what it recorded will never change again."""
+    finished = _FINISHED.get(kind)
+    return entry is not None and finished is not None and finished(entry)
 
 
 class OpsJournal(RunJournal):
@@ -330,7 +344,7 @@ class OpsJournal(RunJournal):
         for prefix, listed in document["order"].items():
             sealed = self._sealed.get(prefix, 0)
             for kind, name in listed[sealed:]:
-                if kind in _BRANCHING and prefix + name in ops:
+                if kind in BRANCHING and prefix + name in ops:
                     fresh.extend(self._finished_branches(prefix + name, ops[prefix + name]))
             while sealed < len(listed) and _finished(ops, prefix, listed[sealed]):
                 kind, name = listed[sealed]
@@ -357,14 +371,12 @@ class OpsJournal(RunJournal):
 def _recorded(kind: str, entry: dict[str, Any]) -> dict[str, Any]:
     """What the row or an ``op`` entry keeps of an operation: a branching one's results are
     each an entry of their own."""
-    return {**entry, "done": {}} if kind in _BRANCHING else entry
+    return {**entry, "done": {}} if kind in BRANCHING else entry
 
 
 def _finished(ops: Mapping[str, Any], prefix: str, listed: Sequence[str]) -> bool:
     kind, name = listed
-    entry = ops.get(prefix + name)
-    finished = _FINISHED.get(kind)
-    return entry is not None and finished is not None and finished(entry)
+    return is_finished(kind, ops.get(prefix + name))
 
 
 def bindings_with(state: Mapping[str, Any], entries: Iterable[JournalEntry]) -> dict[str, Any]:

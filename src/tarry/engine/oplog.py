@@ -149,6 +149,10 @@ def _branching(entry: Mapping[str, Any], journaled: Mapping[str, Any]) -> _Readi
     return "completed", [done[str(index)] for index in range(len(done))], None
 
 
+def _marker(entry: Mapping[str, Any], _: Mapping[str, Any]) -> _Reading:
+    return "completed", True, None
+
+
 def _unknown(entry: Mapping[str, Any], _: Mapping[str, Any]) -> _Reading:
     return "running", None, None
 
@@ -156,6 +160,6 @@ def _unknown(entry: Mapping[str, Any], _: Mapping[str, Any]) -> _Reading:
 _READERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], _Reading]] = {
     "step": _step, "now": _value, "random": _value, "wait": _timer,
     "wait_for_event": _outcome, "ask": _outcome, "wait_for_condition": _condition,
-    "parallel": _branching, "map": _branching,
+    "parallel": _branching, "map": _branching, "patch": _marker,
 }
 _ATTEMPTED = frozenset({"step", "wait_for_condition"})

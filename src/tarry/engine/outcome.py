@@ -18,8 +18,8 @@ from tarry.values import stored_text
 if TYPE_CHECKING:
     from tarry.engine.commands import Command
 
-__all__ = ["UNTIMED", "Blocked", "Done", "Exited", "Failed", "Outcome", "Pending", "WaitInfo",
-           "step_error"]
+__all__ = ["UNTIMED", "Blocked", "Continued", "Done", "Exited", "Failed", "Outcome", "Pending",
+           "WaitInfo", "step_error"]
 
 UNTIMED = datetime.max.replace(tzinfo=UTC)
 """The ``until`` of a wait no instant ends (a slot, handed over by the store): it never makes
@@ -32,7 +32,8 @@ class WaitInfo:
 
     ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``task`` (an ``ask``,
     with its ``task``), ``poll`` (the pause of a ``repeat``), ``retry`` (an action's retry
-    delay) or ``hold`` (a start gate). ``until`` is the latest instant the branch wakes at
+    delay), ``hold`` (a start gate) or ``window`` (a step, or a run's start, held until its
+    ``calendar`` is open). ``until`` is the latest instant the branch wakes at
     (every wait is bounded).
     """
 
@@ -51,11 +52,15 @@ class WaitInfo:
     """For a slot wait: the pool whose slot the step waits for."""
     ahead: int | None = None
     """For a slot wait: how many waited before it when it was queued."""
+    calendar: str | None = None
+    """The business calendar a ``window`` waits on, or that counted the wait's length."""
+    local: str | None = None
+    """``until`` on that calendar's clock (``2026-12-28 10:00 Europe/Berlin``)."""
 
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait
         adds ``task``, its id; a slot wait ``key`` and ``ahead``)."""
-        document: dict[str, Any] = {"kind": self.kind, "step": self.step,
+        document: dict[str, Any] = {"kind": self.kind, "step": self.step or None,
                     "until": None if self.until == UNTIMED else _iso(self.until),
                     "event_type": self.event_type, "match": self.match,
                     "since": _iso(self.since) if self.since is not None else None}
@@ -63,6 +68,9 @@ class WaitInfo:
             document["task"] = self.task.id
         if self.key is not None:
             document.update(key=self.key, ahead=self.ahead)
+        if self.calendar is not None:
+            document["calendar"] = self.calendar
+            document["until_local"] = self.local
         return document
 
 
@@ -119,6 +127,14 @@ class Exited:
 
 
 @dataclass(frozen=True)
+class Continued:
+    """A Python flow continued as new: the run ends successfully (exit ``continued``) and a
+    new run of its flow and target starts with ``inputs`` (already checked)."""
+
+    inputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Pending:
     """The walk cannot go on until the executor carries out ``commands`` (or, when there are
     none, finishes one of the actions already under way); it walks again then."""
@@ -126,7 +142,7 @@ class Pending:
     commands: tuple[Command, ...] = ()
 
 
-Outcome: TypeAlias = Done | Blocked | Failed | Exited | Pending
+Outcome: TypeAlias = Done | Blocked | Failed | Exited | Continued | Pending
 
 
 def step_error(kind: str, message: str, step: str) -> Failed:

@@ -28,7 +28,7 @@ from tarry._suggest import did_you_mean
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, SystemClock
 from tarry.config import Limits, Retention, Settings
-from tarry.engine import operating, taskdesk
+from tarry.engine import migrating, operating, taskdesk
 from tarry.engine.batching import Batcher
 from tarry.engine.builtins import register_builtins, register_emit
 from tarry.engine.catalog import (
@@ -42,6 +42,7 @@ from tarry.engine.documents import run_document
 from tarry.engine.operating import checked_reason
 from tarry.engine.oplog import Shown
 from tarry.engine.slots import slot_view
+from tarry.engine.replaying import ReplayReport, replay_runs
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
@@ -225,11 +226,12 @@ class Engine:
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
                        programs=programs, file_bytes=file_bytes,
-                       pools=settings.limits.pools).find(must_find)
+                       pools=settings.limits.pools,
+                       calendars=settings.calendars).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
                               programs=programs, file_bytes=file_bytes,
-                              pools=settings.limits.pools)
+                              pools=settings.limits.pools, calendars=settings.calendars)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [
@@ -355,7 +357,8 @@ class Engine:
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
                       recovery_max=self.limits.recovery_max, triggers=self.triggers,
                       pools=self.limits.pools,
-                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention)
+                      look_ahead=look_ahead, on_wake=on_wake, retention=self.retention,
+                      action_timeout=self.limits.action_timeout)
 
     def get(self, run_id: str) -> RunRecord:
         """One run; raises ``RunNotFound``."""
@@ -412,6 +415,24 @@ class Engine:
             raise started
         return started
 
+    def migrate_runs(self, flow: str, *, to: str | Flow = "latest", by: str,
+                     dry_run: bool, by_name: bool = False) -> migrating.MoveReport:
+        """Move the held and waiting runs of the YAML flow ``flow`` (a name) to ``to``: its
+        current definition (``latest``), a flow file's path or a loaded flow of the same
+        name; with ``dry_run``, only say which would move (see
+        :mod:`tarry.engine.migrating`). With ``by_name``, ``flow`` is only looked up by name
+        (:meth:`FlowFinder.find_named`). Raises ``InvalidRunRequest`` for a Python flow, or
+        a target of another flow."""
+        current = (self.catalog.find_named(flow) if by_name else self.catalog.find(flow))
+        migrating.refuse_programs(current)
+        target = current if to == "latest" else (
+            self.catalog.find(to) if isinstance(to, str) else to)
+        if target.name != current.name:
+            raise InvalidRunRequest(f"--to holds flow '{target.name}', not '{current.name}': "
+                                    "runs move only between definitions of their own flow")
+        return migrating.migrate_runs(self.store, self.catalog, target, by=by,
+                                      clock=self.clock.now, dry_run=dry_run)
+
     def batch(self, action: BatchAction, selected: BatchFilter, *, by: str,
               reason: str | None = None) -> BatchRecord:
         """Record a batch of ``action`` over the runs ``selected`` (with its count); work it
@@ -427,13 +448,24 @@ class Engine:
         """Act on the next page of a batch's runs (one transaction); the batch as written."""
         return operating.work_batch(self.store, self.clock.now(), batch_id)
 
+    async def replay(self, run_ids: Sequence[str] = (), *, flow: str | None = None,
+                     statuses: Sequence[RunStatus] | None = None) -> ReplayReport:
+        """Replay the recorded journals of the selected runs of Python flows against the
+        flows registered now, with no effects, and report each that would hit
+        nondeterminism or fail (see :mod:`tarry.engine.replaying`): ``run_ids``, else every
+        run in ``statuses`` (default: every run that has not ended), of ``flow`` if given."""
+        return await replay_runs(self.store, self.catalog, now=self.clock.now(),
+                                 run_ids=run_ids, flow=flow, statuses=statuses,
+                                 limits=self.limits.values, redactor=self.redactor)
+
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
-        """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,
-        its history)."""
+        """The run document of ``run_id`` (with its reruns, the run it continued as and,
+        unless ``history`` is false, its history)."""
         record = self.store.get_run(run_id)
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
+                            continued_as=self.store.continued_as(run_id),
                             shown=Shown(self.limits.shown_bytes, self.redactor),
                             slots=slot_view(self.store, record))
 
@@ -628,7 +660,8 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
                       programs=programs, file_bytes=settings.limits.file_bytes,
-                      pools=settings.limits.pools).find(name_or_path)
+                      pools=settings.limits.pools,
+                      calendars=settings.calendars).find(name_or_path)
 
 
 def _project(settings: Settings, app: ProgramSource | None

@@ -39,6 +39,7 @@ from tarry.backoff import grown
 from tarry.clock import Clock
 from tarry.config import Retention
 from tarry.engine.catalog import FlowCatalog
+from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT
 from tarry.engine.committer import ClaimAlong, Committer
 from tarry.engine.executor import Executor
 from tarry.engine.retention import PURGE_EVERY, purge_in_background
@@ -103,7 +104,8 @@ class Worker:
                  look_ahead: timedelta = timedelta(0),
                  on_wake: Callable[[RunRecord, datetime], None] | None = None,
                  retention: Retention | None = None, purge_every: float = PURGE_EVERY,
-                 pools: Mapping[str, int] | None = None) -> None:
+                 pools: Mapping[str, int] | None = None,
+                 action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if look_ahead < timedelta(0):
@@ -115,14 +117,16 @@ class Worker:
         self.clock = clock
         self.name = name or worker_name()
         self.batch = batch
-        self.lease = lease
+        self._lease = lease
         self.committer = Committer(store, self.name, clock)
         self.executor = Executor(catalog, actions, self.committer.submit,
                                  gate=HoldGate(holds or Holds(store.sync, clock, aio=store)),
                                  redactor=redactor or Redactor(),
                                  limits=limits or ValueLimits(),
-                                 read_journal=store.read_journal,
+                                 read_journal=store.read_journal, timer=clock,
                                  recovery_max=recovery_max, clock=clock.now,
+                                 action_timeout=action_timeout, lease=lease,
+                                 take_turn=store.take_throttle_turn,
                                  take_slot=store.take_slot,
                                  give_slot_back=store.give_slot_back, pools=pools)
         self.concurrency = concurrency
@@ -143,6 +147,17 @@ class Worker:
         self.purge_every = purge_every
         self._schedules_synced_at: datetime | None = None
         self._next_schedule_at: datetime | None = None
+
+    @property
+    def lease(self) -> timedelta:
+        """How long a claim holds a run (renewed every third of it while the run is in
+        flight); also the longest silence allowed after an action's heartbeat."""
+        return self._lease
+
+    @lease.setter
+    def lease(self, lease: timedelta) -> None:
+        self._lease = lease
+        self.executor.lease = lease
 
     def wake(self) -> None:
         """Look for due runs at once rather than at the next look at the store's change token

@@ -4,7 +4,7 @@ A Python flow's steps exist only as its code runs, so its drawing is the sequenc
 operations its runs went through: each finished operation of their journals and the one each
 waits at now, in the order they first met them, an operation's place without loop or branch
 indices (``fan[2].charge`` → ``fan.charge``). ``now`` and ``random`` are recordings, not
-steps, and are left out.
+steps, and are left out, as are patch markers (kind ``patch``, what ``ctx.patched`` records).
 """
 
 from __future__ import annotations

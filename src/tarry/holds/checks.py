@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tarry.config import CHECK_BASE_ENV
 
@@ -136,10 +136,17 @@ class CheckRunner:
             logger.warning("check %s%s could not be started: %s", name, _for(run_id), reason)
             return CheckResult(name, Answer.UNKNOWN, None, 0, spawn_error=reason)
         self.spawned += 1
-        await stdout.listen()
-        await stderr.listen()
-        timed_out = await self._wait(process)
-        await self._drain(stdout, stderr)
+        try:
+            await stdout.listen()
+            await stderr.listen()
+            timed_out = await self._wait(process)
+            await self._drain(stdout, stderr)
+        except asyncio.CancelledError:  # a step's timeout came first: leave nothing behind
+            _signal(process, terminate=False)
+            await process.wait()
+            stdout.close()
+            stderr.close()
+            raise
         code = process.returncode
         result = CheckResult(
             name, answer_for(None if timed_out else code),
@@ -202,6 +209,8 @@ class _Sink:
         self._read_fd, self.write_fd = os.pipe()
         self._counter = _Counter()
         self._transport: asyncio.ReadTransport | None = None
+        self._pipe: BinaryIO | None = None
+        """The read end once :meth:`listen` took it (and closed the write end)."""
 
     @property
     def bytes(self) -> int:
@@ -216,14 +225,17 @@ class _Sink:
     async def listen(self) -> None:
         """Give up this process's write end (the check has its own) and start counting."""
         os.close(self.write_fd)
-        pipe = os.fdopen(self._read_fd, "rb", buffering=0)
+        self._pipe = os.fdopen(self._read_fd, "rb", buffering=0)
         self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-            lambda: self._counter, pipe)
+            lambda: self._counter, self._pipe)
 
     def close(self) -> None:
-        """Stop listening (before :meth:`listen`: close both ends)."""
+        """Stop listening (before :meth:`listen`: close both ends; cancelled while it
+        began: close the read end it took)."""
         if self._transport is not None:
             self._transport.close()
+        elif self._pipe is not None:
+            self._pipe.close()
         else:
             os.close(self._read_fd)
             os.close(self.write_fd)

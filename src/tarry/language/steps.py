@@ -2,7 +2,7 @@
 
 A step is a one-key mapping ``- <id>: <body>``; the body holds exactly one construct key (a
 construct of :data:`~tarry.language.constructs.CONSTRUCTS` or an action name) plus the
-modifiers ``if``, ``optional`` and ``retry`` and the construct's companion keys.
+modifiers ``if``, ``optional``, ``retry`` and ``window`` and the construct's companion keys.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from tarry._suggest import did_you_mean
+from tarry.language.business import read_calendar
 from tarry.language.constructs import CONSTRUCTS, Body, ConstructSpec, read_action
 from tarry.language.context import LoadContext
 from tarry.language.fields import (
@@ -28,14 +29,17 @@ from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, 
 
 __all__ = ["MODIFIERS", "read_scope"]
 
-MODIFIERS = ("if", "optional", "retry", "limit")
+MODIFIERS = ("if", "optional", "retry", "limit", "window")
 """Keys any step body may carry beside its construct (``retry`` and ``limit`` on action
 steps only)."""
 
-_ACTION = ConstructSpec(read_action)
+_ACTION = ConstructSpec(read_action, ("timeout",))
+_AN_ACTION = "an action"
+"""How a message names the action steps among the constructs a companion key goes with."""
 _COMPANION_OF = {
-    key: tuple(name for name, spec in CONSTRUCTS.items() if key in spec.companions)
-    for spec in CONSTRUCTS.values() for key in spec.companions
+    key: (*(f"'{name}'" for name, spec in CONSTRUCTS.items() if key in spec.companions),
+          *((_AN_ACTION,) if key in _ACTION.companions else ()))
+    for spec in (*CONSTRUCTS.values(), _ACTION) for key in spec.companions
 }
 
 
@@ -111,6 +115,7 @@ def _read_body(ctx: LoadContext, step_id: str, pos: Position, node: YamlMap) -> 
                 optional=read_optional(ctx, node, "optional", read_bool, False),
                 retry=read_optional(ctx, node, "retry", _read_retry, None),
                 limit=read_optional(ctx, node, "limit", _read_pool, None))
+                window=read_optional(ctx, node, "window", read_calendar, None))
 
 
 def _construct_entries(ctx: LoadContext, node: YamlMap) -> list[YamlEntry]:
@@ -152,8 +157,7 @@ def _check_other_keys(ctx: LoadContext, node: YamlMap, key: str, spec: Construct
 
 
 def _either(names: tuple[str, ...]) -> str:
-    quoted = [f"'{name}'" for name in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _unknown_key(ctx: LoadContext, key: str, companions: tuple[str, ...]) -> str:

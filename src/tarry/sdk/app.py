@@ -133,6 +133,11 @@ class _Program:
         return await advance_flow(self._flow, env, state, codec=self._codec,
                                   manifests=self._manifests)
 
+    async def replay(self, env: Env, state: dict[str, Any]) -> Outcome:
+        """Replay what a run of this flow recorded, executing nothing new."""
+        return await advance_flow(self._flow, env, state, codec=self._codec,
+                                  manifests=self._manifests, dry=True)
+
 
 class _Programs(Mapping[str, Program]):
     """A live view of an app's flows as programs."""

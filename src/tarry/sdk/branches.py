@@ -73,11 +73,13 @@ async def _run_pending(run: FlowRun, scope: Scope, op: Operation, branches: Sequ
     endings = await asyncio.gather(*(run_one(index) for index in pending),
                                    return_exceptions=True)
     waits: list[WaitInfo] = []
+    suspended = False
     failure: BaseException | None = None
     for index, ending in zip(pending, endings, strict=True):
         if isinstance(ending, Teardown):
             raise ending
         if isinstance(ending, Suspend):
+            suspended = True  # a dry replay's branch stops waiting for nothing
             waits.extend(ending.waits)
         elif isinstance(ending, _Escaped):
             failure = failure or ending.original
@@ -87,7 +89,7 @@ async def _run_pending(run: FlowRun, scope: Scope, op: Operation, branches: Sequ
             done[str(index)] = ending
     if failure is not None:
         raise failure
-    if waits:
+    if suspended:
         scope.suspend(*waits)
 
 

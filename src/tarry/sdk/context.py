@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
+from typing import Any, Literal, NoReturn, ParamSpec, TypeVar, cast, overload
 
 from tarry.clock import from_iso
-from tarry.sdk import asks, branches, conditions
+from tarry.sdk import asks, branches, conditions, patches
 from tarry.sdk.conditions import CheckContext
 from tarry.sdk.operations import FlowRun
 from tarry.sdk.replay import Scope
@@ -156,6 +156,35 @@ class Context:
         return cast(S, await conditions.wait_for_condition(
             self._run, self._scope, name, check=check, initial_state=initial_state,
             strategy=strategy or WaitStrategy.exponential()))
+
+    def patched(self, patch_id: str, /) -> bool:
+        """Whether this run takes the code of the patch ``patch_id``: True for a run that
+        reaches this point on code that has the patch (a marker is recorded in its journal,
+        so its replays agree), False for a run that went past this point before the patch
+        existed. Every call with the same id in a run gives the same answer.
+
+        ``if ctx.patched("new-tax"): <new code> else: <old code>`` changes a flow while runs
+        wait in it; see "Changing a flow while runs wait" in the Python guide."""
+        return patches.patched(self._scope, patch_id)
+
+    def deprecate_patch(self, patch_id: str, /) -> None:
+        """Say that every run now takes the code of patch ``patch_id``: the call that
+        replaces ``if ctx.patched(...)`` once no run recorded before the patch remains. It
+        accepts the marker a patched run recorded here and records nothing."""
+        patches.deprecate_patch(self._scope, patch_id)
+
+    def continue_as_new(self, **inputs: Any) -> NoReturn:
+        """End the run and start its successor: a new run of the same flow and target with
+        ``inputs`` (checked as a start checks them), created in the transaction that ends this
+        one (``succeeded``, exit ``continued``) and linked both ways (``continued_as``,
+        ``continued_from``). The successor's journal starts empty, so a flow that loops for
+        months stays cheap to resume. Events delivered to this run and not taken in, and
+        those buffered for its waits, are the successor's to take.
+
+        Never returns: it unwinds the flow function (``return ctx.continue_as_new(...)``
+        reads well). Raises :class:`~tarry.errors.ContinueAsNewError` for inputs the flow
+        does not take, and inside a ``parallel`` / ``map`` branch."""
+        self._run.continue_as_new(self._scope, inputs)
 
     def now(self, name: str | None = None) -> datetime:
         """The current instant, recorded: a replay returns the same instant."""

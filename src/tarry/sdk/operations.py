@@ -13,21 +13,25 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tarry._suggest import did_you_mean
+from tarry.actions import in_thread
 from tarry.clock import from_iso, iso
 from tarry.engine.events import received_in_time
 from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
-from tarry.errors import EventError, StepError
+from tarry.engine.timeouts import EXPIRED, Watch, within
+from tarry.errors import ContinueAsNewError, EventError, InvalidRunRequest, StepError
+from tarry.language.inputs import bind_inputs
 from tarry.language.manifests import Manifest
-from tarry.sdk.replay import Journal, Operation, Scope, Suspend
+from tarry.sdk.replay import ContinuedAsNew, Journal, Operation, Scope, Suspend
 from tarry.sdk.serializers import Codec
 from tarry.sdk.strategies import as_duration
-from tarry.values import check_key, stored_text
+from tarry.values import check_key, check_value, stored_text
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
@@ -42,10 +46,12 @@ class Teardown(BaseException):
 
 async def call(function: Callable[..., Any], args: Sequence[Any],
                kwargs: Mapping[str, Any]) -> Any:
-    """Call a step or check: ``async`` ones on the loop, plain ones in a thread."""
+    """Call a step or check: ``async`` ones on the loop, plain ones on a daemon thread
+    (:func:`~tarry.actions.in_thread`: one that hangs past its timeout is abandoned there,
+    holding up no other call)."""
     if inspect.iscoroutinefunction(function):
         return await function(*args, **kwargs)
-    result = await asyncio.to_thread(function, *args, **kwargs)
+    result = await in_thread(function, *args, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -80,6 +86,27 @@ class FlowRun:
         """Append a history entry about the operation at ``path``."""
         self.env.record(kind, path, **data)
 
+    # -- continuing as new ---------------------------------------------------------------
+
+    def continue_as_new(self, scope: Scope, inputs: Mapping[str, Any]) -> NoReturn:
+        """End the run into a new run of its flow with ``inputs``: unwind the flow with
+        :class:`ContinuedAsNew` once the inputs are checked as a start checks them
+        (``ContinueAsNewError`` otherwise, or inside a branch)."""
+        if scope.prefix:
+            raise ContinueAsNewError(
+                f"it was called inside {scope.label}; a run continues as new from the flow "
+                "function itself, once its parallel or map has returned")
+        if scope.busy is not None:
+            raise ContinueAsNewError(
+                f"it was called while {scope.busy} is running; call it from the flow "
+                "function, between operations")
+        try:
+            bound = bind_inputs(self.env.flow, inputs)
+        except InvalidRunRequest as exc:
+            raise ContinueAsNewError(exc.problems) from None
+        check_value(bound, "the inputs of ctx.continue_as_new", self.env.limits.value_bytes)
+        scope.end(ContinuedAsNew(bound))
+
     # -- steps ---------------------------------------------------------------------------
 
     async def step(self, scope: Scope, name: str | None, function: Callable[..., Any],
@@ -105,22 +132,40 @@ class FlowRun:
         worker's; only the flow's own unwinding and a cancellation go through)."""
         self.record("step.started", op.path)
         try:
-            value = await call(function, args, kwargs)
+            value = await self._bounded(call(function, args, kwargs))
         except (asyncio.CancelledError, Suspend, Teardown):
             raise
         except BaseException as exc:
-            self.env.moved()
-            error = {"type": type(exc).__name__,
-                     "message": stored_text(str(exc), redact=self.env.redact)}
-            op.record({"error": error})
-            self.record("step.failed", op.path, error=error)
-            await self.checkpoint()
+            await self._failed(op, {"type": type(exc).__name__,
+                                    "message": stored_text(str(exc), redact=self.env.redact)})
             return exc
+        if isinstance(value, _Ended):
+            await self._failed(op, {"type": "timeout", "message": value.message})
+            return None
         self.env.moved()
         op.record({"result": self.codec.store(value, f"the result of step '{op.path}'")})
         self.record("step.completed", op.path)
         await self.checkpoint()
         return None
+
+    async def _bounded(self, running: Awaitable[Any]) -> Any:
+        """What the step's call came to, or :class:`_Ended` when it outlived ``[limits]
+        action_timeout`` (see :mod:`tarry.engine.timeouts`)."""
+        timer = self.env.timer
+        if timer is None:
+            return await running
+        watch = Watch(timer, self.env.action_timeout, self.env.lease)
+        value = await within(watch, timer, running)
+        if value is EXPIRED:
+            return _Ended(watch.failure(1, self.env.redact).message)
+        return value
+
+    async def _failed(self, op: Operation, error: dict[str, Any]) -> None:
+        """Record the step's failure, then checkpoint."""
+        self.env.moved()
+        op.record({"error": error})
+        self.record("step.failed", op.path, error=error)
+        await self.checkpoint()
 
     # -- recorded values -------------------------------------------------------------------
 
@@ -226,6 +271,13 @@ class FlowRun:
             return None
         self.record("wait.timeout", path, until=entry["until"])
         return {"status": "timeout", "event": None, "received_at": None}
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """A step's call ended at its timeout, and why."""
+
+    message: str
 
 
 def _wake_instant(duration: timedelta | str | None, until: datetime | None) -> timedelta | datetime:

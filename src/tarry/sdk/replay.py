@@ -16,19 +16,25 @@ in-memory lookups however many operations the run recorded::
 
 ``ops`` maps an operation's path (the scope's prefix, then its name — or ``#n``, its place
 in the scope, when unnamed) to what it recorded; ``order`` lists each scope's operations as
-``[kind, name]`` in call order.
+``[kind, name]`` in call order. A patch marker (:mod:`tarry.sdk.patches`) takes a place like
+an operation, kind ``patch``, name ``#patch:<id>``.
+
+A journal opened ``dry`` (``tarry replay``'s check) executes nothing new: each scope stops
+(suspends, waiting for nothing) at the first operation the run has not finished, and at any
+operation it never recorded, so only what the run recorded is replayed and checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
+from tarry.engine.journal import BRANCHING, is_finished
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import NondeterminismError
 
-__all__ = ["Journal", "Operation", "Scope", "Suspend", "describe"]
+__all__ = ["ContinuedAsNew", "Journal", "Operation", "Scope", "Suspend", "describe"]
 
 _KEY = "journal"
 _CHANGED = "its code changed while the run was in progress"
@@ -45,15 +51,34 @@ class Suspend(BaseException):
         self.waits = waits
 
 
+class ContinuedAsNew(BaseException):
+    """Unwinds a flow function that called ``ctx.continue_as_new``; carries the successor's
+    inputs (checked against the flow). A ``BaseException``, as :class:`Suspend`, so that a
+    flow's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        super().__init__("the run continues as new")
+        self.inputs = inputs
+
+
 class Journal:
     """The recorded operations of one run, kept in (and mutating) its state."""
 
-    def __init__(self, state: dict[str, Any]) -> None:
+    def __init__(self, state: dict[str, Any], *, dry: bool = False) -> None:
         document = state.setdefault(_KEY, {"ops": {}, "order": {}})
         self.ops: dict[str, dict[str, Any]] = document["ops"]
         self._order: dict[str, list[list[str]]] = document["order"]
+        self.dry = dry
+        """Execute nothing new: stop each scope at the first operation not finished."""
         self.broken: NondeterminismError | None = None
         """The first mismatch found: the run fails with it even if the flow caught it."""
+        self.patches: dict[str, bool] = {}
+        """What each patch id came to in this advance (one answer per id and run)."""
+
+    def recorded_kinds(self, kind: str) -> Iterator[str]:
+        """The names of every operation of ``kind`` recorded in any scope."""
+        for listed in self._order.values():
+            yield from (name for each, name in listed if each == kind)
 
     def order(self, prefix: str) -> list[list[str]]:
         """The ``[kind, name]`` of each operation the scope ``prefix`` recorded, in order."""
@@ -64,8 +89,18 @@ class Journal:
         return len(self.ops)
 
 
+PATCH = "patch"
+"""The kind of a patch marker in the journal's order."""
+
+PATCH_PREFIX = "#patch:"
+"""What begins a patch marker's name (no operation's name can begin with ``#``)."""
+
+
 def describe(kind: str, name: str) -> str:
-    """An operation for a message: ``step 'reserve'``, or ``unnamed now (#3)``."""
+    """An operation for a message: ``step 'reserve'``, ``unnamed now (#3)``, or
+    ``patch 'new-tax'``."""
+    if kind == PATCH:
+        return f"patch '{name.removeprefix(PATCH_PREFIX)}'"
     return f"unnamed {kind} ({name})" if name.startswith("#") else f"{kind} '{name}'"
 
 
@@ -100,7 +135,7 @@ class Scope:
         self._names: set[str] | None = None
         self._position = 0
         self._running: str | None = None
-        self._suspension: Suspend | None = None
+        self._suspension: BaseException | None = None
 
     def enter(self, kind: str, name: str | None) -> Operation:
         """Take the next place in the scope for an operation of ``kind`` named ``name``.
@@ -112,21 +147,63 @@ class Scope:
         if self._suspension is not None:
             raise self._suspension
         position = self._position
-        local = _checked_name(name) if name is not None else f"#{position + 1}"
+        recorded = self._recorded[position] if position < len(self._recorded) else None
+        if name is None:
+            local = f"#{position + 1}"
+        elif recorded is not None and name == recorded[1]:
+            local = name  # a replay: the name was checked when it was recorded
+        else:
+            local = _checked_name(name)
+        self.ready(kind, local)
+        if recorded is not None:
+            recorded_kind, recorded_name = recorded
+            if (recorded_kind, recorded_name) != (kind, local):
+                raise self.changed(position, describe(recorded_kind, recorded_name),
+                                   describe(kind, local), recorded_name)
+            if self.journal.dry and kind not in BRANCHING and not is_finished(
+                    kind, self.journal.ops.get(self.prefix + local)):
+                self.suspend()
+            self._position += 1
+            return Operation(self.journal, kind, self.prefix + local)
+        return self.mark(kind, local)
+
+    def ready(self, kind: str, local: str) -> None:
+        """Check that an operation of ``kind`` named ``local`` may take the next place:
+        suspend again if the scope suspended, RuntimeError while another operation of the
+        scope is still running."""
+        if self._suspension is not None:
+            raise self._suspension
         if self._running is not None:
             raise RuntimeError(
                 f"{self.label}: {describe(kind, local)} started while {self._running} is still "
                 "running; await each operation before starting the next, or run them "
                 "concurrently with ctx.parallel or ctx.map")
-        if position < len(self._recorded):
-            recorded_kind, recorded_name = self._recorded[position]
-            if (recorded_kind, recorded_name) != (kind, local):
-                raise self.changed(position, describe(recorded_kind, recorded_name),
-                                   describe(kind, local), recorded_name)
-        else:
-            self._claim(kind, local)
+
+    def recorded_here(self) -> tuple[str, str] | None:
+        """The ``(kind, name)`` the run recorded at the scope's next place; None past the
+        last one (where the flow runs code the run has not run yet)."""
+        if self._position < len(self._recorded):
+            kind, name = self._recorded[self._position]
+            return kind, name
+        return None
+
+    def skip(self) -> None:
+        """Take the next place as it was recorded (a patch marker the code accepts)."""
+        self._position += 1
+
+    def mark(self, kind: str, local: str) -> Operation:
+        """Record a new operation (or marker) at the next place, past the last recorded one;
+        a dry journal suspends instead."""
+        if self.journal.dry:
+            self.suspend()
+        self._claim(kind, local)
         self._position += 1
         return Operation(self.journal, kind, self.prefix + local)
+
+    @property
+    def busy(self) -> str | None:
+        """The operation of the scope in progress (described), if one is."""
+        return self._running
 
     @contextmanager
     def running(self, operation: Operation) -> Iterator[None]:
@@ -142,6 +219,12 @@ class Scope:
         operation of the scope (so cleanup code unwinding a suspended flow does nothing)."""
         self._suspension = Suspend(tuple(waits))
         raise self._suspension
+
+    def end(self, ending: BaseException) -> NoReturn:
+        """Unwind the scope with ``ending`` (a :class:`ContinuedAsNew`), raised again from any
+        later operation of the scope, as :meth:`suspend` does."""
+        self._suspension = ending
+        raise ending
 
     def finish(self) -> None:
         """The scope's code returned: it must have asked for every operation recorded."""

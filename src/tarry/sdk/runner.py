@@ -8,8 +8,11 @@ the worker and history are shared:
 - the function returned → ``Done(value)``: the run succeeds (exit ``completed``) and the
   stored value is the run's ``result``;
 - an operation must wait → ``Blocked(waits)``: every wait of every suspended branch;
+- the function called ``ctx.continue_as_new`` → ``Continued(inputs)``: the run succeeds
+  (exit ``continued``) and its successor starts with those inputs;
 - the function raised → ``Failed({type, message, step})``, where ``type`` is
-  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization``, ``event``
+  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization``,
+  ``continue-as-new`` (its inputs refused, or called in a branch), ``event``
   (a wait for an undeclared event type or with the wrong match keys) or, for any other
   exception, ``exception`` (the message then starts with the exception's class).
 
@@ -23,8 +26,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from tarry.engine.outcome import Blocked, Done, Failed, Outcome
+from tarry.engine.outcome import Blocked, Continued, Done, Failed, Outcome
 from tarry.errors import (
+    ContinueAsNewError,
     EventError,
     InvalidValue,
     NondeterminismError,
@@ -36,7 +40,7 @@ from tarry.language.manifests import Manifest
 from tarry.sdk.context import Context, enter, leave
 from tarry.sdk.flows import PythonFlow
 from tarry.sdk.operations import FlowRun, Teardown
-from tarry.sdk.replay import Journal, Scope, Suspend
+from tarry.sdk.replay import ContinuedAsNew, Journal, Scope, Suspend
 from tarry.sdk.serializers import Codec
 from tarry.values import stored_text
 
@@ -52,6 +56,7 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
     (WaitForConditionError, "condition-exhausted", lambda exc: exc.condition or None),
     (StepError, "step-error", lambda exc: exc.step),
     (SerializationError, "serialization", lambda _exc: None),
+    (ContinueAsNewError, "continue-as-new", lambda _exc: None),
     (InvalidValue, "value", lambda _exc: None),
     (EventError, "event", lambda _exc: None),
 )
@@ -59,9 +64,11 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
 
 
 async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, codec: Codec,
-                       manifests: Mapping[str, Manifest]) -> Outcome:
-    """Run ``flow`` for one advance of the run whose ``state`` is given (and mutated)."""
-    run = FlowRun(env, Journal(state), codec, manifests)
+                       manifests: Mapping[str, Manifest], dry: bool = False) -> Outcome:
+    """Run ``flow`` for one advance of the run whose ``state`` is given (and mutated);
+    ``dry``: replay only what the run recorded, executing nothing new (the outcome is
+    ``Blocked`` on no wait where the replay stopped)."""
+    run = FlowRun(env, Journal(state, dry=dry), codec, manifests)
     scope = Scope(run.journal, "", "the flow")
     token = enter(Context(run, scope))
     try:
@@ -70,6 +77,8 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
         outcome: Outcome = Done(codec.store(value, f"the value flow '{flow.name}' returned"))
     except Suspend as suspension:
         outcome = Blocked(suspension.waits)
+    except ContinuedAsNew as continued:
+        outcome = Continued(continued.inputs)
     except Teardown:
         assert run.teardown is not None
         raise run.teardown from None
@@ -77,7 +86,7 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
         raise
     except BaseException as exc:  # SystemExit too: the flow's exception, not the worker's
         outcome = failure_of(exc)
-        if outcome.error["type"] == "exception":
+        if outcome.error["type"] == "exception" and not dry:
             logger.warning("run %s: flow '%s' raised", env.run_id, flow.name, exc_info=exc,
                            extra={"run_id": env.run_id})
     finally:

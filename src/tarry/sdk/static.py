@@ -9,6 +9,7 @@ calls whose arguments are literals:
   manifest (with a suggestion when one is close), the literal ``match`` keys are exactly the
   manifest's ``correlate_on`` keys, and a literal ``timeout`` is a duration;
 - ``ctx.wait(name, "2d")``: a literal duration parses;
+- ``ctx.patched("new-tax")``, ``ctx.deprecate_patch(...)``: a literal patch id is well formed;
 - a literal operation name is not used twice in one block of statements of the flow's own
   scope (a name may repeat in the two arms of an ``if``, or after a branch that returns:
   only one of them runs; telling those apart in general is left to run time).
@@ -30,12 +31,16 @@ from tarry._suggest import did_you_mean
 from tarry.errors import Problem
 from tarry.language.durations import parse_duration
 from tarry.language.manifests import Manifest
+from tarry.sdk.patches import checked_patch_id
 
 __all__ = ["flow_problems"]
 
 _NAMED_OPERATIONS = frozenset({"step", "wait", "wait_for_event", "wait_for_condition", "now",
                                "random"})
 """The ``ctx`` methods whose first argument is the operation's name."""
+
+_PATCH_CALLS = frozenset({"patched", "deprecate_patch"})
+"""The ``ctx`` methods whose first argument is a patch id."""
 
 _Block = int
 """Where a call sits: the identity of the list of statements that holds it."""
@@ -120,7 +125,7 @@ def _expression_calls(value: Any, ctx: str, block: _Block) -> Iterator[tuple[ast
         for found in ast.walk(node):
             if (isinstance(found, ast.Call) and isinstance(found.func, ast.Attribute)
                     and isinstance(found.func.value, ast.Name) and found.func.value.id == ctx
-                    and found.func.attr in _NAMED_OPERATIONS):
+                    and found.func.attr in _NAMED_OPERATIONS | _PATCH_CALLS):
                 yield found, block
 
 
@@ -136,6 +141,8 @@ def _call_problems(source: _Source, flow: str, call: ast.Call,
                    manifests: Mapping[str, Manifest] | None) -> list[Problem]:
     assert isinstance(call.func, ast.Attribute)
     where = f"flow '{flow}': ctx.{call.func.attr}"
+    if call.func.attr in _PATCH_CALLS:
+        return _patch_problems(source, where, call)
     problems = []
     durations = {"wait": call.args[1] if len(call.args) > 1 else None,
                  "wait_for_event": _keyword(call, "timeout")}
@@ -149,6 +156,17 @@ def _call_problems(source: _Source, flow: str, call: ast.Call,
     if call.func.attr == "wait_for_event" and manifests is not None and len(call.args) > 1:
         problems += _event_problems(source, where, call, manifests)
     return problems
+
+
+def _patch_problems(source: _Source, where: str, call: ast.Call) -> list[Problem]:
+    patch_id = _literal(call.args[0]) if call.args else None
+    if patch_id is None:
+        return []
+    try:
+        checked_patch_id(patch_id, "")
+    except ValueError as exc:
+        return [source.problem(call.args[0], f"{where}{exc}")]
+    return []
 
 
 def _is_instant(text: str) -> bool:
@@ -182,6 +200,9 @@ def _repeated_names(source: _Source, flow: str,
     seen: set[tuple[str, _Block]] = set()
     problems = []
     for call, block in calls:
+        assert isinstance(call.func, ast.Attribute)
+        if call.func.attr in _PATCH_CALLS:  # an id asked for again gets the same answer
+            continue
         name = _literal(call.args[0]) if call.args else None
         if name is None:
             continue

@@ -21,6 +21,7 @@ from tarry.model import (
     BatchFilter,
     BatchRecord,
     HistoryEntry,
+    MovePlan,
     RetryPlan,
     RunRecord,
     RunStatus,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
 __all__ = ["batch_runs", "cancel_runs", "count_selected", "filter_params", "find_batch",
-           "insert_batch", "retry_all", "work_page", "write_batch_page"]
+           "insert_batch", "move", "retry_all", "work_page", "write_batch_page"]
 
 
 def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
@@ -82,6 +83,27 @@ def retry_all(tx: Tx, plans: Sequence[RetryPlan], now: datetime) -> list[RunReco
         tx.insert("insert_history", rows.history_params(plan.run_id, [plan.entry]))
         done.append(rows.record_from_row(row))
     return done
+
+
+def move(tx: Tx, plan: MovePlan, now: datetime) -> RunRecord | None:
+    """Move the planned run to its new definition if it is still as the plan saw it (read
+    under its row's lock: its status, definition and stored state, and no lease); the run as
+    written, or None (nothing written)."""
+    row = tx.one("get_run_for_update", {"id": plan.run_id})
+    if row is None:
+        return None
+    seen = rows.record_from_row(row)
+    if (seen.status is not plan.status or seen.flow_digest != plan.from_digest
+            or seen.lease_owner is not None or seen.state != plan.seen):
+        return None
+    moved = tx.one("move_run", {"id": plan.run_id, "status": plan.status.value,
+                                "from_digest": plan.from_digest, "to_digest": plan.to_digest,
+                                "state": rows.json_text(plan.state), "now": to_millis(now),
+                                "wake": 1 if plan.wake else 0})
+    if moved is None:
+        return None
+    tx.insert("insert_history", rows.history_params(plan.run_id, [plan.entry]))
+    return rows.record_from_row(moved)
 
 
 # -- batches ---------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ from tarry.model import BatchAction, EventState, RunStatus, TaskState
 __all__ = ["BatchDocument", "BatchFilterBody", "CancelRun", "CompleteTask", "EventDocument",
            "EventList", "FlowGraph", "FlowInfo", "FlowList", "GraphNode", "GraphRegion",
            "GraphStart", "Health", "HistoryItem", "JournalOperation", "ManifestInfo",
-           "RedeliverEvent", "RerunRun", "RetryRun", "RunDocument", "RunError", "RunList",
-           "SendEvent", "StartBatch", "StartRun", "StepTiming", "TaskDocument", "TaskList",
-           "WaitingFor"]
+           "MigrateRuns", "MoveDocument", "RedeliverEvent", "RerunRun", "RetryRun",
+           "RunDocument", "RunError", "RunList", "RunMoveDocument", "SendEvent", "StartBatch",
+           "StartRun", "StepTiming", "TaskDocument", "TaskList", "WaitingFor"]
 
 JsonObject = dict[str, Any]
 
@@ -74,7 +74,7 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, slot, or an event type."))
+        "timer, event, hold, poll, task, retry, slot, throttle, window, or an event type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -102,6 +102,40 @@ class BatchDocument(BaseModel):
     skipped: int = Field(description="Runs that no longer qualified when their turn came.")
     created_at: str
     updated_at: str
+
+
+class MigrateRuns(_Request):
+    """``POST /v1/runs/migrate``: move the held and waiting runs of a YAML flow to its
+    current definition."""
+
+    flow: str = Field(min_length=1, max_length=512,
+                      description="The name of a YAML flow of the project (never a path).")
+    dry_run: bool = Field(description="true: only say which runs would move and why others "
+                                      "cannot; false: move those that can.")
+
+
+class RunMoveDocument(BaseModel):
+    """What became of one run."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str
+    status: str = Field(description="held or waiting, as the run was read.")
+    from_: str = Field(alias="from", description="The digest of the run's definition.")
+    outcome: str = Field(description="moves (a dry run), moved, cannot move, or skipped (it "
+                                     "changed while it was being moved).")
+    reasons: list[str] = Field(description="Why it cannot move, or was skipped.")
+
+
+class MoveDocument(BaseModel):
+    """What moving a flow's runs did (or, as a dry run, would do)."""
+
+    flow: str
+    to: str = Field(description="The digest of the definition the runs move to.")
+    dry_run: bool
+    runs: list[RunMoveDocument]
+    counts: dict[str, int] = Field(description="How many runs came to each outcome.")
+    current: int = Field(description="Held or waiting runs already on that definition.")
 
 
 class SendEvent(_Request):
@@ -163,7 +197,9 @@ class WaitingFor(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task or slot.")
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task, slot, "
+                                  "throttle (with ``key``, ``limit`` and ``per``) or "
+                                  "window (held until a business calendar opens).")
     step: str | None = None
     until: str | None = Field(default=None, description="The latest instant it waits until.")
     event_type: str | None = None
@@ -175,6 +211,10 @@ class WaitingFor(BaseModel):
         "For a slot: how many runs wait before this one in the key's queue."))
     holders: list[str] | None = Field(default=None, description=(
         "For a slot: the runs holding the key's slots (the earliest first)."))
+    calendar: str | None = Field(default=None, description=(
+        "The business calendar a window waits on, or that counted the wait's length."))
+    until_local: str | None = Field(default=None, description=(
+        "until on that calendar's clock, such as 2026-12-28 10:00 Europe/Berlin."))
 
 
 class RunError(BaseModel):
@@ -213,7 +253,8 @@ class JournalOperation(BaseModel):
 
     name: str = Field(description="The operation's path (its name, or #n by its place).")
     kind: str = Field(description="step, now, random, wait, wait_for_event, "
-                                  "wait_for_condition, ask, parallel or map.")
+                                  "wait_for_condition, ask, parallel, map or "
+                                  "patch (a ctx.patched marker, named #patch:<id>).")
     status: str = Field(description="completed, failed, waiting or running.")
     attempt: int | None
     started_at: str | None
@@ -250,6 +291,11 @@ class RunDocument(BaseModel):
     rerun_of: str | None = Field(default=None, description="The run this one reruns.")
     reruns: list[str] | None = Field(default=None, description=(
         "The runs started as reruns of this one; only in single-run documents."))
+    continued_from: str | None = Field(default=None, description=(
+        "The run that continued as this one (ctx.continue_as_new)."))
+    continued_as: str | None = Field(default=None, description=(
+        "The run this one continued as (it ended with exit 'continued'); only in single-run "
+        "documents."))
     attempt: int | None = Field(default=None, description=(
         "1, and one more per retry; only with the history."))
     history: list[HistoryItem] | None = Field(

@@ -1,5 +1,6 @@
-"""Operating runs over HTTP: retry, rerun, and batches over the runs a filter
-selects (``POST /v1/runs/batch``, ``GET /v1/batches/{id}``).
+"""Operating runs over HTTP: retry, rerun, batches over the runs a filter selects
+(``POST /v1/runs/batch``, ``GET /v1/batches/{id}``), and moving the waiting runs of a flow to
+its current definition (``POST /v1/runs/migrate``).
 
 A batch is recorded with its count and answered at once (202); the server then works
 through it in the background, one short transaction per page, so its counts advance while
@@ -22,7 +23,15 @@ from tarry.errors import InvalidRunRequest, StoreError
 from tarry.language.durations import parse_duration
 from tarry.model import BatchFilter
 from tarry.server.api.context import EngineDep, error_responses, wake_worker
-from tarry.server.api.models import BatchDocument, RerunRun, RetryRun, RunDocument, StartBatch
+from tarry.server.api.models import (
+    BatchDocument,
+    MigrateRuns,
+    MoveDocument,
+    RerunRun,
+    RetryRun,
+    RunDocument,
+    StartBatch,
+)
 from tarry.server.auth import Principal, principal_of_request
 from tarry.server.calls import off_loop
 
@@ -48,6 +57,21 @@ async def start_batch(body: StartBatch, *, request: Request, engine: EngineDep,
                            by=principal, reason=body.reason)
     work_in_background(request.app, batch.id)
     return batch_document(batch)
+
+
+@router.post("/runs/migrate", response_model=MoveDocument, response_model_by_alias=True,
+             responses=error_responses(400, 404, 422))
+async def migrate_runs(body: MigrateRuns, *, request: Request, engine: EngineDep,
+                       principal: Principal) -> dict[str, Any]:
+    """Move the held and waiting runs of a YAML flow to its current definition, each in a
+    short transaction of its own (``dry_run``: only judge them): every run with what became
+    of it, and why a run cannot move. 422 for a Python flow (its runs replay the current
+    code) or a flow file that does not load."""
+    report = await off_loop(engine, engine.migrate_runs, body.flow, by=principal,
+                            dry_run=body.dry_run, by_name=True)
+    if not body.dry_run:
+        wake_worker(request)
+    return report.document()
 
 
 @router.get("/batches/{batch_id}", response_model=BatchDocument,

@@ -106,6 +106,11 @@ def _what(waiting: Mapping[str, Any]) -> str:
         return f"{_events(waiting)}{step}"
     if kind == "hold":
         return f"hold: {conditions_text(waiting.get('conditions') or []) or 'its gate'}"
+    if kind == "throttle":
+        key = f" '{waiting['key']}'" if waiting.get("key") else ""
+        return f"throttle{key}: its turn to start"
+    if kind == "window":
+        return f"window of calendar {waiting.get('calendar')}{step or ' before its start'}"
     return f"{_WAIT_NOUNS.get(kind, kind)}{step}"
 
 
@@ -119,7 +124,8 @@ def _events(waiting: Mapping[str, Any]) -> str:
 
 _WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task"}
 
-_UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at"}
+_UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at",
+                "throttle": "starts at", "window": "opens at"}
 """How the instant of a wait is introduced, per kind (default: ``until``)."""
 
 
