@@ -41,8 +41,8 @@ from tarry.engine.catalog import (
 from tarry.engine.documents import run_document
 from tarry.engine.operating import checked_reason
 from tarry.engine.oplog import Shown
-from tarry.engine.slots import slot_view
 from tarry.engine.replaying import ReplayReport, replay_runs
+from tarry.engine.slots import slot_view
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers

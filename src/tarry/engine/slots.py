@@ -1,7 +1,9 @@
 """A flow's ``concurrency``: the slot a run takes before its first step.
 
 A run of a flow with ``concurrency`` renders its key once, before its first step (after its
-hold, if any, has cleared: a held run takes no slot), and asks the store for a slot of it.
+hold, if any, has cleared, and after its throttle's turn has come: a held or throttled run
+takes no slot; a run about to wait for its flow's window asks once the window is open), and
+asks the store for a slot of it.
 Granted, it holds the slot until it ends, however it ends, waits inside its steps included.
 Denied, it suspends before its first step, ``waiting`` for ``{kind: slot, key, ahead}``
 with no ``due_at``: the transaction that frees a slot of its key hands it over and makes the

@@ -114,7 +114,7 @@ def _read_body(ctx: LoadContext, step_id: str, pos: Position, node: YamlMap) -> 
                 if_=read_optional(ctx, node, "if", read_if, None),
                 optional=read_optional(ctx, node, "optional", read_bool, False),
                 retry=read_optional(ctx, node, "retry", _read_retry, None),
-                limit=read_optional(ctx, node, "limit", _read_pool, None))
+                limit=read_optional(ctx, node, "limit", _read_pool, None),
                 window=read_optional(ctx, node, "window", read_calendar, None))
 
 
