@@ -114,6 +114,9 @@ class Limits:
     shown_bytes: int = 4096
     """The longest value a Python run's journal shows in its run document, as JSON (4 KiB);
     a longer one is shown truncated, with a marker."""
+    pools: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """The named slot pools (``[limits.pools] NAME = N``): a step with ``limit: NAME`` holds
+    one of the pool's N slots while its action runs, across every worker and flow."""
     action_timeout: timedelta = timedelta(minutes=5)
     """How long one call of an action may run when its step sets no ``timeout`` (5
     minutes); past it the call is cancelled (or, in a thread, abandoned) and the step fails
@@ -397,6 +400,37 @@ def _positive_int_text(value: str, where: str) -> int:
     return int(digits)
 
 
+_POOL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def _pools(value: object, where: str) -> Mapping[str, int]:
+    """``[limits.pools]``: pool name → its number of slots, a positive integer."""
+    where = where.replace("[limits] pools", "[limits.pools]")
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of pool name = number of slots, "
+                          f"got {_show(value)}")
+    return MappingProxyType({_pool_name(name, where): _positive_int(size, f"{where} {name}")
+                             for name, size in value.items()})
+
+
+def _pools_text(value: str, where: str) -> Mapping[str, int]:
+    """``TARRY_POOLS=vendor-api=4,db=2``."""
+    pools: dict[str, int] = {}
+    for item in _comma_list(value, where):
+        name, equals, size = item.partition("=")
+        if not equals:
+            raise ConfigError(f"{where}: expected name=slots, got {_show(item)}")
+        pools[_pool_name(name.strip(), where)] = _positive_int_text(size, f"{where} {name}")
+    return MappingProxyType(pools)
+
+
+def _pool_name(name: str, where: str) -> str:
+    if not _POOL_NAME.fullmatch(name):
+        raise ConfigError(f"{where}: pool name {_show(name)} must match "
+                          f"{_POOL_NAME.pattern}")
+    return name
+
+
 def _env_names(value: object, where: str) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise ConfigError(f'{where}: expected an array of variable names such as '
@@ -463,6 +497,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "file_bytes": _Key("TARRY_FILE_BYTES", _positive_int, _positive_int_text),
         "recovery_max": _Key("TARRY_RECOVERY_MAX", _positive_int, _positive_int_text),
         "shown_bytes": _Key("TARRY_SHOWN_BYTES", _positive_int, _positive_int_text),
+        "pools": _Key("TARRY_POOLS", _pools, _pools_text),
         "action_timeout": _Key.plain("TARRY_ACTION_TIMEOUT", _duration),
     },
     "retention": {

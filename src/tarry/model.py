@@ -46,6 +46,9 @@ __all__ = [
     "ScheduleFiring",
     "ScheduleRecord",
     "ScheduledStart",
+    "SlotClaim",
+    "SlotTurn",
+    "SlotView",
     "Successor",
     "TaskCompletion",
     "TaskRecord",
@@ -107,7 +110,8 @@ MIGRATED = "migrated"
 """The history entry of a run an operator moved to a new definition of its flow (``from``
 and ``to``: the two definitions' digests; ``by``)."""
 
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "throttle", "window"})
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "slot", "throttle",
+                        "window"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
 
@@ -396,6 +400,12 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
+    slot_keys: tuple[str, ...] = ()
+    """The slot keys the run holds or waits for (:class:`SlotClaim`), by its state: locked
+    first, given back when the update ends the run."""
+    slot_queued: tuple[SlotClaim, ...] = ()
+    """The slots the run waits for after this update: if one was handed to it meanwhile
+    (while it was being advanced), the update leaves it due at once."""
     successor: Successor | None = None
     """The run this one continues as (it ends with exit ``continued``): created in the
     transaction that ends this one, which hands it the events delivered to this run and not
@@ -409,6 +419,38 @@ class RunUpdate:
             if place and isinstance(place.get("step"), str):
                 return step_node(place["step"])
         return None
+
+
+@dataclass(frozen=True)
+class SlotClaim:
+    """One slot asked for: of the fleet-wide ``key`` (a flow's concurrency key, or a pool),
+    by the run ``run_id`` as a whole (``holder`` empty) or by its step at path ``holder``;
+    at most ``limit`` are held at once."""
+
+    key: str
+    run_id: str
+    limit: int
+    holder: str = ""
+
+
+@dataclass(frozen=True)
+class SlotTurn:
+    """What asking for a slot came to: ``granted``, or queued with ``ahead`` entries of the
+    key's queue before it."""
+
+    granted: bool
+    ahead: int = 0
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """A key's slots as one run sees them: the runs holding them (the earliest first, at
+    most a page), how many wait in its queue, and how many of those are before the run
+    (None: the run is not in the queue)."""
+
+    holders: tuple[str, ...]
+    queued: int
+    ahead: int | None
 
 
 class CheckpointOutcome(StrEnum):

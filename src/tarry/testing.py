@@ -96,11 +96,12 @@ class Harness:
             else import_program_source(project.app, root=project.root)
         if calendars is None and project is not None:
             calendars = project.calendars
-        catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
-                              programs=source.programs(declared) if source else None,
-                              file_bytes=file_bytes, calendars=calendars)
         checks = project.checks if checks is None and project is not None else checks
         limits = project.limits if limits is None and project is not None else limits
+        catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
+                              programs=source.programs(declared) if source else None,
+                              file_bytes=file_bytes, calendars=calendars,
+                              pools=None if limits is None else limits.pools)
         stubs = dict(check_stubs or {})
         self.engine = Engine(
             store, catalog, registry, self.clock, declared,
@@ -124,7 +125,8 @@ class Harness:
     def flow(self, source: str, path: str = "flow.yaml") -> Flow:
         """Load a flow from YAML text (validated exactly like a file; with manifests given,
         its event types and ``match`` keys are checked against them too)."""
-        return parse_flow(source, path, actions=self.engine.actions.declared_arguments(),
+        return parse_flow(source, path, pools=self.engine.limits.pools,
+                          actions=self.engine.actions.declared_arguments(),
                           manifests=self._checked, calendars=self.engine.catalog.calendars)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,

@@ -53,7 +53,8 @@ def test_runs_refuses_a_misspelt_waiting_for(project: Project) -> None:
     result = project.tarry("runs", "--waiting-for", "windwo")
     assert result.exit_code == 2
     assert ("Invalid value for '--waiting-for': 'windwo' is neither a kind of wait (event, "
-            "hold, poll, retry, task, timer, window) nor a declared event type (did you mean "
+            "hold, poll, retry, slot, task, throttle, timer, window) nor a declared event type "
+            "(did you mean "
             "'window'?)") in " ".join(result.stderr.split())
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -28,7 +29,8 @@ def test_the_page_lists_every_setting_of_the_limits_table() -> None:
     assert documented == set(Limits.__dataclass_fields__) | set(ValueLimits.__dataclass_fields__)
 
 
-_READ_DEFAULT = {int: int, tuple: lambda text: () if text == "none" else (text,)}
+_READ_DEFAULT = {int: int, tuple: lambda text: () if text == "none" else (text,),
+                 MappingProxyType: lambda text: {} if text == "none" else None}
 """How the page spells a default of each type (durations otherwise)."""
 
 

@@ -181,6 +181,16 @@ steps:
             timeout: 1d
 """
 
+SLOT = """\
+flow: stored-slot
+inputs:
+  repo: { type: string, required: true }
+concurrency: { key: "{{ repo }}", limit: 1 }
+steps:
+  - soak: { wait: { for: 1h } }
+  - done: { set: { repo: "{{ repo }}" } }
+"""
+
 WINDOW = """\
 flow: stored-window
 steps:
@@ -222,6 +232,8 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"replies": [
              {"reply": {"status": "received"}}, {"reply": {"status": "received"}},
              {"reply": {"status": "received"}}]}}),
+    Case("yaml-slot", SLOT, {"repo": "acme/web"}, after=(Advance(timedelta(hours=1)),),
+         expect={"status": "succeeded", "bindings": {"done": {"repo": "acme/web"}}}, since=3),
     Case("yaml-window", WINDOW, after=(Advance(timedelta(days=2)),), since=3,
          expect={"status": "succeeded", "bindings": {"ship": {"went": True}}}),
     Case("sdk-timer", "sdk-timer", {"name": "ada"}, after=(Advance(timedelta(hours=2)),),

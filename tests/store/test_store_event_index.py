@@ -173,7 +173,7 @@ per call."""
 @pytest.fixture
 def modest(store: Store) -> SqlStore:
     """MODEST waiting runs, each with one event wait, one history, journal and inbox entry,
-    and MODEST recorded events."""
+    a slot held and one waited for (of 300 keys), and MODEST recorded events."""
     return filled_modestly(store)
 
 
@@ -191,6 +191,11 @@ def filled_modestly(store: Store) -> SqlStore:
         insert_history=[{"run_id": f"run-{number:05}", "at": to_millis(NOW), "kind": "k",
                          "step": None, "data": "{}"} for number in numbers],
         insert_event=[event_params(number) for number in numbers],
+        take_slot=[{"key": f"flow:f:{number % 300}", "run_id": f"run-{number:05}",
+                    "holder": "", "now": to_millis(NOW)} for number in numbers],
+        queue_for_slot=[{"key": f"flow:f:{number % 300}", "run_id": f"run-{number:05}",
+                         "holder": "step", "slot_limit": 2, "now": to_millis(NOW)}
+                        for number in numbers],
         insert_throttle_turn=[{"flow": "f", "key": f"k{number % 100}",
                                "turn": to_millis(NOW) + number, "run_id": f"run-{number:05}"}
                               for number in numbers],
@@ -290,7 +295,8 @@ SCANNING_BY_DESIGN = {
 }
 """Queries whose plan may scan a table, and why that is no hazard."""
 
-_SCANNED = "runs|event_waits|inbox|events|run_journal|history|throttle_turns|debounces"
+_SCANNED = ("runs|event_waits|inbox|events|run_journal|history|throttle_turns|debounces"
+            "|slot_holders|slot_queue")
 SCANS = {"sqlite": re.compile(rf"SCAN ({_SCANNED})\b"),
          "postgresql": re.compile(rf"Seq Scan on ({_SCANNED})\b")}
 """A plan's line that reads a whole table a send or a worker reads, by backend."""

@@ -66,7 +66,8 @@ def _describe_error(error: Mapping[str, Any] | None) -> str:
 # the dashboard say the same thing.
 
 def short_wait(waiting: Mapping[str, Any] | None) -> str:
-    """A table cell: ``timer until …`` or ``event slack.approval until …``; empty if none."""
+    """A table cell: ``timer until …``, ``event slack.approval until …`` or ``slot acme/web
+    (2 ahead)``; empty if none."""
     if not waiting:
         return ""
     what = waiting["kind"]
@@ -74,7 +75,10 @@ def short_wait(waiting: Mapping[str, Any] | None) -> str:
         waiting.get("event_type")]
     if any(types):
         what = f"{what} {' | '.join(str(t) for t in types if t)}"
-    return f"{what} until {waiting['until']}"
+    if what == "slot":
+        ahead = waiting.get("ahead")
+        what = f"slot {waiting.get('key')}" + ("" if ahead is None else f" ({ahead} ahead)")
+    return f"{what} until {waiting['until']}" if waiting.get("until") else what
 
 
 # --- history --------------------------------------------------------------------------------------

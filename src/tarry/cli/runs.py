@@ -31,6 +31,7 @@ from tarry.config import Settings, load_settings
 from tarry.engine.documents import history_document, run_document
 from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
+from tarry.engine.slots import slot_view
 from tarry.errors import InvalidRunRequest, StoreMissing
 from tarry.language.manifests import load_manifests
 from tarry.model import WAIT_KINDS, RunRecord, RunStatus
@@ -231,9 +232,11 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
     settings = load_settings()
     with open_run_store(settings) as store:
         found = resolve_run_id(store, run_id)
-        doc = run_document(store.get_run(found), store.history(found),
+        record = store.get_run(found)
+        doc = run_document(record, store.history(found),
                            store.journals([found]).get(found, []), reruns=store.reruns(found),
-                           continued_as=store.continued_as(found), shown=shown_values(settings))
+                           continued_as=store.continued_as(found), shown=shown_values(settings),
+                           slots=slot_view(store, record))
     if as_json:
         print_json(doc)
     else:

@@ -153,12 +153,15 @@ class FlowFinder:
     def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES,
+                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
                  calendars: Mapping[str, Calendar] | None = None) -> None:
         self.flows_dir = flows_dir
         self.calendars: Mapping[str, Calendar] = calendars or {}
         """The project's business calendars: a flow naming another is refused at load."""
         self.file_bytes = file_bytes
+        self.pools = None if pools is None else frozenset(pools)
+        """The slot pools the project declares, that ``limit:`` steps must name (None: not
+        checked)."""
         self.actions = frozenset(actions)
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
@@ -347,7 +350,8 @@ class FlowFinder:
     def _parse(self, path: Path) -> Flow | LoadError:
         try:
             return load_flow(path, actions=self.actions, manifests=self.manifests,
-                             max_bytes=self.file_bytes, calendars=self.calendars)
+                             max_bytes=self.file_bytes, pools=self.pools,
+                             calendars=self.calendars)
         except LoadError as exc:
             return exc
 
@@ -392,10 +396,10 @@ class FlowCatalog(FlowFinder):
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES,
+                 file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
                  calendars: Mapping[str, Calendar] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes, calendars=calendars)
+                         file_bytes=file_bytes, pools=pools, calendars=calendars)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

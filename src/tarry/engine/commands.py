@@ -11,6 +11,8 @@ walks again, as Temporal's workflow tasks answer with commands for its workers t
   way at once (``for_each`` branches); the walk goes on as each one finishes.
 - :class:`ReadJournal`: read entries of the run's journal (a resumed ``for_each``'s items, its
   finished iterations once the last one ends).
+- :class:`TakeSlot`: take a slot of the pool a ``limit:`` step names before its action runs
+  (the executor notes ``held`` or ``queued`` in the step's state; a queued step blocks).
 
 :func:`call_action` is the one way an action is called, by the walk or by the executor: its
 result, checked as a stored value, or an :class:`ActionFailed` that the walk then retries or
@@ -34,7 +36,7 @@ from tarry.secrets import Redactor
 from tarry.values import check_value, stored_text
 
 __all__ = ["DEFAULT_ACTION_TIMEOUT", "ActionFailed", "Command", "ReadJournal", "RunAction",
-           "call_action"]
+           "TakeSlot", "call_action"]
 
 DEFAULT_ACTION_TIMEOUT = timedelta(minutes=5)
 """How long a call may run when neither its step nor ``[limits] action_timeout`` says."""
@@ -50,6 +52,8 @@ class RunAction:
     args: dict[str, Any]
     context: ActionContext
     cur: dict[str, Any]
+    pool: str | None = None
+    """The pool whose slot the step holds while the action runs (given back after it)."""
     timeout: timedelta = DEFAULT_ACTION_TIMEOUT
     """How long the call may run (:mod:`tarry.engine.timeouts`)."""
 
@@ -62,7 +66,17 @@ class ReadJournal:
     into: Callable[[Sequence[JournalEntry]], None]
 
 
-Command: TypeAlias = RunAction | ReadJournal
+@dataclass(frozen=True)
+class TakeSlot:
+    """Take a slot of ``pool`` for the step at ``path`` (its state ``cur`` says what came of
+    it: ``slot`` is ``held``, or ``queued`` with ``ahead``)."""
+
+    path: str
+    pool: str
+    cur: dict[str, Any]
+
+
+Command: TypeAlias = RunAction | ReadJournal | TakeSlot
 
 
 @dataclass(frozen=True)

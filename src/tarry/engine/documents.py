@@ -19,6 +19,7 @@ from tarry.model import (
     HistoryEntry,
     JournalEntry,
     RunRecord,
+    SlotView,
     TaskRecord,
 )
 
@@ -29,7 +30,8 @@ __all__ = ["batch_document", "event_document", "history_document", "run_document
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
                  journal: Sequence[JournalEntry] = (), *,
                  reruns: Sequence[str] | None = None, continued_as: str | None = None,
-                 shown: Shown | None = None) -> dict[str, Any]:
+                 shown: Shown | None = None,
+                 slots: SlotView | None = None) -> dict[str, Any]:
     """The run document of ``record``; with ``history`` when it is given, and then each
     step's timing, read from it (:func:`~tarry.engine.timings.step_timings`), the run's
     ``attempt`` (1, and one more per retry) and a Python run's ``journal`` of operations,
@@ -37,7 +39,9 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
     ``reruns`` (the ids of its reruns) when they are given, and then ``continued_as`` (the
     run it continued as, or None). Its ``bindings`` are those in the
     run's state and in ``journal`` (the run's journal entries: a run keeps the bindings of
-    completed steps there)."""
+    completed steps there). A run waiting for a slot shows its place in the queue and the
+    key's holders as of ``slots`` (read with :func:`tarry.engine.slots.slot_view`), when
+    given."""
     document: dict[str, Any] = {
         "id": record.id,
         "flow": record.flow,
@@ -56,7 +60,7 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
         "rerun_of": record.rerun_of,
         "continued_from": record.continued_from,
     }
-    document["waiting_for"] = _waiting_for(document, record)
+    document["waiting_for"] = _waiting_for(document, record, slots)
     if reruns is not None:
         document["reruns"] = list(reruns)
         document["continued_as"] = continued_as
@@ -71,12 +75,15 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
     return document
 
 
-def _waiting_for(document: dict[str, Any], record: RunRecord) -> dict[str, Any] | None:
+def _waiting_for(document: dict[str, Any], record: RunRecord,
+                 slots: SlotView | None) -> dict[str, Any] | None:
     """What the run waits for, with its one-line ``explanation``; null once it has ended
     (whatever a state written before that rule still says)."""
     if record.waiting_for is None or record.status.is_terminal:
         return None
     waiting = {**record.waiting_for}
+    if slots is not None and waiting.get("kind") == "slot":
+        waiting.update(ahead=slots.ahead, holders=list(slots.holders), queued=slots.queued)
     waiting["explanation"] = explain_wait({**document, "waiting_for": waiting})
     return waiting
 

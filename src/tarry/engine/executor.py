@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from tarry.actions import ActionRegistry
 from tarry.clock import Clock, iso
+from tarry.engine import slots
 from tarry.engine.catalog import FlowCatalog
 from tarry.engine.commands import (
     DEFAULT_ACTION_TIMEOUT,
@@ -23,6 +24,7 @@ from tarry.engine.commands import (
     Command,
     ReadJournal,
     RunAction,
+    TakeSlot,
 )
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
@@ -31,11 +33,12 @@ from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.throttling import TurnTaker, admit
 from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
-from tarry.errors import StoreError, TarryError
+from tarry.errors import ExpressionError, StoreError, TarryError
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
+from tarry.language.expressions import EvalContext
 from tarry.language.manifests import correlation_key
-from tarry.language.model import Flow
+from tarry.language.model import Flow, pools_named
 from tarry.model import (
     CONTINUED,
     CheckpointOutcome,
@@ -46,6 +49,7 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    SlotClaim,
     Successor,
 )
 from tarry.secrets import Redactor
@@ -105,7 +109,10 @@ class Executor:
                  clock: Callable[[], datetime] | None = None,
                  action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT,
                  lease: timedelta = timedelta(seconds=30),
-                 take_turn: TurnTaker | None = None) -> None:
+                 take_turn: TurnTaker | None = None,
+                 take_slot: slots.SlotTaker | None = None,
+                 give_slot_back: slots.SlotTaker | None = None,
+                 pools: Mapping[str, int] | None = None) -> None:
         self.catalog = catalog
         self.take_turn = take_turn
         """Takes a throttled flow's turns (None: throttles are not applied)."""
@@ -129,6 +136,14 @@ class Executor:
         self.limits = limits or ValueLimits()
         self.recovery_max = recovery_max
         """How many takeovers in a row a run gets before it is failed as crashed."""
+        self.take_slot = take_slot
+        """Asks the store for a slot of a flow's concurrency key (None: no store to ask;
+        a flow's concurrency is then not enforced)."""
+        self.give_slot_back = give_slot_back
+        """Gives a pool's slot back once a ``limit:`` step's action has run."""
+        self.pools: Mapping[str, int] = pools or {}
+        """The project's slot pools (``[limits.pools]``): name → number of slots."""
+        self._pool_keys: dict[str, tuple[str, ...]] = {}
 
     async def execute(self, record: RunRecord, now: datetime,
                       inbox: list[InboxEvent] | None = None) -> RunUpdate | None:
@@ -138,6 +153,42 @@ class Executor:
         ``StateVersionError`` (and changes nothing) for a state newer than this code.
         """
         state = upgrade(record.state)  # freshly decoded for this claim: ours to mutate
+        update = await self._execute(record, state, now, inbox)
+        if update is None or update.slot_keys:
+            return update
+        keys = slots.slot_keys(state) + self._pools_of(record.flow_digest)
+        if update.status.is_terminal and not slots.slot_keys(state):
+            keys += self._unnoted_flow_key(record, now)
+        return replace(update, slot_keys=keys) if keys else update  # ends give slots back
+
+    def _unnoted_flow_key(self, record: RunRecord, now: datetime) -> tuple[str, ...]:
+        """The flow key of a run that ends without its state naming one: it may hold the
+        slot all the same, taken by a worker that died before it checkpointed (then failed
+        as crashed by the next)."""
+        try:
+            flow = self.catalog.by_digest(record.flow_digest)
+            if flow.concurrency is None:
+                return ()
+            shown = slots.render_key(flow.concurrency, record,
+                                     EvalContext(now=now, timezone=flow.timezone))
+        except TarryError:  # no key can be rendered: none was ever taken
+            return ()
+        return (slots.flow_slot_key(flow.name, shown),)
+
+    def _pools_of(self, digest: str) -> tuple[str, ...]:
+        """The store's keys of the pools the flow's ``limit:`` steps name."""
+        keys = self._pool_keys.get(digest)
+        if keys is None:
+            try:
+                flow = self.catalog.by_digest(digest)
+            except TarryError:
+                return ()
+            keys = tuple(slots.pool_slot_key(pool) for pool in sorted(set(pools_named(flow))))
+            self._pool_keys[digest] = keys
+        return keys
+
+    async def _execute(self, record: RunRecord, state: dict[str, Any], now: datetime,
+                       inbox: list[InboxEvent] | None) -> RunUpdate | None:
         registered = _registered(record, state)
         history: list[HistoryEntry] = []
         if record.recoveries > self.recovery_max:  # it kills whoever runs it: run it no more
@@ -153,13 +204,14 @@ class Executor:
             flow = self.catalog.by_digest(record.flow_digest)
             program = self.catalog.program(flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
-            history.extend(HistoryEntry(now, kind)
-                           for kind in _entry_kinds(record.status, state))
+            self._started(record, state, now, history)
             failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
                               "step": None})
             return update_for(record.id, state, failure, history, now)
         if self.take_turn is not None and flow.throttle is not None \
-                and "started_at" not in state:  # a throttled run waits for its turn first
+                and "started_at" not in state and slots.SLOT not in state:
+            # a throttled run waits for its turn first, before it asks for a slot (a run
+            # queued for a slot has had its turn: it never takes a second one)
             async with self._turns:
                 throttled = await admit(self.take_turn, record, flow, state=state, now=now,
                                         history=history, limits=self.limits)
@@ -169,8 +221,19 @@ class Executor:
                                had_tasks=registered["tasks"])
             if throttled is not None:
                 return update_for(record.id, state, throttled, history, now)
-        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
-        state.setdefault("started_at", iso(now))
+        if self.take_slot is not None and slots.needs_slot(flow, record.status, state) \
+                and not self._window_closed(flow, state, now):
+            try:
+                queued = await slots.take_run_slot(
+                    self.take_slot, record, flow, state=state, now=now,
+                    at=EvalContext(now=now, timezone=flow.timezone), history=history)
+            except ExpressionError as exc:  # the key does not render: the run cannot start
+                self._started(record, state, now, history)
+                return update_for(record.id, state, Failed(slots.key_error(exc)), history,
+                                  now)
+            if queued is not None:
+                return queued
+        self._started(record, state, now, history)
         journal = journal_for(flow, program=program is not None)
         await self._restore(record.id, state, journal)
         env = self._env(record, flow, state, journal=journal, now=now, history=history)
@@ -218,6 +281,22 @@ class Executor:
                            "step": None}), None
         entries = (created, HistoryEntry(now, CONTINUED, None, {"from": record.id}))
         return outcome, Successor(run, entries, now + HANDOVER)
+
+    def _window_closed(self, flow: Flow, state: Mapping[str, Any], now: datetime) -> bool:
+        """Whether a run that has not asked for its flow's slot yet is about to wait for its
+        flow's ``window`` (its calendar closed now): it asks for the slot once the window
+        opens, so a run held by its window never holds a slot meanwhile."""
+        if flow.window is None or "root" in state or slots.SLOT in state:
+            return False
+        calendar = self.catalog.calendars.get(flow.window)
+        return calendar is not None and not calendar.is_open(now)
+
+    @staticmethod
+    def _started(record: RunRecord, state: dict[str, Any], now: datetime,
+                 history: list[HistoryEntry]) -> None:
+        """Record that the run (re)starts its steps: started, resumed or recovered."""
+        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
+        state.setdefault("started_at", iso(now))
 
     def _crashed(self, record: RunRecord) -> Failed:
         """The failure of a run whose workers died running it once more than
@@ -273,6 +352,9 @@ class Executor:
             if isinstance(command, ReadJournal):
                 command.into(await self._entries(env.run_id, command.query))
                 read = True
+            elif isinstance(command, TakeSlot):
+                await self._take_pool_slot(env, command)
+                read = True
             else:
                 calls[asyncio.ensure_future(self._call(command, env.recoveries))] = command
         return read
@@ -280,13 +362,55 @@ class Executor:
     def _call(self, command: RunAction, recoveries: int) -> Coroutine[Any, Any, Any]:
         """The call of ``command``'s action (its result, or why it failed), bounded by its
         timeout; its attempt counts the ``recoveries`` since the last checkpoint (the
-        executions that died with their workers)."""
+        executions that died with their workers). A ``limit:`` step's call gives its pool's
+        slot back once it returns, however it ended."""
         if recoveries:
             command = replace(command, context=replace(
                 command.context, attempt=command.context.attempt + recoveries))
-        return timed_call(self.actions, command, clock=self.timer, timeout=command.timeout,
+        call = timed_call(self.actions, command, clock=self.timer, timeout=command.timeout,
                           silence=self.lease, redact=self.redactor,
                           value_bytes=self.limits.value_bytes)
+        return call if command.pool is None else self._holding(command, call)
+
+    async def _holding(self, command: RunAction, call: Coroutine[Any, Any, Any]) -> Any:
+        """``call``, then the slot of the pool ``command``'s step holds given back, however
+        the call ended."""
+        try:
+            return await call
+        finally:
+            if command.cur.pop("slot", None) == "held" and self.give_slot_back is not None:
+                assert command.pool is not None
+                claim = SlotClaim(slots.pool_slot_key(command.pool), command.context.run_id,
+                                  0, command.path)
+                now = self.clock() if self.clock is not None else command.context.now
+                await asyncio.shield(self.give_slot_back(claim, now))
+
+    async def _take_pool_slot(self, env: Env, command: TakeSlot) -> None:
+        """Ask for a slot of the pool ``command``'s step names; note in its state what came
+        of it (a pool the project no longer declares fails the step)."""
+        cur, path = command.cur, command.path
+        size = self.pools.get(command.pool)
+        if size is None:
+            env.failures[path] = ActionFailed(
+                "pool", f"pool '{command.pool}' is not declared in [limits.pools]",
+                cur.get("attempt", 0) + 1, retryable=False)
+            return
+        if self.take_slot is None:  # no store to count in: not enforced
+            cur["slot"] = "held"
+            return
+        claim = SlotClaim(slots.pool_slot_key(command.pool), env.run_id, size, path)
+        turn = await self.take_slot(claim, env.now)
+        if turn.granted:
+            cur["slot"] = "held"
+            cur.pop("ahead", None)
+            if cur.pop("slot_since", None) is not None:
+                env.record("slot.taken", path, key=command.pool)
+            return
+        cur.update(slot="queued", ahead=turn.ahead)
+        env.denied.add(path)
+        if "slot_since" not in cur:
+            cur["slot_since"] = iso(env.now)
+            env.record("slot.queued", path, key=command.pool, ahead=turn.ahead)
 
     async def _restore(self, run_id: str, state: dict[str, Any], journal: RunJournal) -> None:
         """Read back into ``state`` what the resume needs of the run's journal."""
@@ -399,6 +523,10 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,
+                         slot_queued=tuple(SlotClaim(slots.pool_slot_key(w.key), run_id, 0,
+                                                     w.step)
+                                           for w in outcome.waits
+                                           if w.kind == "slot" and w.key is not None),
                          waits=_event_waits(outcome), rescan=rescan,
                          tasks=tuple(w.task for w in outcome.waits if w.task is not None))
     if isinstance(outcome, Failed):

@@ -11,6 +11,9 @@ thing. It reads only ``waiting_for``, which the worker writes when the run suspe
 - ``others``: how many other branches of the run wait besides the one shown (the one shown is
   the one due first);
 - ``next_reminder``: when the reminder of the wait shown runs next, if it has one;
+- for a slot, ``key`` (the flow's concurrency key, or the step's pool), ``ahead`` (how many
+  wait before it) and, in a document read with the store, ``holders`` (the runs holding the
+  key's slots);
 - for a wait on a business calendar (a ``window``, or a length counted in business time),
   ``calendar`` and ``until_local``, the deadline on that calendar's clock;
 - for a hold, ``faults`` (check name → faults in a row) and ``fault_limit``
@@ -39,6 +42,7 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
     "hold": ("held before its first step", "then checks its hold again"),
     "task": ("waiting for a person to complete task '{step}'",
              "then resumes with their decision, or with status timeout at the deadline"),
+    "slot": ("waiting for a slot of {slot}{queue}", "{then_slot}"),
     "throttle": ("waiting for its turn to start{key} (throttle: at most {limit} starts per "
                  "{per})", "then runs its first step"),
     "window": ("waiting for calendar '{calendar}' to open", "then starts step '{step}'"),
@@ -68,13 +72,15 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
               "alternatives": describe_alternatives(alternatives),
               "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
               "key": f" with key '{waiting['key']}'" if waiting.get("key") else "",
-              "limit": waiting.get("limit", ""), "per": waiting.get("per", "")}
+              "limit": waiting.get("limit", ""), "per": waiting.get("per", ""),
+              **_slot_fields(waiting)}
     at_step = f" at step '{step}'" if step else ""
     since = waiting.get("since") or doc.get("updated_at")
     others = waiting.get("others") or 0
     more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
             f"{'s' if others == 1 else ''} as well") if others else ""
-    return (f"{what.format(**fields)}{at_step} since {since} until {waiting['until']}"
+    until = f" until {waiting['until']}" if waiting.get("until") else ""
+    return (f"{what.format(**fields)}{at_step} since {since}{until}"
             f"{_local(waiting)}; {then.format(**fields)}{more}{_meanwhile(waiting)}")
 
 
@@ -83,6 +89,24 @@ def _local(waiting: Mapping[str, Any]) -> str:
     if not waiting.get("calendar") or not waiting.get("until_local"):
         return ""
     return f" ({waiting['until_local']}, {waiting['calendar']} hours)"
+
+
+def _slot_fields(waiting: Mapping[str, Any]) -> dict[str, str]:
+    """The words of a slot wait: whose slot (the flow's concurrency key, or a step's pool),
+    how many wait before the run, and what it does once a slot is handed to it."""
+    if waiting.get("kind") != "slot":
+        return {}
+    key = json.dumps(waiting.get("key"), ensure_ascii=False)
+    ahead = waiting.get("ahead")
+    holders = waiting.get("holders") or []
+    queue = "" if ahead is None else f" ({ahead} ahead in the queue)"
+    if holders:
+        queue += f", held by {', '.join(str(run) for run in holders)}"
+    if waiting.get("step"):
+        return {"slot": f"pool {key}", "queue": queue,
+                "then_slot": "then runs the step's action once a slot frees up"}
+    return {"slot": f"concurrency key {key}", "queue": queue,
+            "then_slot": "then starts its first step once a run of the key ends"}
 
 
 def _meanwhile(waiting: Mapping[str, Any]) -> str:

@@ -31,9 +31,16 @@ from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import Clock, from_iso, iso
 from tarry.engine import events, loops, tasks
-from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT, ActionFailed, RunAction, call_action
+from tarry.engine.commands import (
+    DEFAULT_ACTION_TIMEOUT,
+    ActionFailed,
+    RunAction,
+    TakeSlot,
+    call_action,
+)
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import (
+    UNTIMED,
     Blocked,
     Done,
     Exited,
@@ -104,6 +111,8 @@ class Env:
     in_flight: set[str] = field(default_factory=set)
     """The paths of the action steps whose calls the walk asked the executor for, until the
     executor has recorded what they came to."""
+    denied: set[str] = field(default_factory=set)
+    """The ``limit:`` steps denied a slot of their pool in this advance: they wait."""
     failures: dict[str, ActionFailed] = field(default_factory=dict)
     """What the executor's failed calls came to, by step path, for the walk to retry or
     fail them."""
@@ -407,6 +416,8 @@ async def _call(walker: Interpreter, step: Step, cur: dict[str, Any], names: Nam
     assert isinstance(step.construct, Action)
     env = walker.env
     name = step.construct.name
+    if step.limit is not None and cur.get("slot") != "held" and not env.actions.is_pure(name):
+        return _slot_turn(step.limit, cur, env, path)
     args = to_json(walker.render(step.construct.args, names))
     attempt = cur.get("attempt", 0) + 1  # the executor adds the workers that died in it
     timeout = step.construct.timeout or env.action_timeout
@@ -417,10 +428,20 @@ async def _call(walker: Interpreter, step: Step, cur: dict[str, Any], names: Nam
     arguments = args if isinstance(args, dict) else {"value": args}
     if not env.actions.is_pure(name):
         env.in_flight.add(path)  # asked once: a walk again before it finishes waits for it
-        return Pending((RunAction(path, name, arguments, context, cur, timeout),))
+        return Pending((RunAction(path, name, arguments, context, cur, step.limit, timeout),))
     result = await call_action(env.actions, name, arguments, context, redact=env.redact,
                                value_bytes=env.limits.value_bytes)
     return result if isinstance(result, ActionFailed) else Done(result)
+
+
+def _slot_turn(pool: str, cur: dict[str, Any], env: Env, path: str) -> Outcome:
+    """A ``limit:`` step without its slot: asks for one (once an advance), or waits for the
+    store to hand it one (no instant wakes it)."""
+    if path not in env.denied:
+        return Pending((TakeSlot(path, pool, cur),))
+    queued = cur.get("slot_since")
+    return Blocked((WaitInfo("slot", path, UNTIMED, since=from_iso(queued) if queued else None,
+                             key=pool, ahead=cur.get("ahead")),))
 
 
 def _retry_or_fail(walker: Interpreter, step: Step, cur: dict[str, Any], path: str, *,

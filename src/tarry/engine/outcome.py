@@ -9,7 +9,7 @@ again once it has done what was asked.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tarry.model import TaskRequest
@@ -18,8 +18,12 @@ from tarry.values import stored_text
 if TYPE_CHECKING:
     from tarry.engine.commands import Command
 
-__all__ = ["Blocked", "Continued", "Done", "Exited", "Failed", "Outcome", "Pending",
+__all__ = ["UNTIMED", "Blocked", "Continued", "Done", "Exited", "Failed", "Outcome", "Pending",
            "WaitInfo", "step_error"]
+
+UNTIMED = datetime.max.replace(tzinfo=UTC)
+"""The ``until`` of a wait no instant ends (a slot, handed over by the store): it never makes
+the run due, and its document says ``until: null``."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,10 @@ class WaitInfo:
     first_wins: bool = False
     """For an event wait: the first event delivered settles it (it has no ``accept`` that
     could turn the event down), so the store delivers it no second one."""
+    key: str | None = None
+    """For a slot wait: the pool whose slot the step waits for."""
+    ahead: int | None = None
+    """For a slot wait: how many waited before it when it was queued."""
     calendar: str | None = None
     """The business calendar a ``window`` waits on, or that counted the wait's length."""
     local: str | None = None
@@ -51,12 +59,15 @@ class WaitInfo:
 
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait
-        adds ``task``, its id)."""
-        document = {"kind": self.kind, "step": self.step or None, "until": _iso(self.until),
+        adds ``task``, its id; a slot wait ``key`` and ``ahead``)."""
+        document: dict[str, Any] = {"kind": self.kind, "step": self.step or None,
+                    "until": None if self.until == UNTIMED else _iso(self.until),
                     "event_type": self.event_type, "match": self.match,
                     "since": _iso(self.since) if self.since is not None else None}
         if self.task is not None:
             document["task"] = self.task.id
+        if self.key is not None:
+            document.update(key=self.key, ahead=self.ahead)
         if self.calendar is not None:
             document["calendar"] = self.calendar
             document["until_local"] = self.local
@@ -77,9 +88,11 @@ class Blocked:
     waits: tuple[WaitInfo, ...] = field(default_factory=tuple)
 
     @property
-    def wake_at(self) -> datetime:
-        """The earliest instant any branch must be looked at again."""
-        return min(w.until for w in self.waits)
+    def wake_at(self) -> datetime | None:
+        """The earliest instant any branch must be looked at again (None: only the store's
+        hand-over of a slot wakes the run)."""
+        earliest = min(w.until for w in self.waits)
+        return None if earliest == UNTIMED else earliest
 
     def waiting_for(self) -> dict[str, Any]:
         """The run's ``waiting_for``: the wait due first (a reminder only when nothing else

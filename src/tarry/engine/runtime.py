@@ -42,6 +42,7 @@ from tarry.engine.documents import run_document
 from tarry.engine.operating import checked_reason
 from tarry.engine.oplog import Shown
 from tarry.engine.replaying import ReplayReport, replay_runs
+from tarry.engine.slots import slot_view
 from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.taskforms import completion_problems
 from tarry.engine.triggers import Triggers
@@ -225,11 +226,12 @@ class Engine:
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
                        programs=programs, file_bytes=file_bytes,
+                       pools=settings.limits.pools,
                        calendars=settings.calendars).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
                               programs=programs, file_bytes=file_bytes,
-                              calendars=settings.calendars)
+                              pools=settings.limits.pools, calendars=settings.calendars)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [
@@ -354,6 +356,7 @@ class Engine:
                       concurrency=concurrency, name=name or worker_name(), holds=self.holds,
                       lease=lease, redactor=self.redactor, limits=self.limits.values,
                       recovery_max=self.limits.recovery_max, triggers=self.triggers,
+                      pools=self.limits.pools,
                       look_ahead=look_ahead, on_wake=on_wake, retention=self.retention,
                       action_timeout=self.limits.action_timeout)
 
@@ -463,7 +466,8 @@ class Engine:
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
                             continued_as=self.store.continued_as(run_id),
-                            shown=Shown(self.limits.shown_bytes, self.redactor))
+                            shown=Shown(self.limits.shown_bytes, self.redactor),
+                            slots=slot_view(self.store, record))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
         """Validate and deliver an event; an invalid one is quarantined, not raised.
@@ -656,6 +660,7 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
                       programs=programs, file_bytes=settings.limits.file_bytes,
+                      pools=settings.limits.pools,
                       calendars=settings.calendars).find(name_or_path)
 
 

@@ -29,7 +29,7 @@ import os
 import socket
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -104,6 +104,7 @@ class Worker:
                  look_ahead: timedelta = timedelta(0),
                  on_wake: Callable[[RunRecord, datetime], None] | None = None,
                  retention: Retention | None = None, purge_every: float = PURGE_EVERY,
+                 pools: Mapping[str, int] | None = None,
                  action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -125,7 +126,9 @@ class Worker:
                                  read_journal=store.read_journal, timer=clock,
                                  recovery_max=recovery_max, clock=clock.now,
                                  action_timeout=action_timeout, lease=lease,
-                                 take_turn=store.take_throttle_turn)
+                                 take_turn=store.take_throttle_turn,
+                                 take_slot=store.take_slot,
+                                 give_slot_back=store.give_slot_back, pools=pools)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._recovering = asyncio.Lock()

@@ -48,7 +48,7 @@ NodeKind = Literal["action", "wait", "wait_for", "ask", "repeat", "for_each", "g
                    "fail"]
 """The construct a node draws."""
 
-WaitKind = Literal["timer", "event", "task", "poll"]
+WaitKind = Literal["timer", "event", "task", "poll", "slot"]
 """What a node waits for (the ``waiting_for.kind`` its runs show while they wait there)."""
 
 RegionKind = Literal["flow", "group", "repeat", "for_each", "remind", "recover"]
@@ -118,6 +118,11 @@ def _start(flow: Flow) -> tuple[str, ...]:
     lines = [_trigger_line(trigger) for trigger in flow.triggers]
     lines += [f"hold until {iso(condition.instant)}" if isinstance(condition, HoldAfter)
               else f"hold for check {condition.name}" for condition in flow.hold]
+    if flow.concurrency is not None:
+        limit = flow.concurrency.limit
+        runs = f"at most {limit} run{'s' if limit > 1 else ''}"
+        lines.append(f"{runs} at once" if flow.concurrency.key is None
+                     else f"{runs} per {_text(flow.concurrency.key)} at once")
     if flow.throttle is not None:
         throttle = flow.throttle
         key = f" per {_text(throttle.key)}" if throttle.key is not None else ""
@@ -159,13 +164,16 @@ def _modifiers(step: Step) -> Iterator[str]:
         yield "optional: a failure is a value"
     if step.retry is not None:
         yield f"retry up to {step.retry.max} times, every {format_duration(step.retry.every)}"
+    if step.limit is not None:
+        yield f"limit: a slot of pool {step.limit} while it runs"
     if step.window is not None:
         yield f"window: starts while calendar {step.window} is open"
 
 
 def _action(step: Step, path: str) -> Node:
     assert isinstance(step.construct, Action)
-    return Node(path, step.id, "action", step.construct.name)
+    return Node(path, step.id, "action", step.construct.name,
+                wait="slot" if step.limit is not None else None)
 
 
 def _wait(step: Step, path: str) -> Node:

@@ -17,6 +17,9 @@ warning (harmless today, probably a mistake), or a passed check. In order:
 7. every business calendar (``[calendars.NAME]``) opens within two years, said with when it
    next opens; one that no flow names is a warning;
 8. the store is reachable and migrated;
+9. every slot pool of ``[limits.pools]`` is named by some step's ``limit:`` — a warning,
+   nothing takes its slots (a step naming an undeclared pool fails its flow's validation,
+   an error, in 3);
 9. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
    runs — else a warning: it only grows.
 
@@ -56,6 +59,7 @@ from tarry.language.model import (
     Scope,
     Step,
     WaitFor,
+    pools_named,
 )
 from tarry.secrets import Redactor, unset_secrets
 from tarry.store import open_store
@@ -110,11 +114,27 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
     flows, manifests, problems = _load_flows(settings, (cwd or Path.cwd()).resolve())
     findings += problems
     findings += _named_checks(flows, settings.checks)
+    findings += _named_pools(flows, settings.limits.pools)
     findings += _far_afters(flows, settings, now)
     findings += _secrets(manifests, os.environ if env is None else env)
     findings += calendar_findings(flows, settings.calendars, now)
     findings += _store(settings, now, ended_runs_warning)
     return [replace(finding, message=redact(finding.message)) for finding in findings]
+
+
+# -- pools -------------------------------------------------------------------------------------
+
+def _named_pools(flows: list[Flow], pools: Mapping[str, int]) -> list[Finding]:
+    """A warning for each declared pool no flow's ``limit:`` names."""
+    named = {pool for flow in flows for pool in pools_named(flow)}
+    unused = sorted(set(pools) - named)
+    if unused:
+        return [Finding(Level.WARNING, "pool",
+                        f"pool '{name}' of [limits.pools] is named by no step's limit:; "
+                        "remove it, or add 'limit: " + name + "' to the steps it should "
+                        "pace") for name in unused]
+    return [Finding(Level.OK, "pool", f"every one of the {len(pools)} slot pool(s) is named "
+                                      "by a step")] if pools else []
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -232,6 +252,7 @@ def _load_flows(settings: Settings,
         try:
             flows.append(load_flow(path, actions=actions, manifests=manifests,
                                    max_bytes=settings.limits.file_bytes,
+                                   pools=settings.limits.pools,
                                    calendars=settings.calendars))
         except LoadError as exc:
             findings += [Finding(Level.ERROR, "flow", str(problem)) for problem in exc.problems]

@@ -77,6 +77,9 @@ class LoadContext:
     manifests: Mapping[str, Manifest] | None = None
     arguments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Action name → the JSON Schema of its arguments, for the actions that declare one."""
+    pools: frozenset[str] | None = None
+    """The slot pools the project declares (``[limits.pools]``) that ``limit:`` must name
+    (None: not checked)."""
     calendars: Collection[str] | None = None
     """The configured business calendars a flow may name (None: not checked)."""
     scope_hint: str = ""

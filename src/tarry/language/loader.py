@@ -30,6 +30,7 @@ from tarry.language.fields import (
     read_optional,
     read_text,
 )
+from tarry.language.flowcontrol import read_concurrency
 from tarry.language.holds import read_hold
 from tarry.language.inputs import INPUT_TYPES, type_mismatch
 from tarry.language.manifests import Manifest
@@ -61,7 +62,7 @@ BUILTIN_ACTIONS: frozenset[str] = frozenset({"log", "set", "fail", "emit", "http
 """The actions every project has; user actions come from the project config."""
 
 _FLOW_KEYS = ("flow", "description", "timezone", "inputs", "hold", "window", "on", "steps",
-              "recover", "throttle")
+              "recover", "throttle", "concurrency")
 _START_GATE = ": a flow's start gate is 'hold:'"
 _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _START_GATE,
                 **TRIGGER_NEAR_MISSES}
@@ -69,16 +70,18 @@ _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _STAR
 
 def load_flow(path: Path, *, actions: Collection[str] | None = None,
               manifests: Mapping[str, Manifest] | None = None,
-              max_bytes: int = FILE_BYTES, calendars: Collection[str] | None = None) -> Flow:
+              max_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
+              calendars: Collection[str] | None = None) -> Flow:
     """Read and validate the flow file at ``path``.
 
     ``actions`` names the user actions the project declares (None: only the built-ins); a
     mapping of name → the JSON Schema of the action's arguments (or None) also has each step's
     literal arguments checked (see :mod:`tarry.language.arguments`);
     ``manifests``, when given, are the declared event types the flow's ``wait_for`` and
-    ``emit`` steps must use (None: not checked); ``calendars``, when given, the names of
-    the configured business calendars the flow may name (None: not checked). A file over
-    ``max_bytes`` is refused before it is read. Raises ``LoadError`` with every problem found.
+    ``emit`` steps must use (None: not checked); ``pools``, when given, the slot pools its
+    ``limit:`` steps may name; ``calendars``, when given, the names of the configured
+    business calendars the flow may name (None: not checked). A file over ``max_bytes`` is
+    refused before it is read. Raises ``LoadError`` with every problem found.
     """
     try:
         text = read_source(path, max_bytes)
@@ -90,22 +93,24 @@ def load_flow(path: Path, *, actions: Collection[str] | None = None,
         raise _file_error(path, "the file is not UTF-8 text") from None
     except OSError as exc:
         raise _file_error(path, f"cannot read the file ({exc.strerror})") from None
-    return parse_flow(text, str(path), actions=actions, manifests=manifests,
+    return parse_flow(text, str(path), actions=actions, manifests=manifests, pools=pools,
                       calendars=calendars)
 
 
 def parse_flow(text: str, path: str, *, actions: Collection[str] | None = None,
                manifests: Mapping[str, Manifest] | None = None,
+               pools: Collection[str] | None = None,
                calendars: Collection[str] | None = None) -> Flow:
     """Validate the flow source ``text``; ``path`` is used in positions and kept on the Flow.
 
-    ``actions``, ``manifests`` and ``calendars`` as for :func:`load_flow`. Raises
-    ``LoadError`` with every problem found.
+    ``actions``, ``manifests``, ``pools`` and ``calendars`` as for :func:`load_flow`.
+    Raises ``LoadError`` with every problem found.
     """
     declared = ({name: schema for name, schema in actions.items() if isinstance(schema, Mapping)}
                 if isinstance(actions, Mapping) else {})
     ctx = LoadContext(file=path, actions=BUILTIN_ACTIONS | frozenset(actions or ()),
                       manifests=manifests, arguments={**BUILTIN_ARGUMENTS, **declared},
+                      pools=None if pools is None else frozenset(pools),
                       calendars=None if calendars is None else frozenset(calendars))
     root, problems = read_yaml(text, path)
     ctx.problems.extend(problems)
@@ -135,6 +140,7 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
     _check_debounce_without_hold(ctx, triggers, hold)
     for name in inputs:
         ctx = ctx.claiming(name, f"the input '{name}'")
+    concurrency = read_optional(ctx, root, "concurrency", read_concurrency, None)
     throttle = read_optional(ctx, root, "throttle", read_throttle, None)
     steps = fields.entry("steps")
     recover = fields.entry("recover")
@@ -150,6 +156,7 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
         inputs=inputs,
         hold=hold,
         triggers=triggers,
+        concurrency=concurrency,
         throttle=throttle,
         window=fields.read("window", read_calendar, None),
     )

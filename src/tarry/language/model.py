@@ -20,6 +20,7 @@ __all__ = [
     "Backoff",
     "BusinessTime",
     "CatchUp",
+    "Concurrency",
     "Construct",
     "Debounce",
     "EventAlternative",
@@ -48,6 +49,7 @@ __all__ = [
     "Wait",
     "WaitFor",
     "actions_called",
+    "pools_named",
 ]
 
 Value: TypeAlias = Any
@@ -115,6 +117,19 @@ class Action:
     name: str
     args: Value
     timeout: timedelta | None = None
+
+
+def pools_named(node: object) -> Iterator[str]:
+    """The pool of every step with ``limit:`` of a flow (or any node of one), in the order
+    written."""
+    if isinstance(node, Step) and node.limit is not None:
+        yield node.limit
+    if is_dataclass(node) and not isinstance(node, type):
+        for each in fields(node):
+            yield from pools_named(getattr(node, each.name))
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from pools_named(item)
 
 
 def actions_called(node: object) -> Iterator[str]:
@@ -248,6 +263,8 @@ class Step:
     if_: Template | bool | None = None
     optional: bool = False
     retry: Retry | None = None
+    limit: str | None = None
+    """The slot pool (``[limits.pools]``) the step's action takes a slot of while it runs."""
     window: str | None = None
     """``window: NAME``: the step starts only while that calendar is open."""
 
@@ -336,6 +353,16 @@ Trigger: TypeAlias = EventTrigger | ScheduleTrigger
 
 
 @dataclass(frozen=True)
+class Concurrency:
+    """``concurrency: {key, limit}``: at most ``limit`` runs with the same rendered ``key``
+    past their start and not ended (no ``key``: one key for the whole flow)."""
+
+    key: Template | str | None
+    limit: int
+    pos: Position
+
+
+@dataclass(frozen=True)
 class Throttle:
     """A flow's ``throttle``: a run's first step waits until fewer than ``limit`` runs of
     its ``key`` (the inputs and ``run`` in scope; None: one key for the flow) started within
@@ -364,6 +391,7 @@ class Flow:
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     hold: tuple[HoldCondition, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    concurrency: Concurrency | None = None
     throttle: Throttle | None = None
     window: str | None = None
     """``window: NAME``: each run's first step waits until that calendar is open."""

@@ -29,8 +29,9 @@ from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, 
 
 __all__ = ["MODIFIERS", "read_scope"]
 
-MODIFIERS = ("if", "optional", "retry", "window")
-"""Keys any step body may carry beside its construct (``retry`` on action steps only)."""
+MODIFIERS = ("if", "optional", "retry", "limit", "window")
+"""Keys any step body may carry beside its construct (``retry`` and ``limit`` on action
+steps only)."""
 
 _ACTION = ConstructSpec(read_action, ("timeout",))
 _AN_ACTION = "an action"
@@ -113,6 +114,7 @@ def _read_body(ctx: LoadContext, step_id: str, pos: Position, node: YamlMap) -> 
                 if_=read_optional(ctx, node, "if", read_if, None),
                 optional=read_optional(ctx, node, "optional", read_bool, False),
                 retry=read_optional(ctx, node, "retry", _read_retry, None),
+                limit=read_optional(ctx, node, "limit", _read_pool, None),
                 window=read_optional(ctx, node, "window", read_calendar, None))
 
 
@@ -145,8 +147,8 @@ def _check_other_keys(ctx: LoadContext, node: YamlMap, key: str, spec: Construct
     for entry in node.entries:
         if entry.key == key or entry.key in spec.companions:
             continue
-        if entry.key == "retry" and spec is not _ACTION:
-            ctx.report(entry.key_pos, "'retry' is only allowed on action steps")
+        if entry.key in ("retry", "limit") and spec is not _ACTION:
+            ctx.report(entry.key_pos, f"'{entry.key}' is only allowed on action steps")
         elif entry.key in _COMPANION_OF:
             ctx.report(entry.key_pos, f"'{entry.key}' is only allowed with "
                                       f"{_either(_COMPANION_OF[entry.key])}")
@@ -161,6 +163,22 @@ def _either(names: tuple[str, ...]) -> str:
 def _unknown_key(ctx: LoadContext, key: str, companions: tuple[str, ...]) -> str:
     known = [*CONSTRUCTS, *MODIFIERS, *companions, *ctx.actions]
     return f"unknown action or key '{key}'{did_you_mean(key, known)}"
+
+
+def _read_pool(ctx: LoadContext, node: YamlNode, key: str) -> str | None:
+    """``limit: NAME``: a pool the project declares in ``[limits.pools]``."""
+    if not (isinstance(node, YamlScalar) and isinstance(node.value, str) and node.value):
+        ctx.report(node.pos, f"'{key}' must be the name of a pool of [limits.pools], got "
+                             f"{describe(node)}")
+        return None
+    name = node.value
+    if ctx.pools is not None and name not in ctx.pools:
+        declared = (did_you_mean(name, ctx.pools)
+                    or (f" (declared: {', '.join(sorted(ctx.pools))})" if ctx.pools
+                        else " (declare it in tarry.toml: [limits.pools] "
+                             f"{name} = <number of slots>)"))
+        ctx.report(node.pos, f"unknown pool '{name}'{declared}")
+    return name
 
 
 def _read_retry(ctx: LoadContext, node: YamlNode, key: str) -> Retry:

@@ -35,6 +35,9 @@ from tarry.model import (
     RunUpdate,
     ScheduleFiring,
     ScheduleRecord,
+    SlotClaim,
+    SlotTurn,
+    SlotView,
     TaskCompletion,
     TaskRecord,
     TaskState,
@@ -336,6 +339,25 @@ class Store(Protocol):
 
     def release_check_slot(self, holder: str) -> None:
         """Give back the check slot of ``holder`` (nothing if it holds none)."""
+        ...
+
+    def take_slot(self, claim: SlotClaim, now: datetime) -> SlotTurn:
+        """Take a slot of ``claim.key`` for its run (or step), fleet-wide, if it holds one
+        already (handed to it while it waited), or if fewer than ``claim.limit`` are held and
+        nobody waits before it; otherwise queue it, once, behind those waiting (first come,
+        first served). A queued run is handed a slot by the transaction that frees one, which
+        makes it due now."""
+        ...
+
+    def give_slot_back(self, claim: SlotClaim, now: datetime) -> None:
+        """Give back the slot ``claim`` holds (nothing if none), in a transaction that hands
+        it to the oldest entry of the key's queue. A run that ends gives back every slot it
+        holds in the transaction that ends it."""
+        ...
+
+    def slot_view(self, key: str, run_id: str, holder: str = "") -> SlotView:
+        """The runs holding slots of ``key``, how many wait for one, and how many of those
+        wait before ``run_id`` (its step ``holder``)."""
         ...
 
     def record_event(self, event: NewEvent, now: datetime,

@@ -26,7 +26,7 @@ from tarry.model import (
     RunRecord,
     RunStatus,
 )
-from tarry.store import eventstore, rows, runstore
+from tarry.store import eventstore, rows, runstore, slotstore
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
     acted on (a run that has ended, or does not exist, is left alone). Locks are taken as a
     checkpoint takes them: the correlations the runs wait on, then the runs in id order."""
     ids = json.dumps(sorted(set(run_ids)))
+    slotstore.lock_keys(tx, slotstore.keys_of_runs(tx, run_ids))
     eventstore.lock_correlations(tx, sorted(set(run_ids)))
     tx.take("lock_runs", [{"ids": ids}])
     params = {"ids": ids, "by": by, "now": to_millis(now)}
@@ -53,6 +54,7 @@ def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
         done = {"ids": json.dumps(cancelled), "now": to_millis(now)}
         tx.run("delete_waits_of_runs", done)
         tx.run("close_tasks_of_runs", done)
+        slotstore.release_runs(tx, cancelled, now)  # their slots go to the next in line
     data = {"by": by, **({"reason": reason} if reason else {})}
     tx.insert("insert_history", [
         *rows.history_params_of(cancelled, HistoryEntry(now, "cancelled", None, data)),

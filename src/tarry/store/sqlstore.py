@@ -38,6 +38,9 @@ from tarry.model import (
     RunUpdate,
     ScheduleFiring,
     ScheduleRecord,
+    SlotClaim,
+    SlotTurn,
+    SlotView,
     Successor,
     TaskCompletion,
     TaskRecord,
@@ -52,6 +55,7 @@ from tarry.store import (
     pacingstore,
     rows,
     runstore,
+    slotstore,
     taskstore,
     triggerstore,
 )
@@ -418,6 +422,7 @@ class SqlStore(ABC):
         outcomes: dict[str, CheckpointOutcome] = {}
         history: list[dict[str, Any]] = []
         journal: list[dict[str, Any]] = []
+        slotstore.lock_keys(tx, [key for update in updates for key in update.slot_keys])
         plans = eventstore.plan_wait_changes(tx, updates)
         ordered = sorted(updates, key=lambda update: update.run_id)
         written = self._write_runs(tx, worker, now, ordered)
@@ -437,6 +442,8 @@ class SqlStore(ABC):
             outcome = rows.checkpoint_outcome(update, cancel_requested)
             if outcome is CheckpointOutcome.CANCELLED:
                 history += self._cancel_suspended(tx, update.run_id, now)
+            slotstore.settle_slots(tx, update, update.status.is_terminal
+                                   or outcome is CheckpointOutcome.CANCELLED, now)
             outcomes[update.run_id] = outcome
         tx.insert("insert_history", history)
         tx.insert("insert_journal", journal)
@@ -711,6 +718,23 @@ class SqlStore(ABC):
         """Give back the check slot of ``holder`` (nothing if it holds none)."""
         with self._transaction(write=True) as tx:
             tx.run("release_check_slot", {"holder": holder})
+
+    # -- slots ----------------------------------------------------------------------------
+
+    def take_slot(self, claim: SlotClaim, now: datetime) -> SlotTurn:
+        """Take a slot for ``claim``, or queue it for the next one (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return slotstore.take(tx, claim, now)
+
+    def give_slot_back(self, claim: SlotClaim, now: datetime) -> None:
+        """Give back the slot ``claim`` holds, to the next in line (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            slotstore.give_back(tx, claim, now)
+
+    def slot_view(self, key: str, run_id: str, holder: str = "") -> SlotView:
+        """Who holds the slots of ``key`` and who waits (see ``Store``)."""
+        with self._transaction(write=False) as tx:
+            return slotstore.view(tx, key, run_id, holder)
 
     # -- events ---------------------------------------------------------------------------
 

@@ -74,7 +74,7 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, throttle, window, or an event type."))
+        "timer, event, hold, poll, task, retry, slot, throttle, window, or an event type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -197,7 +197,7 @@ class WaitingFor(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task, "
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task, slot, "
                                   "throttle (with ``key``, ``limit`` and ``per``) or "
                                   "window (held until a business calendar opens).")
     step: str | None = None
@@ -205,6 +205,12 @@ class WaitingFor(BaseModel):
     event_type: str | None = None
     match: JsonObject | None = None
     since: str | None = None
+    key: str | None = Field(default=None, description=(
+        "For a slot: the flow's concurrency key the run waits for."))
+    ahead: int | None = Field(default=None, description=(
+        "For a slot: how many runs wait before this one in the key's queue."))
+    holders: list[str] | None = Field(default=None, description=(
+        "For a slot: the runs holding the key's slots (the earliest first)."))
     calendar: str | None = Field(default=None, description=(
         "The business calendar a window waits on, or that counted the wait's length."))
     until_local: str | None = Field(default=None, description=(

@@ -42,7 +42,8 @@ from tarry.store.sqlstore import SqlStore, Tx
 __all__ = ["PostgresStore"]
 
 _PACKAGE = __package__ or "tarry.store.postgres"
-_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql", "claims.sql")
+_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql", "claims.sql",
+                       "slots.sql")
 _MIGRATIONS = load_migrations(_PACKAGE)
 
 

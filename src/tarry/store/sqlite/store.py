@@ -30,7 +30,7 @@ from tarry.store.sqlstore import SqlStore, Tx
 __all__ = ["SQLiteStore"]
 
 _PACKAGE = __package__ or "tarry.store.sqlite"
-_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql")
+_QUERIES = load_queries(_PACKAGE, "queries.sql", "connection.sql", "slots.sql")
 _MIGRATIONS = load_migrations(_PACKAGE)
 
 _UNAVAILABLE = frozenset({
