@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CHILD_INBOX_TYPE",
     "CREATED",
     "HOLD_CLEARED",
     "MIGRATED",
@@ -98,7 +99,7 @@ MIGRATED = "migrated"
 """The history entry of a run an operator moved to a new definition of its flow (``from``
 and ``to``: the two definitions' digests; ``by``)."""
 
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry"})
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "child"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
 
@@ -135,6 +136,10 @@ class NewRun:
     writes it as it is)."""
     rerun_of: str | None = None
     """The run this one reruns (an operator's rerun), if any."""
+    parent_id: str | None = None
+    """The run that started this one as its child (a ``call`` step), if any."""
+    parent_step: str | None = None
+    """The path of the parent's step that waits for this run (the inbox's wait id)."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""
@@ -142,7 +147,8 @@ class NewRun:
                          status=self.status, inputs=self.inputs, target=self.target,
                          state=self.state, created_at=self.created_at,
                          updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
-                         waiting_for=self.waiting_for, rerun_of=self.rerun_of)
+                         waiting_for=self.waiting_for, rerun_of=self.rerun_of,
+                         parent_id=self.parent_id)
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,8 @@ class RunRecord:
     """How many times in a row the run was taken over from a worker that died running it,
     with no checkpoint since (as a worker counts it when it begins one)."""
     rerun_of: str | None = None
+    parent_id: str | None = None
+    """The run that started this one as its child, if any."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +256,11 @@ class EventRecord:
     buffer_until: datetime | None = None
     started: tuple[str, ...] = ()
 
+
+CHILD_INBOX_TYPE = "child"
+"""The type of the inbox entry that carries a child run's end to the parent's waiting step
+(``data``: ``{status, exit, result, error, run}``), written by the transaction that ends
+the child."""
 
 TASK_INBOX_TYPE = "task"
 """The type of the inbox entry that carries a task's completion to its run's ``ask`` step
@@ -372,6 +385,16 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
+    children: tuple[tuple[NewRun, tuple[HistoryEntry, ...]], ...] = ()
+    """Child runs the run started since its last checkpoint (``call`` steps), inserted with
+    this update: the step's state that names a child and the child exist together or not
+    at all."""
+    cancel_children: tuple[str, ...] = ()
+    """Child runs the run gave up waiting for (a ``call`` step's timeout), cancelled with
+    this update (and their own children with them)."""
+    awaits_children: bool = False
+    """Whether the run waits for a child after this update (an ended child's outcome may be
+    in its inbox already)."""
 
     @property
     def at_step(self) -> str | None:

@@ -47,7 +47,8 @@ StatusFilter = Annotated[RunStatus | None, typer.Option(
     help="Only runs with this status.")]
 WaitingFilter = Annotated[str | None, typer.Option(
     "--waiting-for", metavar="W",
-    help="Only runs waiting for this: timer, event, hold, poll, task, retry, or an event type.")]
+    help="Only runs waiting for this: timer, event, hold, poll, task, retry, child, or an event "
+    "type.")]
 TargetFilter = Annotated[str | None, typer.Option(
     "--target", metavar="T", help="Only runs with this target.")]
 OlderFilter = Annotated[str | None, typer.Option(

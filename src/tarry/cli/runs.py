@@ -203,6 +203,7 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
         found = resolve_run_id(store, run_id)
         doc = run_document(store.get_run(found), store.history(found),
                            store.journals([found]).get(found, []), reruns=store.reruns(found),
+                           children=store.children(found),
                            shown=shown_values(settings))
     if as_json:
         print_json(doc)

@@ -23,13 +23,16 @@ from tarry.engine.commands import (
     Command,
     ReadJournal,
     RunAction,
+    StartChild,
 )
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
 from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.starting import new_run_id, pending_run
 from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
+from tarry.holds.admission import hold_of, prepared
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
@@ -154,7 +157,8 @@ class Executor:
         except _CancelRequested:
             history.append(HistoryEntry(env.at, "cancelled", None, {"by": "request"}))
             return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
-                                      consumed=tuple(env.consumed)), state, journal,
+                                      consumed=tuple(env.consumed),
+                                      children=tuple(env.children)), state, journal,
                             registered)
         except asyncio.CancelledError:
             raise
@@ -166,9 +170,11 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
-        return _written(update_for(record.id, state, outcome, history, env.at,
-                                   consumed=tuple(env.consumed), result=result,
-                                   rescan=tuple(sorted(env.rescan))), state, journal,
+        update = update_for(record.id, state, outcome, history, env.at,
+                            consumed=tuple(env.consumed), result=result,
+                            rescan=tuple(sorted(env.rescan)))
+        return _written(replace(update, children=tuple(env.children),
+                                cancel_children=tuple(env.given_up)), state, journal,
                         registered)
 
     def _crashed(self, record: RunRecord) -> Failed:
@@ -225,9 +231,38 @@ class Executor:
             if isinstance(command, ReadJournal):
                 command.into(await self._entries(env.run_id, command.query))
                 read = True
+            elif isinstance(command, StartChild):
+                self.prepare_child(env, command)
+                read = True
             else:
                 calls[asyncio.ensure_future(self._call(command, env.recoveries))] = command
         return read
+
+    def prepare_child(self, env: Env, command: StartChild) -> None:
+        """Prepare the child run ``command`` asks for: its id in the step's state, the run
+        among those the next checkpoint creates (held, or refused at start, when its flow
+        has a hold); or, when it cannot start (no such flow, inputs that do not fit), the
+        step's failure ``child-not-started``."""
+        env.in_flight.discard(command.path)
+        try:
+            flow = self.catalog.remember(self.catalog.find_named(command.flow))
+            run, created = pending_run(
+                flow, command.inputs, command.target, env.at, run_id=new_run_id(),
+                limits=self.limits, origin={"parent": env.run_id, "step": command.path})
+            run = replace(run, parent_id=env.run_id, parent_step=command.path)
+            history: tuple[HistoryEntry, ...] = (created,)
+            hold = hold_of(flow, None)
+            if hold is not None:
+                held, entries = prepared(self.gate.holds, run, hold, created)
+                run, history = held, tuple(entries)
+        except TarryError as exc:
+            env.failures[command.path] = ActionFailed(
+                "child-not-started", stored_text(str(exc), redact=self.redactor), 1,
+                retryable=False)
+            return
+        command.cur["child"] = run.id
+        env.children.append((run, history))
+        env.record("child.started", command.path, run=run.id, flow=flow.name)
 
     def _call(self, command: RunAction, recoveries: int) -> Coroutine[Any, Any, Any]:
         """The call of ``command``'s action (its result, or why it failed), bounded by its
@@ -268,9 +303,13 @@ class Executor:
             capture = None  # from here on a new call needs a new capture
             live, entries = journal.split(state)  # encoded now: nothing is copied
             update = RunUpdate(record.id, RunStatus.RUNNING, live, list(history),
-                               release=False, consumed=tuple(env.consumed), journal=entries)
+                               release=False, consumed=tuple(env.consumed), journal=entries,
+                               children=tuple(env.children),
+                               cancel_children=tuple(env.given_up))
             history.clear()
             env.consumed.clear()
+            env.children.clear()
+            env.given_up.clear()
             outcome = await self._checkpoint(update)
             if outcome is CheckpointOutcome.LEASE_LOST:
                 raise LeaseLost(record.id)
@@ -345,7 +384,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,
                          waits=_event_waits(outcome), rescan=rescan,
-                         tasks=tuple(w.task for w in outcome.waits if w.task is not None))
+                         tasks=tuple(w.task for w in outcome.waits if w.task is not None),
+                         awaits_children=any(w.kind == "child" for w in outcome.waits))
     if isinstance(outcome, Failed):
         history.append(HistoryEntry(now, "failed", outcome.error.get("step"),
                                     {"error": outcome.error}))
@@ -361,7 +401,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
 def _event_waits(outcome: Blocked) -> tuple[EventWait, ...]:
     return tuple(EventWait(w.step, w.event_type, correlation_key(w.match or {}), w.until,
                            first_wins=w.first_wins)
-                 for w in outcome.waits if w.kind == "event" and w.event_type is not None)
+                 for w in outcome.waits
+                 if w.kind == "event" and w.event_type is not None and w.until is not None)
 
 
 def _by_wait(inbox: list[InboxEvent]) -> dict[str, list[dict[str, Any]]]:

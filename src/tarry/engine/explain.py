@@ -36,6 +36,8 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
     "hold": ("held before its first step", "then checks its hold again"),
     "task": ("waiting for a person to complete task '{step}'",
              "then resumes with their decision, or with status timeout at the deadline"),
+    "child": ("waiting for child run {run} to end",
+              "then resumes at step '{step}' with its outcome{deadline}"),
 }
 """kind → (what it waits for, what happens next)."""
 
@@ -55,14 +57,19 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     what, then = _WAIT_PHRASES.get(kind, (f"waiting for {kind}", "then resumes"))
     step = waiting.get("step") or ""
     alternatives = _alternatives(waiting)
+    until = waiting.get("until")
     fields = {"step": step, "alternatives": describe_alternatives(alternatives),
-              "which": "the event" if len(alternatives) < 2 else "the first of them to arrive"}
+              "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
+              "run": waiting.get("run") or "", "deadline": (
+                  ", or with status timeout at the deadline (the child is cancelled)"
+                  if until else "")}
     at_step = f" at step '{step}'" if step else ""
     since = waiting.get("since") or doc.get("updated_at")
     others = waiting.get("others") or 0
     more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
             f"{'s' if others == 1 else ''} as well") if others else ""
-    return (f"{what.format(**fields)}{at_step} since {since} until {waiting['until']}; "
+    bound = f" until {until}" if until else " (no deadline)"
+    return (f"{what.format(**fields)}{at_step} since {since}{bound}; "
             f"{then.format(**fields)}{more}{_meanwhile(waiting)}")
 
 

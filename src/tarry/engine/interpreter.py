@@ -29,7 +29,7 @@ from typing import Any
 from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import Clock, from_iso, iso
-from tarry.engine import events, loops, tasks
+from tarry.engine import children, events, loops, tasks
 from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT, ActionFailed, RunAction, call_action
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import (
@@ -50,6 +50,7 @@ from tarry.language.expressions.limits import MAX_WORK
 from tarry.language.model import (
     Action,
     Ask,
+    Call,
     Construct,
     Exit,
     Fail,
@@ -63,7 +64,7 @@ from tarry.language.model import (
     Wait,
     WaitFor,
 )
-from tarry.model import HistoryEntry
+from tarry.model import HistoryEntry, NewRun
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits
 
@@ -121,6 +122,10 @@ class Env:
     """How many workers died running the run since its last checkpoint: each ran the
     actions then in flight once more than their steps' state says, so a call started
     before this advance checkpoints counts them in ``ctx.attempt``; none once it did."""
+    children: list[tuple[NewRun, tuple[HistoryEntry, ...]]] = field(default_factory=list)
+    """Child runs prepared for ``call`` steps, created by the next checkpoint."""
+    given_up: list[str] = field(default_factory=list)
+    """Child runs whose ``call`` timed out, cancelled by the next checkpoint."""
     at: datetime = field(init=False)
     """The instant history entries are stamped with: :attr:`now` until :meth:`moved`.
     Expressions keep seeing :attr:`now`, one instant per advance."""
@@ -142,6 +147,10 @@ class Env:
     def record(self, kind: str, step: str | None = None, /, **data: Any) -> None:
         """Append a history entry stamped with the instant it happened (:attr:`at`)."""
         self.history.append(HistoryEntry(self.at, kind, step, data))
+
+    def give_up_child(self, run_id: str) -> None:
+        """Stop waiting for the child run ``run_id``: the next checkpoint cancels it."""
+        self.given_up.append(run_id)
 
     def ignore_undelivered(self) -> None:
         """Consume the events left in the inbox after an advance: they were delivered for
@@ -395,5 +404,6 @@ _HANDLERS: dict[type[Construct], _Handler] = {
     Repeat: loops.run_repeat,
     WaitFor: events.run_wait_for,
     Ask: tasks.run_ask,
+    Call: children.run_call,
     ForEach: loops.run_for_each,
 }

@@ -9,7 +9,7 @@ again once it has done what was asked.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tarry.model import TaskRequest
@@ -28,13 +28,14 @@ class WaitInfo:
 
     ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``task`` (an ``ask``,
     with its ``task``), ``poll`` (the pause of a ``repeat``), ``retry`` (an action's retry
-    delay) or ``hold`` (a start gate). ``until`` is the latest instant the branch wakes at
-    (every wait is bounded).
+    delay), ``hold`` (a start gate) or ``child`` (a ``call``, with its child ``run``).
+    ``until`` is the latest instant the branch wakes at; None only for a child wait without
+    a timeout, which the transaction that ends the child wakes.
     """
 
     kind: str
     step: str
-    until: datetime
+    until: datetime | None
     event_type: str | None = None
     match: dict[str, Any] | None = None
     since: datetime | None = None
@@ -43,15 +44,20 @@ class WaitInfo:
     first_wins: bool = False
     """For an event wait: the first event delivered settles it (it has no ``accept`` that
     could turn the event down), so the store delivers it no second one."""
+    run: str | None = None
+    """For a child wait: the child run's id."""
 
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait
         adds ``task``, its id)."""
-        document = {"kind": self.kind, "step": self.step, "until": _iso(self.until),
+        document = {"kind": self.kind, "step": self.step,
+                    "until": _iso(self.until) if self.until is not None else None,
                     "event_type": self.event_type, "match": self.match,
                     "since": _iso(self.since) if self.since is not None else None}
         if self.task is not None:
             document["task"] = self.task.id
+        if self.run is not None:
+            document["run"] = self.run
         return document
 
 
@@ -69,23 +75,25 @@ class Blocked:
     waits: tuple[WaitInfo, ...] = field(default_factory=tuple)
 
     @property
-    def wake_at(self) -> datetime:
-        """The earliest instant any branch must be looked at again."""
-        return min(w.until for w in self.waits)
+    def wake_at(self) -> datetime | None:
+        """The earliest instant any branch must be looked at again (None: none has a
+        deadline; the run is woken by what it waits for)."""
+        return min((w.until for w in self.waits if w.until is not None), default=None)
 
     def waiting_for(self) -> dict[str, Any]:
         """The run's ``waiting_for``: the wait due first (a reminder only when nothing else
         waits), every alternative of its step (``alternatives``, for an event wait), and
         how many other steps wait besides it (``others``: concurrent branches)."""
         shown = [w for w in self.waits if w.kind != "reminder"] or list(self.waits)
-        first = min(shown, key=lambda w: w.until)
+        first = min(shown, key=_due)
         document = first.document()
         if first.kind == "event":
             document["alternatives"] = [{"event_type": w.event_type, "match": w.match}
                                         for w in shown
                                         if w.step == first.step and w.kind == "event"]
         document["others"] = len({w.step for w in shown} - {first.step})
-        reminders = [w.until for w in self.waits if w.kind == "reminder" and w.step == first.step]
+        reminders = [w.until for w in self.waits
+                     if w.kind == "reminder" and w.step == first.step and w.until is not None]
         if reminders and first.kind != "reminder":
             document["next_reminder"] = _iso(min(reminders))
         return document
@@ -120,6 +128,14 @@ def step_error(kind: str, message: str, step: str) -> Failed:
     """A failure of ``step`` with error type ``kind`` (the message made storable and
     bounded: it may quote user data, such as an exception's text)."""
     return Failed({"type": kind, "message": stored_text(message), "step": step})
+
+
+_NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+def _due(wait: WaitInfo) -> datetime:
+    """Orders waits by deadline, those without one last."""
+    return _NEVER if wait.until is None else wait.until
 
 
 def _iso(instant: datetime) -> str:

@@ -460,6 +460,7 @@ class Engine:
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
+                            children=self.store.children(run_id),
                             shown=Shown(self.limits.shown_bytes, self.redactor))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:

@@ -107,6 +107,8 @@ def _new_run_params(run: NewRun, created_data: Mapping[str, Any] | None) -> dict
         "created_at": to_millis(run.created_at),
         "created_data": _dump(created_data),
         "rerun_of": run.rerun_of,
+        "parent_id": run.parent_id,
+        "parent_step": run.parent_step,
     }
 
 
@@ -199,6 +201,7 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         cancelled_by=row["cancelled_by"],
         recoveries=row["recoveries"],
         rerun_of=row["rerun_of"],
+        parent_id=row["parent_id"],
     )
 
 

@@ -74,7 +74,7 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, or an event type."))
+        "timer, event, hold, poll, task, retry, child, or an event type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -197,9 +197,11 @@ class WaitingFor(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str = Field(description="timer, event, hold, poll, retry, reminder or task.")
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task or child.")
     step: str | None = None
-    until: str | None = Field(default=None, description="The latest instant it waits until.")
+    until: str | None = Field(default=None, description=(
+        "The latest instant it waits until (null: a child wait without timeout)."))
+    run: str | None = Field(default=None, description="The child run waited for (child).")
     event_type: str | None = None
     match: JsonObject | None = None
     since: str | None = None
@@ -279,6 +281,10 @@ class RunDocument(BaseModel):
     rerun_of: str | None = Field(default=None, description="The run this one reruns.")
     reruns: list[str] | None = Field(default=None, description=(
         "The runs started as reruns of this one; only in single-run documents."))
+    parent: str | None = Field(default=None, description=(
+        "The run that started this one as its child (a call step), if any."))
+    children: list[str] | None = Field(default=None, description=(
+        "The child runs this one started (call steps); only in single-run documents."))
     attempt: int | None = Field(default=None, description=(
         "1, and one more per retry; only with the history."))
     history: list[HistoryItem] | None = Field(
@@ -369,11 +375,12 @@ class GraphNode(BaseModel):
     id: str = Field(description="The step's place: step ids joined by dots, without loop "
                                 "indices (the run list's at_step).")
     step: str
-    kind: str = Field(description="action, wait, wait_for, ask, repeat, for_each, group, "
-                                  "exit or fail")
+    kind: str = Field(description="action, wait, wait_for, ask, call, repeat, for_each, "
+                                  "group, exit or fail")
     label: str
     notes: list[str]
-    wait: str | None = Field(description="timer, event, task or poll: what its runs wait for")
+    wait: str | None = Field(description="timer, event, task, poll or child: what its runs "
+                                         "wait for")
     exit: str | None
     conditional: bool = Field(description="The step has an if: and may be skipped.")
     ends: bool = Field(description="The run never goes past this step.")

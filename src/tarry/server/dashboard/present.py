@@ -106,6 +106,8 @@ def _what(waiting: Mapping[str, Any]) -> str:
         return f"{_events(waiting)}{step}"
     if kind == "hold":
         return f"hold: {conditions_text(waiting.get('conditions') or []) or 'its gate'}"
+    if kind == "child" and waiting.get("run"):
+        return f"child run {str(waiting['run'])[:12]}{step}"
     return f"{_WAIT_NOUNS.get(kind, kind)}{step}"
 
 
@@ -117,7 +119,8 @@ def _events(waiting: Mapping[str, Any]) -> str:
                        for alt in alternatives if isinstance(alt, Mapping))
 
 
-_WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task"}
+_WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task",
+               "child": "child run"}
 
 _UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at"}
 """How the instant of a wait is introduced, per kind (default: ``until``)."""

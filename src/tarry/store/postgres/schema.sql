@@ -37,7 +37,9 @@ CREATE TABLE runs (
     created_data     JSONB,
     at_step          TEXT,
     recoveries       INTEGER NOT NULL DEFAULT 0,
-    rerun_of         TEXT
+    rerun_of         TEXT,
+    parent_id        TEXT,
+    parent_step      TEXT
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
@@ -52,6 +54,8 @@ CREATE INDEX runs_ended ON runs (updated_at)
     WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused');
 -- A run's reruns (few runs are reruns).
 CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
+-- A parent's child runs (few runs are children).
+CREATE INDEX runs_parent ON runs (parent_id) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE history (
     id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
