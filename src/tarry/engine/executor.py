@@ -324,6 +324,7 @@ class Executor:
                   history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
                   action_timeout=self.action_timeout, recoveries=record.recoveries,
                   timer=self.timer, lease=self.lease)
+        env.start_child = lambda command: self.prepare_child(env, command)
         return env
 
 

@@ -30,7 +30,13 @@ from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import Clock, from_iso, iso
 from tarry.engine import children, events, loops, tasks
-from tarry.engine.commands import DEFAULT_ACTION_TIMEOUT, ActionFailed, RunAction, call_action
+from tarry.engine.commands import (
+    DEFAULT_ACTION_TIMEOUT,
+    ActionFailed,
+    RunAction,
+    StartChild,
+    call_action,
+)
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import (
     Blocked,
@@ -126,6 +132,9 @@ class Env:
     """Child runs prepared for ``call`` steps, created by the next checkpoint."""
     given_up: list[str] = field(default_factory=list)
     """Child runs whose ``call`` timed out, cancelled by the next checkpoint."""
+    start_child: Callable[[StartChild], None] = field(default=lambda command: None)
+    """Prepares a child run at once, as the executor does for a :class:`StartChild` command
+    (a Python flow's ``ctx.call``, which has no walk to answer with commands)."""
     at: datetime = field(init=False)
     """The instant history entries are stamped with: :attr:`now` until :meth:`moved`.
     Expressions keep seeing :attr:`now`, one instant per advance."""

@@ -9,7 +9,8 @@ the worker and history are shared:
   stored value is the run's ``result``;
 - an operation must wait → ``Blocked(waits)``: every wait of every suspended branch;
 - the function raised → ``Failed({type, message, step})``, where ``type`` is
-  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization``, ``event``
+  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``child-failed``,
+  ``serialization``, ``event``
   (a wait for an undeclared event type or with the wrong match keys) or, for any other
   exception, ``exception`` (the message then starts with the exception's class).
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from tarry.engine.outcome import Blocked, Done, Failed, Outcome
 from tarry.errors import (
+    ChildFailedError,
     EventError,
     InvalidValue,
     NondeterminismError,
@@ -51,6 +53,7 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
     (NondeterminismError, "nondeterminism", lambda exc: exc.operation),
     (WaitForConditionError, "condition-exhausted", lambda exc: exc.condition or None),
     (StepError, "step-error", lambda exc: exc.step),
+    (ChildFailedError, "child-failed", lambda exc: exc.step),
     (SerializationError, "serialization", lambda _exc: None),
     (InvalidValue, "value", lambda _exc: None),
     (EventError, "event", lambda _exc: None),
