@@ -376,9 +376,9 @@ class StepError(TarryError):
 class ChildFailedError(TarryError):
     """A child run started by ``ctx.call`` ended without succeeding (failed, cancelled or
     refused), or could not start (``not-started``: no such flow, inputs that do not fit;
-    ``run`` is then None). ``step`` is the call's path, ``run`` the child's id, ``status`` how it ended
-    and ``error`` its error (``{type, message, step}``, or None). Uncaught, it fails the
-    parent run as ``child-failed``; a replay raises the same error."""
+    ``run`` is then None). ``step`` is the call's path, ``run`` the child's id, ``status``
+    how it ended and ``error`` its error (``{type, message, step}``, or None). Uncaught, it
+    fails the parent run as ``child-failed``; a replay raises the same error."""
 
     def __init__(self, step: str, run: str | None, status: str,
                  error: dict[str, Any] | None) -> None:
