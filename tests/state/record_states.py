@@ -85,6 +85,10 @@ class Case:
     after: tuple[Move, ...] = ()
     expect: dict[str, Any] = field(default_factory=dict)
     """``status``, ``exit``, and ``bindings`` or ``result`` the finished run must have."""
+    flows: dict[str, str] = field(default_factory=dict)
+    """Other flows the case's flow calls (YAML source by name), in the flows folder."""
+    since: int = 0
+    """The first state version that has this case (a construct added later)."""
 
 
 TIMER = """\
@@ -152,6 +156,21 @@ steps:
   - go: { set: { went: true } }
 """
 
+CHILD = """\
+flow: stored-child
+steps:
+  - nap: { wait: { for: 1h } }
+  - done: { exit: rested }
+"""
+
+CALL = """\
+flow: stored-call
+steps:
+  - kid:
+      call: { flow: stored-child }
+  - done: { set: { status: "{{ kid.status }}", exit: "{{ kid.exit }}" } }
+"""
+
 FOR_EACH = """\
 flow: stored-branches
 steps:
@@ -190,6 +209,11 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"replies": [
              {"reply": {"status": "received"}}, {"reply": {"status": "received"}},
              {"reply": {"status": "received"}}]}}),
+    Case("yaml-child", CALL, flows={"stored-child": CHILD}, since=3,
+         after=(Advance(timedelta(hours=2)),),
+         expect={"status": "succeeded", "bindings": {"kid": {"status": "succeeded",
+                                                             "exit": "rested"},
+                                                     "done": {"exit": "rested"}}}),
     Case("sdk-timer", "sdk-timer", {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
          expect={"status": "succeeded", "result": {"text": "hello ada"}}),
     Case("sdk-event", "sdk-event", {"order": "o-2"},
@@ -234,6 +258,9 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
     """Drive ``case`` to its wait; what the store holds of the run then."""
     h = harness(directory)
     try:
+        for name, source in case.flows.items():
+            (directory / "flows").mkdir(parents=True, exist_ok=True)
+            (directory / "flows" / f"{name}.yaml").write_text(source, encoding="utf-8")
         run_id = start(h, case)
         await h.run_due()
         await play(h, case.before)
@@ -242,18 +269,30 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
         journals: Callable[[list[str]], dict[str, list[Any]]] | None = getattr(
             store, "journals", None)
         journal = journals([run_id]).get(run_id, []) if journals else []
-        return {
+        document = {
             "case": case.name, "version": _writing_version(),
             "now": iso(h.clock.now()), "source": store.flow_source(run.flow_digest),
-            "run": {"id": run.id, "flow": run.flow, "flow_digest": run.flow_digest,
-                    "status": run.status.value, "inputs": run.inputs, "target": run.target,
-                    "created_at": iso(run.created_at), "state": run.state,
-                    "waiting_for": run.waiting_for,
-                    "due_at": iso(run.due_at) if run.due_at else None},
+            "run": _run(run),
             "journal": [[entry.scope, entry.key, entry.value] for entry in journal],
         }
+        if case.flows:  # the children it waits for, each with its flow's source
+            step = (run.waiting_for or {}).get("step")
+            document["children"] = [
+                {"source": store.flow_source(child.flow_digest),
+                 "run": {**_run(child), "parent_id": run_id, "parent_step": step}}
+                for child in map(store.get_run, store.children(run_id))]
+        return document
     finally:
         h.close()
+
+
+def _run(run: Any) -> dict[str, Any]:
+    """What a stored state keeps of a run's row."""
+    return {"id": run.id, "flow": run.flow, "flow_digest": run.flow_digest,
+            "status": run.status.value, "inputs": run.inputs, "target": run.target,
+            "created_at": iso(run.created_at), "state": run.state,
+            "waiting_for": run.waiting_for,
+            "due_at": iso(run.due_at) if run.due_at else None}
 
 
 def _writing_version() -> int:
