@@ -324,21 +324,46 @@ class Engine:
 
     async def drive(self, run_id: str, *, follow: bool = False,
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
-        """Execute ``run_id`` in this process until it suspends (or, with ``follow``, ends)."""
+        """Execute ``run_id`` in this process until it suspends (or, with ``follow``, ends).
+
+        The child runs it starts (and theirs) are executed alongside: a run waiting for its
+        child has not suspended while the child can go on."""
         worker = self.worker(concurrency=1)
         store = self.async_store
         while True:
             now = self.clock.now()
-            claimed = await store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
-            if claimed is not None:
-                inbox = await store.inbox([run_id])
-                await worker.execute(claimed, inbox.get(run_id, []))
+            family = await self._family(run_id)
+            ran: set[str] = set()
+            for member in family:
+                claimed = await store.claim_run(member.id, now, worker.name,
+                                                now + _INLINE_LEASE)
+                if claimed is not None:
+                    inbox = await store.inbox([member.id])
+                    await worker.execute(claimed, inbox.get(member.id, []))
+                    ran.add(member.id)
             record = await store.get_run(run_id)
-            if on_progress is not None and claimed is not None:
+            if on_progress is not None and run_id in ran:
                 on_progress(record)
-            if not follow or record.status.is_terminal:
+            if record.status.is_terminal or (not follow and not ran):
                 return record
-            await self._sleep_until(record.due_at)
+            if ran:
+                continue  # a child that ended may have woken its parent: look again
+            due = [member.due_at for member in await self._family(run_id)
+                   if member.due_at is not None]
+            await self._sleep_until(min(due, default=None))
+
+    async def _family(self, run_id: str) -> list[RunRecord]:
+        """``run_id`` and its descendants that have not ended, parents first."""
+        store = self.async_store
+        family = [await store.get_run(run_id)]
+        for member in family:
+            if member.status.is_terminal:
+                continue
+            for child in await store.children(member.id):
+                record = await store.get_run(child)
+                if not record.status.is_terminal:
+                    family.append(record)
+        return family
 
     def worker(self, *, concurrency: int = 16, name: str | None = None,
                lease: timedelta = timedelta(seconds=30), store: AsyncStore | None = None,
