@@ -24,7 +24,7 @@ from tarry.actions import ActionFunction, ActionRegistry
 from tarry.clock import Clock, VirtualClock
 from tarry.config import Limits, Settings
 from tarry.engine.builtins import register_builtins
-from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
+from tarry.engine.catalog import FlowCatalog, Program, ProgramSource, import_program_source
 from tarry.engine.replaying import ReplayReport
 from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
@@ -62,6 +62,8 @@ class Harness:
     run as no process); ``rng`` pins the jitter of their cadence. ``app`` (an App; by default
     the one the project's ``[tarry] app`` names, if any) adds its Python flows.
     ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
+    ``flow_stubs`` replaces flows by name with programs standing in for them (what a
+    scenario's ``stub_flows`` starts as the child runs of a ``call``).
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
@@ -72,7 +74,8 @@ class Harness:
                  checks: Mapping[str, Path] | None = None, limits: Limits | None = None,
                  check_stubs: Mapping[str, StubbedCheck] | None = None,
                  rng: random.Random | None = None,
-                 schedules: Collection[str] | None = None) -> None:
+                 schedules: Collection[str] | None = None,
+                 flow_stubs: Mapping[str, Program] | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -93,7 +96,7 @@ class Harness:
             else import_program_source(project.app, root=project.root)
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
                               programs=source.programs(declared) if source else None,
-                              file_bytes=file_bytes)
+                              file_bytes=file_bytes, stubs=flow_stubs)
         checks = project.checks if checks is None and project is not None else checks
         limits = project.limits if limits is None and project is not None else limits
         stubs = dict(check_stubs or {})

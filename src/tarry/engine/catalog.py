@@ -152,12 +152,16 @@ class FlowFinder:
     def __init__(self, flows_dir: Path, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES) -> None:
+                 file_bytes: int = FILE_BYTES,
+                 stubs: Mapping[str, Program] | None = None) -> None:
         self.flows_dir = flows_dir
         self.file_bytes = file_bytes
         self.actions = frozenset(actions)
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
+        self.stubs: Mapping[str, Program] = stubs or {}
+        """Flows replaced, by name, by programs standing in for them (a scenario's stubbed
+        flows): found before the folder's and the app's."""
         """The Python flows, by name (empty without an app)."""
         self._files: dict[Path, tuple[FileSignature, Flow | LoadError]] = {}
         self._naming: dict[tuple[Path, str], tuple[FileSignature | None, bool]] = {}
@@ -190,6 +194,8 @@ class FlowFinder:
     def _by_name(self, name: str) -> Flow | None:
         """The flow ``name`` of the folder or the app, or None (a name both define is
         refused)."""
+        if name in self.stubs:
+            return self.stubs[name].definition
         program = self.programs.get(name)
         found = self._file_named(name, confirm_absence=program is None)
         if program is not None and found is not None:
@@ -212,7 +218,7 @@ class FlowFinder:
         return self._program_named(flow.name)
 
     def _program_named(self, name: str) -> Program:
-        program = self.programs.get(name)
+        program = self.stubs.get(name) or self.programs.get(name)
         if program is None:
             registered = ("this worker's app does not register it"
                           f"{did_you_mean(name, self.programs)}" if self.programs
@@ -388,9 +394,10 @@ class FlowCatalog(FlowFinder):
     def __init__(self, flows_dir: Path, store: Store, actions: Collection[str],
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
-                 file_bytes: int = FILE_BYTES) -> None:
+                 file_bytes: int = FILE_BYTES,
+                 stubs: Mapping[str, Program] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes)
+                         file_bytes=file_bytes, stubs=stubs)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 
