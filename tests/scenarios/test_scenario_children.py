@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 from scenario_projects import ScenarioProject
 
+from markdown_blocks import Document
 from tarry.errors import LoadError
 from tarry.scenarios.loader import parse_scenario
+
+GUIDE = Document("docs/testing.md", __file__)
+STUBBED = GUIDE.block("yaml", after="### Called flows")
 
 GREET = """\
 flow: greet
@@ -107,3 +111,9 @@ def test_a_stub_of_a_flow_is_read_strictly(stub: str, message: str) -> None:
         parse_scenario(f"scenario: s\nflow: onboard\nstub_flows:\n  greet: {stub}\n"
                        "expect: { status: succeeded }\n", "s.yaml")
     assert str(caught.value) == message
+
+
+async def test_the_guides_stubbed_flow_scenario_passes(project: ScenarioProject,
+                                                       store_url: str) -> None:
+    result = await project.run_text(STUBBED, store_url=store_url)
+    assert result.passed, result.mismatches
