@@ -395,6 +395,9 @@ class RunUpdate:
     awaits_children: bool = False
     """Whether the run waits for a child after this update (an ended child's outcome may be
     in its inbox already)."""
+    related: bool = True
+    """False when the run is known to be no child and to have started no child: when it
+    ends, the store need not look for a parent to tell or children to cancel."""
 
     @property
     def at_step(self) -> str | None:

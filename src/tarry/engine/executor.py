@@ -159,7 +159,7 @@ class Executor:
             return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
                                       consumed=tuple(env.consumed),
                                       children=tuple(env.children)), state, journal,
-                            registered)
+                            registered, child=record.parent_id is not None)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # of any kind: a worker survives any run
@@ -175,7 +175,7 @@ class Executor:
                             rescan=tuple(sorted(env.rescan)))
         return _written(replace(update, children=tuple(env.children),
                                 cancel_children=tuple(env.given_up)), state, journal,
-                        registered)
+                        registered, child=record.parent_id is not None)
 
     def _crashed(self, record: RunRecord) -> Failed:
         """The failure of a run whose workers died running it once more than
@@ -363,15 +363,20 @@ def _registered(record: RunRecord, state: Mapping[str, Any]) -> Mapping[str, boo
 
 
 def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
-             registered: Mapping[str, bool]) -> RunUpdate:
+             registered: Mapping[str, bool], *, child: bool = True) -> RunUpdate:
     """``update`` as the store writes it: the live state (which notes, on release, whether
-    the run has event waits and open tasks now), and what completed as entries; with what
-    the run had registered before, so that the store looks up only what may exist."""
+    the run has event waits and open tasks now, and once it started a child run, that it
+    did), and what completed as entries; with what the run had registered before, so that
+    the store looks up only what may exist, and whether the run is related to others
+    (``child``: it is a child run itself)."""
     if update.release:
         state["registered"] = {"waits": bool(update.waits), "tasks": bool(update.tasks)}
+    if update.children:
+        state["children"] = True  # a state without the note never started one
     live, entries = journal.split(state)
     return replace(update, state=live, journal=entries, had_waits=registered["waits"],
-                   had_tasks=registered["tasks"])
+                   had_tasks=registered["tasks"],
+                   related=child or bool(state.get("children")))
 
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,

@@ -344,8 +344,8 @@ class Engine:
             record = await store.get_run(run_id)
             if on_progress is not None and run_id in ran:
                 on_progress(record)
-            if record.status.is_terminal or (not follow and not ran):
-                return record
+            if record.status.is_terminal or (not follow and not ran - {run_id}):
+                return record  # without follow: once its children went as far as they go
             if ran:
                 continue  # a child that ended may have woken its parent: look again
             due = [member.due_at for member in await self._family(run_id)

@@ -434,8 +434,8 @@ class SqlStore(ABC):
             outcome = rows.checkpoint_outcome(update, cancel_requested)
             if outcome is CheckpointOutcome.CANCELLED:
                 history += self._cancel_suspended(tx, update.run_id, now)
-            if outcome is CheckpointOutcome.CANCELLED or (
-                    update.release and update.status.is_terminal):
+            if update.related and (outcome is CheckpointOutcome.CANCELLED or (
+                    update.release and update.status.is_terminal)):
                 ended.append(update.run_id)
             outcomes[update.run_id] = outcome
         tx.insert("insert_history", history)
