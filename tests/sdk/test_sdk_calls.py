@@ -165,3 +165,18 @@ async def test_bad_arguments_fail_the_run(harness_for: HarnessFor, target: Any,
     await harness.run_until_idle()
     error = harness.document(run_id)["error"]
     assert error["message"] == f"TypeError: call '#1': {message}"
+
+
+async def test_a_finished_call_is_sealed_in_the_journal_and_replays(
+        harness_for: HarnessFor) -> None:
+    harness = harness_for(family([]))
+    run_id = harness.start("parent", {"n": 2})
+    await harness.run_due()
+    await harness.assert_replays([run_id])  # waiting for its child: replays what it recorded
+    await harness.run_until_idle()
+    [child] = harness.engine.store.children(run_id)
+    journal = harness.engine.store.journals([run_id])[run_id]
+    [entry] = [entry for entry in journal if entry.scope == "op"]
+    assert entry.key == "#1"
+    await harness.assert_replays([run_id], statuses=[RunStatus.SUCCEEDED])
+    assert harness.engine.store.children(run_id) == [child]  # the replay started nothing
