@@ -18,6 +18,7 @@ the file (or the variable), the table and the key, and says what was expected::
     [checks]                                 # name = "/abs/path"; TARRY_CHECKS adds to these
     [limits]                                 # TARRY_HOLD_MAX, TARRY_EVENT_BYTES, ...
     [retention]                              # runs = "30d", events = "7d" (off by default)
+    [calendars.NAME]                         # timezone, hours, holidays, holidays_file
 
 The API token is read from ``TARRY_API_TOKEN`` only; it has no key in the file.
 """
@@ -30,16 +31,19 @@ import re
 import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ConfigError, LoadError
 from tarry.files import FILE_BYTES, read_source
-from tarry.language.durations import parse_duration
+from tarry.language.calendars import Calendar, parse_hours
+from tarry.language.durations import parse_duration, parse_zone
+from tarry.language.holidayfiles import read_holidays
 from tarry.language.loader import BUILTIN_ACTIONS
 from tarry.secrets import redact_database_url
 from tarry.values import MIB, ValueLimits
@@ -172,6 +176,8 @@ class Settings:
     load, and a scenario stubs them."""
     retention: Retention = field(default_factory=Retention)
     """How long ended runs and settled events are kept (off by default)."""
+    calendars: Mapping[str, Calendar] = field(default_factory=lambda: MappingProxyType({}))
+    """Read-only: calendar name → its business calendar (``[calendars.NAME]``)."""
     api_token: str | None = field(default=None, repr=False)
     """``TARRY_API_TOKEN``: the bearer token the HTTP API requires; environment only."""
     api_tokens: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
@@ -241,6 +247,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None,
         checks=MappingProxyType(checks),
         limits=replace(Limits(), **values),
         retention=Retention(**retention),
+        calendars=MappingProxyType(read_calendars(tables.get("calendars", {}), file, root)),
         api_token=environ.get("TARRY_API_TOKEN") or None,
         api_tokens=MappingProxyType(_env_tokens(environ.get("TARRY_API_TOKENS", ""))),
     )
@@ -463,7 +470,7 @@ _FIXED_KEYS: dict[str, dict[str, _Key]] = {
         "events": _Key.plain("TARRY_RETENTION_EVENTS", retention_duration),
     },
 }
-_TABLES = ("tarry", "actions", "checks", "limits", "retention")
+_TABLES = ("tarry", "actions", "checks", "limits", "retention", "calendars")
 _SETTINGS = ("tarry", "limits")
 """The tables whose keys are :class:`Settings` fields or :class:`Limits` ones."""
 
@@ -548,3 +555,98 @@ def _resolve_database(url: str, root: Path) -> str:
     if path is None or path.is_absolute() or str(path) == ":memory:":
         return url
     return f"{_SQLITE_PREFIX}{root / path}"
+
+
+# --- calendars --------------------------------------------------------------------------------
+
+_CALENDAR_KEYS = ("timezone", "hours", "holidays", "holidays_file")
+_CALENDAR_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def read_calendars(table: Mapping[str, Any], file: str, root: Path) -> dict[str, Calendar]:
+    """``[calendars.NAME]`` tables as business calendars; a ``holidays_file`` is read relative
+    to the project ``root``. ``ConfigError`` naming the table and key for any mistake."""
+    return {name: _calendar(name, value, f"{file}: [calendars.{name}]", root)
+            for name, value in table.items()}
+
+
+def _calendar(name: str, value: object, where: str, root: Path) -> Calendar:
+    if not _CALENDAR_NAME.fullmatch(name):
+        raise ConfigError(f"{where}: a calendar's name must match [a-z0-9][a-z0-9_.-]*")
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table such as [calendars.{name}] with "
+                          f"timezone and hours, got {_show(value)}")
+    unknown = [key for key in value if key not in _CALENDAR_KEYS]
+    if unknown:
+        raise ConfigError(f"{where} unknown key '{unknown[0]}'"
+                          + (did_you_mean(unknown[0], _CALENDAR_KEYS)
+                             or f" (expected one of: {', '.join(_CALENDAR_KEYS)})"))
+    for key in ("timezone", "hours"):
+        if key not in value:
+            raise ConfigError(f"{where} missing '{key}'" + (
+                ' (an IANA zone such as "Europe/Berlin": hours are read on its clock)'
+                if key == "timezone" else ' (such as { "mon-fri" = "09:00-17:00" })'))
+    holidays = _holiday_dates(value.get("holidays", []), f"{where} holidays")
+    if "holidays_file" in value:
+        holidays |= _holiday_file(value["holidays_file"], f"{where} holidays_file", root)
+    try:
+        return Calendar(name, _zone(value["timezone"], f"{where} timezone"),
+                        _hours(value["hours"], f"{where} hours"), frozenset(holidays))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _zone(value: object, where: str) -> ZoneInfo:
+    name = _text(value, where)
+    try:
+        return parse_zone(name)
+    except ValueError:
+        raise ConfigError(f"{where}: unknown timezone {_show(name)}"
+                          + (did_you_mean(name, available_timezones())
+                             or " (use an IANA name such as Europe/Berlin)")) from None
+
+
+def _hours(value: object, where: str) -> tuple[tuple[tuple[int, int], ...], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f'{where}: expected a table of weekdays to hours such as '
+                          f'{{ "mon-fri" = "09:00-17:00", "sat" = "10:00-14:00" }}, '
+                          f"got {_show(value)}")
+    try:
+        return parse_hours(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _holiday_dates(value: object, where: str) -> set[date]:
+    if not isinstance(value, list):
+        raise ConfigError(f'{where}: expected an array of dates such as ["2026-12-25"], '
+                          f"got {_show(value)}")
+    days = set()
+    for index, item in enumerate(value):
+        if isinstance(item, date):  # TOML's own local date, written unquoted
+            days.add(item)
+            continue
+        text = _text(item, f"{where}[{index}]")
+        try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+                raise ValueError
+            days.add(date.fromisoformat(text))
+        except ValueError:
+            raise ConfigError(f"{where}[{index}]: {_show(text)} is not a real date "
+                              "(YYYY-MM-DD, such as 2026-12-25)") from None
+    return days
+
+
+def _holiday_file(value: object, where: str, root: Path) -> set[date]:
+    path = root / _text(value, where)
+    try:
+        with path.open("rb") as opened:
+            content = opened.read(FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {path} ({exc.strerror})") from None
+    if len(content) > FILE_BYTES:
+        raise ConfigError(f"{where}: {path} is larger than {FILE_BYTES:,} bytes")
+    try:
+        return set(read_holidays(content))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {path}: {exc}") from None

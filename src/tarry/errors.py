@@ -44,6 +44,8 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     │                               (step, run, status, error)
     ├── NondeterminismError         a Python flow's code no longer makes the calls its run
     │                               recorded (which operation, recorded vs requested)
+    ├── ContinueAsNewError          a Python flow's continue_as_new was refused (inputs the
+    │                               flow does not take, a call inside a branch)
     ├── SerializationError          a value a Python flow records cannot be stored as JSON
     ├── InvalidValue                a value is not portable JSON (NaN, NUL, a lone surrogate,
     │   │                           too deep) and no store gets it (``what``, ``reason``)
@@ -75,6 +77,7 @@ __all__ = [
     "ChildFailedError",
     "ConfigError",
     "Conflict",
+    "ContinueAsNewError",
     "EventError",
     "EventNotFound",
     "EventStateError",
@@ -439,6 +442,22 @@ class SerializationError(TarryError):
         self.what = what
         self.reason = reason
         super().__init__(f"{what} cannot be stored: {reason}")
+
+
+class ContinueAsNewError(TarryError):
+    """A Python flow's ``ctx.continue_as_new`` cannot be honoured: its inputs are not what the
+    flow takes (every reason in ``problems``), or it was called inside a ``parallel`` /
+    ``map`` branch. The run fails with it (error type ``continue-as-new``) unless the flow
+    catches it."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("ctx.continue_as_new: " + "; ".join(self.problems))
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{problems}``."""
+        return {"problems": list(self.problems)}
 
 
 class InvalidValue(TarryError):

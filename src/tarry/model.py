@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 __all__ = [
     "CHILD_INBOX_TYPE",
+    "CONTINUED",
     "CREATED",
     "HOLD_CLEARED",
     "MIGRATED",
@@ -27,6 +28,8 @@ __all__ = [
     "BatchFilter",
     "BatchRecord",
     "CheckpointOutcome",
+    "DebounceRecord",
+    "DebouncedStart",
     "EncodedJSON",
     "EventRecord",
     "EventState",
@@ -44,10 +47,12 @@ __all__ = [
     "ScheduleFiring",
     "ScheduleRecord",
     "ScheduledStart",
+    "Successor",
     "TaskCompletion",
     "TaskRecord",
     "TaskRequest",
     "TaskState",
+    "ThrottleKey",
     "TriggerStarts",
     "step_node",
 ]
@@ -91,6 +96,10 @@ HOLD_CLEARED = "hold.cleared"
 """The history entry of a run whose hold cleared. The update that writes it also stamps the
 run's supersede marker, in the same transaction (``tarry.store.holdstore``)."""
 
+CONTINUED = "continued"
+"""A run that continued as new: its exit, and the history entry on both runs (the ended
+run's names its successor, ``as``; the successor's the run it continues, ``from``)."""
+
 RETRIED = "retried"
 """The history entry of a failed run retried by an operator (``by``, ``reason``,
 ``attempt``, and the names of the ``inputs`` corrected)."""
@@ -99,7 +108,8 @@ MIGRATED = "migrated"
 """The history entry of a run an operator moved to a new definition of its flow (``from``
 and ``to``: the two definitions' digests; ``by``)."""
 
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "child"})
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "child", "throttle",
+                        "window"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
 
@@ -136,6 +146,8 @@ class NewRun:
     writes it as it is)."""
     rerun_of: str | None = None
     """The run this one reruns (an operator's rerun), if any."""
+    continued_from: str | None = None
+    """The run that continued as this one (``ctx.continue_as_new``), if any."""
     parent_id: str | None = None
     """The run that started this one as its child (a ``call`` step), if any."""
     parent_step: str | None = None
@@ -148,7 +160,7 @@ class NewRun:
                          state=self.state, created_at=self.created_at,
                          updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
                          waiting_for=self.waiting_for, rerun_of=self.rerun_of,
-                         parent_id=self.parent_id)
+                         continued_from=self.continued_from, parent_id=self.parent_id)
 
 
 @dataclass(frozen=True)
@@ -177,6 +189,8 @@ class RunRecord:
     """How many times in a row the run was taken over from a worker that died running it,
     with no checkpoint since (as a worker counts it when it begins one)."""
     rerun_of: str | None = None
+    continued_from: str | None = None
+    """The run that continued as this one, if any."""
     parent_id: str | None = None
     """The run that started this one as its child, if any."""
 
@@ -350,6 +364,17 @@ class JournalEntry:
 
 
 @dataclass(frozen=True)
+class Successor:
+    """The run a run continues as: the new run with its first history entries, and the
+    instant until which the events delivered to the ended run and not taken in stay buffered
+    for it (at least; an event buffered longer keeps its own deadline)."""
+
+    run: NewRun
+    history: tuple[HistoryEntry, ...]
+    rebuffer_until: datetime
+
+
+@dataclass(frozen=True)
 class RunUpdate:
     """What a worker writes for a run it holds the lease on: the new state and history.
 
@@ -398,6 +423,10 @@ class RunUpdate:
     related: bool = True
     """False when the run is known to be no child and to have started no child: when it
     ends, the store need not look for a parent to tell or children to cancel."""
+    successor: Successor | None = None
+    """The run this one continues as (it ends with exit ``continued``): created in the
+    transaction that ends this one, which hands it the events delivered to this run and not
+    taken in (buffered again until ``Successor.rebuffer_until`` at least)."""
 
     @property
     def at_step(self) -> str | None:
@@ -446,14 +475,56 @@ class ScheduledStart:
 
 
 @dataclass(frozen=True)
+class ThrottleKey:
+    """One key of a flow's throttle, with its pace: at most ``limit`` runs start per
+    ``per``."""
+
+    flow: str
+    key: str
+    limit: int
+    per: timedelta
+
+
+@dataclass(frozen=True)
+class DebouncedStart:
+    """The run a debounced event trigger asks for (``run``: pending, with the event's inputs
+    and target). The store gathers it into the open burst of ``trigger`` (``flow#index``)
+    and ``key`` when there is one — that run then takes these inputs and starts ``period``
+    after this event, at most ``max_delay`` after the burst's first — or opens a burst."""
+
+    run: NewRun
+    history: tuple[HistoryEntry, ...]
+    trigger: str
+    key: str
+    period: timedelta
+    max_delay: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class DebounceRecord:
+    """A debounced trigger's burst for one key, as stored: its run starts at ``fire_at``
+    with the inputs of the last of its ``events``."""
+
+    trigger: str
+    key: str
+    flow: str
+    run_id: str
+    first_at: datetime
+    last_at: datetime
+    fire_at: datetime
+    events: int
+
+
+@dataclass(frozen=True)
 class TriggerStarts:
     """The runs an event's triggers start, inserted in the transaction that records the
     event (and not at all when it is a duplicate or invalid). A held one is refused
     ``hold-superseded`` when a sibling of its flow and target is held, or cleared after
-    ``supersede_since``."""
+    ``supersede_since``. ``debounced`` are the starts of debounced triggers."""
 
     runs: tuple[tuple[NewRun, tuple[HistoryEntry, ...]], ...]
     supersede_since: datetime
+    debounced: tuple[DebouncedStart, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
 from tarry.files import FILE_BYTES
 from tarry.holds.checks import Answer, CheckResult, CheckRunner, check_environment, exit_for
+from tarry.language.calendars import Calendar
 from tarry.language.loader import parse_flow
 from tarry.language.manifests import load_manifests, parse_manifests
 from tarry.language.model import Flow
@@ -64,6 +65,7 @@ class Harness:
     ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
     ``flow_stubs`` replaces flows by name with programs standing in for them (what a
     scenario's ``stub_flows`` starts as the child runs of a ``call``).
+    ``calendars`` are the business calendars flows may name (default: the project's).
     """
 
     def __init__(self, directory: Path, *, start: datetime | None = None,
@@ -75,6 +77,7 @@ class Harness:
                  check_stubs: Mapping[str, StubbedCheck] | None = None,
                  rng: random.Random | None = None,
                  schedules: Collection[str] | None = None,
+                 calendars: Mapping[str, Calendar] | None = None,
                  flow_stubs: Mapping[str, Program] | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
@@ -94,9 +97,12 @@ class Harness:
         self._checked = declared if manifests or project is not None else None
         source = app if app is not None or project is None or project.app is None \
             else import_program_source(project.app, root=project.root)
+        if calendars is None and project is not None:
+            calendars = project.calendars
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
                               programs=source.programs(declared) if source else None,
-                              file_bytes=file_bytes, stubs=flow_stubs)
+                              file_bytes=file_bytes, calendars=calendars,
+                              stubs=flow_stubs)
         checks = project.checks if checks is None and project is not None else checks
         limits = project.limits if limits is None and project is not None else limits
         stubs = dict(check_stubs or {})
@@ -123,7 +129,7 @@ class Harness:
         """Load a flow from YAML text (validated exactly like a file; with manifests given,
         its event types and ``match`` keys are checked against them too)."""
         return parse_flow(source, path, actions=self.engine.actions.declared_arguments(),
-                          manifests=self._checked)
+                          manifests=self._checked, calendars=self.engine.catalog.calendars)
 
     def start(self, flow: str | Flow, inputs: Mapping[str, Any] | None = None, *,
               target: str | None = None, hold_after: datetime | None = None) -> str:
@@ -183,6 +189,19 @@ class Harness:
     def document(self, run_id: str) -> dict[str, Any]:
         """The run document, with history."""
         return self.engine.document(run_id)
+
+    def chain(self, run_id: str) -> list[str]:
+        """The run and each run it continued as (``ctx.continue_as_new``), in order: the
+        last is the one still going, or the one that ended the chain."""
+        chain = [run_id]
+        while (successor := self.engine.store.continued_as(chain[-1])) is not None:
+            chain.append(successor)
+        return chain
+
+    def latest(self, run_id: str) -> str:
+        """The last run of ``run_id``'s chain of runs continued as new (``run_id`` itself when
+        it did not continue)."""
+        return self.chain(run_id)[-1]
 
     def history_kinds(self, run_id: str) -> list[str]:
         """The kinds of the run's history entries, oldest first."""

@@ -86,3 +86,31 @@ def test_doctor_reports_a_trigger_of_an_undeclared_type_and_an_unknown_zone(
            "'events:' in an event manifest (events.yaml)" in errors
     assert "error: flows/report.yaml:4:15: unknown timezone 'Europe/Berlim' (did you mean " \
            "'Europe/Berlin'?)" in errors
+
+
+BUILD = """\
+flow: build
+on:
+  - event: forge.label
+    debounce: { key: "{{ event.repo }}", period: 5m, max: 30m }
+steps:
+  - done: { exit: ok }
+"""
+
+
+def test_triggers_show_a_debounce_and_its_pending_bursts(project: Project) -> None:
+    (project.root / "events.yaml").write_text(EVENTS, encoding="utf-8")
+    project.flow("build", BUILD)
+    for label in ("a", "b"):
+        assert project.tarry("send", "forge.label", "--data",
+                             f'{{"repo": "acme/web", "label": "{label}"}}').exit_code == 0
+    [document] = project.json("triggers")
+    debounce = document["debounce"]
+    [burst] = debounce.pop("pending")
+    assert debounce == {"key": "{{ event.repo }}", "period": "5m", "max": "30m"}
+    assert (burst["key"], burst["events"]) == ("acme/web", 2)
+    assert re.fullmatch(ISO, burst["fire_at"])
+    result = project.tarry("triggers")
+    assert ("on each forge.label event, debounced 5m (at most 30m) by {{ event.repo }}; "
+            f"pending: 'acme/web' starts at {burst['fire_at']} (2 events)") in " ".join(
+        result.output.split())

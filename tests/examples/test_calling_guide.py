@@ -15,7 +15,7 @@ from tarry.model import RunStatus
 from tarry.testing import Harness
 
 GUIDE = Document("docs/flows.md", __file__)
-SECTION = {"after": "## Calling another flow"}
+SECTION = {"after": "## Calling another flow", "before": "## Pacing starts"}
 CHILD, PARENT, TEAM, TYPO = GUIDE.blocks("yaml", **SECTION)
 VALIDATE = GUIDE.block("console", **SECTION)
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from typer.testing import CliRunner
@@ -35,7 +36,7 @@ from tarry.testing import Harness
 
 EXAMPLE = ROOT / "examples" / "external-wait"
 FLOW_NAMES = ["claim-documents", "customs-clearance", "freight-quote", "po-confirmation",
-              "reply-review", "supplier-attestations"]
+              "po-confirmation-business-hours", "reply-review", "supplier-attestations"]
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ORDER = {"number": "PO-1042", "supplier": "acme", "buyer": "dana", "amount": 1200}
 
@@ -45,7 +46,8 @@ def example_flow(name: str) -> Flow:
     event manifests) with the example's declared actions."""
     settings = load_settings(EXAMPLE)
     return load_flow(EXAMPLE / "flows" / f"{name}.yaml", actions=settings.actions,
-                     manifests=load_manifests(settings.event_files))
+                     manifests=load_manifests(settings.event_files),
+                     calendars=settings.calendars)
 
 
 def stamp(delta: timedelta) -> str:
@@ -92,7 +94,7 @@ def make_harness(directory: Path, store_url: str,
     """A harness with the example's actions and event manifests."""
     manifests = (EXAMPLE / "events.yaml").read_text(encoding="utf-8")
     return Harness(directory, start=START, store_url=store_url, actions=actions,
-                   manifests=manifests)
+                   manifests=manifests, calendars=load_settings(EXAMPLE).calendars)
 
 
 @pytest.fixture
@@ -106,7 +108,7 @@ def harness(tmp_path: Path, store_url: str,
 
 # --- loading ------------------------------------------------------------------------------------
 
-def test_the_example_holds_its_six_shapes() -> None:
+def test_the_example_holds_its_six_shapes_and_a_business_hours_variant() -> None:
     assert sorted(path.stem for path in (EXAMPLE / "flows").glob("*.yaml")) == FLOW_NAMES
 
 
@@ -240,6 +242,26 @@ async def test_po_confirmation_never_answered_escalates_after_three_reminders(
     late = harness.send("supplier.reply", {"request": key, "order": "PO-1042",
                                            "confirmed": False})
     assert late.state is EventState.BUFFERED  # the run is over: nothing waits for it
+
+
+# --- single channel in business hours: po-confirmation-business-hours ---------------------------
+
+async def test_po_confirmation_in_business_hours_skips_the_weekend_and_a_holiday(
+        harness: Harness) -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    harness.clock.set(datetime(2026, 9, 25, 15, 0, tzinfo=berlin))  # a Friday; the 28th is off
+    run_id = harness.start(example_flow("po-confirmation-business-hours"), {"order": ORDER})
+    await harness.run_due()
+    waiting = harness.document(run_id)["waiting_for"]
+    assert waiting["until_local"] == "2026-09-29 15:00 Europe/Berlin"
+    assert waiting["next_reminder"] == "2026-09-29T08:00:00.000Z"  # Tuesday 10:00
+    await harness.run_until_idle()
+    document = harness.document(run_id)
+    assert document["exit"] == "escalated"
+    assert instants(document, "reminder.sent") == ["2026-09-29T08:00:00.000Z",
+                                                   "2026-09-29T11:00:00.000Z"]
+    assert document["bindings"]["lapsed"]["at"] == "2026-09-29T13:00:00.000Z"
+    assert document["bindings"]["request"]["subject"].endswith("by 2026-09-29T13:00:00Z")
 
 
 # --- multi-channel: claim-documents -------------------------------------------------------------

@@ -167,3 +167,17 @@ def test_a_python_call_is_drawn_from_the_journal_as_a_child_wait() -> None:
     diagram = diagram_of_operations("py", "", [(journal, None)])
     [node] = diagram.body.nodes
     assert (node.kind, node.wait, node.label) == ("call", "child", "child run")
+def test_a_window_and_business_time_are_noted_where_they_wait() -> None:
+    drawn = diagram_of(parse_flow("""
+flow: deploy
+window: deploy
+steps:
+  - nap: { wait: { for: { for: 4h, calendar: support } } }
+  - migrate:
+      window: deploy
+      log: { message: migrating }
+""", "deploy.yaml", actions=set(), calendars=("deploy", "support")))
+    nodes = {node.id: node for node in drawn.nodes()}
+    assert nodes["nap"].label == "timer 4h of support hours"
+    assert nodes["migrate"].notes == ("window: starts while calendar deploy is open",)
+    assert drawn.start == ("window: starts while calendar deploy is open",)

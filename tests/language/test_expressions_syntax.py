@@ -135,7 +135,7 @@ def test_template_splitting_respects_strings_and_braces(source: str, expected: A
     ("{{ __import__('os') }}", "unknown function '__import__'"),
     ("{{ open('/etc/passwd') }}", "unknown function 'open'"),
     ("{{ now(1) }}", "function 'now' takes no arguments, not 1"),
-    ("{{ x | minus }}", "filter 'minus' takes 1 argument, not 0"),
+    ("{{ x | minus }}", "filter 'minus' takes 1 to 2 arguments, not 0"),
     ("{{ x | default() }}", "filter 'default' takes 1 argument, not 0"),
     ("{{ x | round(1, 2) }}", "filter 'round' takes 0 to 1 arguments, not 2"),
     ("{{ x | lower(1) }}", "filter 'lower' takes no arguments, not 1"),

@@ -203,7 +203,7 @@ def test_user_actions_are_unknown_unless_declared() -> None:
      ["2:1: unknown key 'stpes' at flow level (did you mean 'steps'?)"]),
     ("flow: f\nowner: me\nsteps: [{a: {exit: done}}]\n",
      ["2:1: unknown key 'owner' at flow level (expected one of: description, flow, hold, "
-      "inputs, on, recover, steps, timezone)"]),
+      "inputs, on, recover, steps, timezone, window)"]),
     ("flow: f\nholds: [{after: '2026-09-01T09:00:00Z'}]\nsteps: [{a: {exit: done}}]\n",
      ["2:1: unknown key 'holds' at flow level: a flow's start gate is 'hold:'"]),
     ("flow: f\nhold_for: [{check: jira}]\nsteps: [{a: {exit: done}}]\n",

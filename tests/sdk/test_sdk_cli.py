@@ -38,6 +38,14 @@ async def greet(ctx: Context, name: str = "world") -> dict:
 async def nap(ctx: Context) -> str:
     await ctx.wait("nap", "1d")
     return "rested"
+
+
+@app.flow("segments")
+async def segments(ctx: Context, segment: int = 1) -> int:
+    await ctx.step("work", lambda: segment)
+    if segment < 2:
+        ctx.continue_as_new(segment=segment + 1)
+    return segment
 """
 
 
@@ -100,6 +108,18 @@ def test_start_then_worker_then_show(project: PythonProject) -> None:
     document = project.json("show", run_id)
     assert (document["status"], document["waiting_for"]["kind"],
             document["waiting_for"]["step"]) == ("waiting", "timer", "nap")
+
+
+def test_show_links_a_run_and_the_run_it_continued_as(project: PythonProject) -> None:
+    first = project.json("run", "segments", "--follow")
+    assert (first["status"], first["exit"]) == ("succeeded", "continued")
+    successor = project.json("show", first["id"])["continued_as"]
+    assert project.tarry("worker", "--once").exit_code == 0
+    following = project.json("show", successor)
+    assert (following["exit"], following["result"], following["continued_from"]) == (
+        "completed", 2, first["id"])
+    assert f"continued as {successor}" in project.tarry("show", first["id"]).stdout
+    assert f"continued from {first['id']}" in project.tarry("show", successor).stdout
 
 
 def test_an_unknown_name_is_one_error_line(project: PythonProject) -> None:

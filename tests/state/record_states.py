@@ -10,7 +10,7 @@ finishes the script and checks the outcome.
 
 Regenerate the files of the current version (and review the diff) with::
 
-    .venv/bin/python tests/state/record_states.py
+    .venv/bin/python tests/state/record_states.py [CASE…]
 
 Files of earlier versions are never regenerated: they were written by earlier releases (the
 ``v0`` files by the release before the journal, with this script run against that code).
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -34,6 +35,7 @@ sys.path.insert(0, str(HERE))
 from state_app import app  # noqa: E402
 
 from tarry.clock import iso  # noqa: E402
+from tarry.language.calendars import Calendar, parse_hours  # noqa: E402
 from tarry.testing import Harness  # noqa: E402
 
 START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -87,8 +89,11 @@ class Case:
     """``status``, ``exit``, and ``bindings`` or ``result`` the finished run must have."""
     flows: dict[str, str] = field(default_factory=dict)
     """Other flows the case's flow calls (YAML source by name), in the flows folder."""
+    preceded_by: int = 0
+    """Runs of the same flow (and inputs) started and run first (a throttle's turns)."""
     since: int = 0
-    """The first state version that has this case (a construct added later)."""
+    """The first state version with this case (a kind of wait added later has no files of
+    the versions before it)."""
 
 
 TIMER = """\
@@ -171,6 +176,15 @@ steps:
   - done: { set: { status: "{{ kid.status }}", exit: "{{ kid.exit }}" } }
 """
 
+THROTTLE = """\
+flow: stored-throttle
+inputs:
+  team: { type: string, required: true }
+throttle: { key: "{{ team }}", limit: 1, per: 1h }
+steps:
+  - go: { set: { went: "{{ team }}" } }
+"""
+
 FOR_EACH = """\
 flow: stored-branches
 steps:
@@ -183,6 +197,19 @@ steps:
             match: { item: "{{ item }}" }
             timeout: 1d
 """
+
+WINDOW = """\
+flow: stored-window
+steps:
+  - ship:
+      window: deploy
+      set: { went: true }
+  - settle: { wait: { for: { for: 2h, calendar: deploy } } }
+"""
+
+CALENDARS = {"deploy": Calendar("deploy", ZoneInfo("Europe/Berlin"),
+                                parse_hours({"tue-thu": "10:00-16:00"}))}
+"""The calendars the cases name: Tuesday to Thursday, 10:00-16:00 in Berlin."""
 
 CASES: tuple[Case, ...] = (
     Case("yaml-timer", TIMER, {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
@@ -204,6 +231,9 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"reply": {"status": "timeout"}}}),
     Case("yaml-hold", HOLD, after=(Advance(timedelta(hours=4)),),
          expect={"status": "succeeded", "bindings": {"go": {"went": True}}}),
+    Case("yaml-throttle", THROTTLE, {"team": "ops"}, preceded_by=1, since=3,
+         after=(Advance(timedelta(hours=2)),),
+         expect={"status": "succeeded", "bindings": {"go": {"went": "ops"}}}),
     Case("yaml-for-each", FOR_EACH, before=(Send("item.reply", {"item": "a"}),),
          after=(Send("item.reply", {"item": "c"}), Send("item.reply", {"item": "b"})),
          expect={"status": "succeeded", "bindings": {"replies": [
@@ -214,6 +244,8 @@ CASES: tuple[Case, ...] = (
          expect={"status": "succeeded", "bindings": {"kid": {"status": "succeeded",
                                                              "exit": "rested"},
                                                      "done": {"exit": "rested"}}}),
+    Case("yaml-window", WINDOW, after=(Advance(timedelta(days=2)),), since=3,
+         expect={"status": "succeeded", "bindings": {"ship": {"went": True}}}),
     Case("sdk-timer", "sdk-timer", {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
          expect={"status": "succeeded", "result": {"text": "hello ada"}}),
     Case("sdk-event", "sdk-event", {"order": "o-2"},
@@ -231,7 +263,8 @@ CASES: tuple[Case, ...] = (
 def harness(directory: Path, *, start: datetime = START,
             store_url: str | None = None) -> Harness:
     """The harness every case runs on (the app's flows, the cases' event types)."""
-    return Harness(directory, start=start, store_url=store_url, manifests=MANIFESTS, app=app)
+    return Harness(directory, start=start, store_url=store_url, manifests=MANIFESTS, app=app,
+                   calendars=CALENDARS)
 
 
 async def play(h: Harness, moves: Sequence[Move]) -> None:
@@ -258,6 +291,9 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
     """Drive ``case`` to its wait; what the store holds of the run then."""
     h = harness(directory)
     try:
+        for _ in range(case.preceded_by):
+            start(h, case)
+            await h.run_due()
         for name, source in case.flows.items():
             (directory / "flows").mkdir(parents=True, exist_ok=True)
             (directory / "flows" / f"{name}.yaml").write_text(source, encoding="utf-8")
@@ -314,10 +350,12 @@ def dump(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-async def main() -> None:
-    """Record every case with the tarry on the import path."""
+async def main(names: Sequence[str] = ()) -> None:
+    """Record every case (those named, if any) with the tarry on the import path."""
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
+            if names and case.name not in names:
+                continue
             document = await record(case, Path(folder) / case.name)
             target = path_of(document["version"], case.name)
             target.parent.mkdir(exist_ok=True)
@@ -326,4 +364,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))

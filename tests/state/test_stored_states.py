@@ -25,8 +25,8 @@ WAIT_FIELDS = ("kind", "step", "until", "event_type", "match")
 def test_every_version_up_to_the_current_one_has_every_case() -> None:
     for version in range(STATE_VERSION + 1):
         assert sorted(p.stem for p in (HERE / f"v{version}").glob("*.json")) == sorted(
-            name for name, case in BY_NAME.items() if case.since <= version
-        ), f"stored states of version {version}"
+            name for name, case in BY_NAME.items() if case.since <= version), (
+            f"stored states of version {version}")
     assert sorted(UPGRADES) == list(range(STATE_VERSION))
 
 

@@ -190,7 +190,14 @@ def filled_modestly(store: Store) -> SqlStore:
                        "received_at": to_millis(NOW)} for number in numbers],
         insert_history=[{"run_id": f"run-{number:05}", "at": to_millis(NOW), "kind": "k",
                          "step": None, "data": "{}"} for number in numbers],
-        insert_event=[event_params(number) for number in numbers])
+        insert_event=[event_params(number) for number in numbers],
+        insert_throttle_turn=[{"flow": "f", "key": f"k{number % 100}",
+                               "turn": to_millis(NOW) + number, "run_id": f"run-{number:05}"}
+                              for number in numbers],
+        save_debounce=[{"trigger": "f#0", "key": f"k{number}", "flow": "f",
+                        "run_id": f"run-{number:05}", "first_at": to_millis(NOW),
+                        "last_at": to_millis(NOW), "fire_at": to_millis(NOW) + number,
+                        "events": 1} for number in numbers])
 
 
 @pytest.mark.parametrize(("query", "table"), [
@@ -283,9 +290,9 @@ SCANNING_BY_DESIGN = {
 }
 """Queries whose plan may scan a table, and why that is no hazard."""
 
-SCANS = {"sqlite": re.compile(r"SCAN (runs|event_waits|inbox|events|run_journal|history)\b"),
-         "postgresql": re.compile(
-             r"Seq Scan on (runs|event_waits|inbox|events|run_journal|history)\b")}
+_SCANNED = "runs|event_waits|inbox|events|run_journal|history|throttle_turns|debounces"
+SCANS = {"sqlite": re.compile(rf"SCAN ({_SCANNED})\b"),
+         "postgresql": re.compile(rf"Seq Scan on ({_SCANNED})\b")}
 """A plan's line that reads a whole table a send or a worker reads, by backend."""
 
 
@@ -294,8 +301,8 @@ def test_no_query_scans_a_table_a_send_or_a_worker_reads(modest: SqlStore,
     """Every store query finds its rows in the modest tables by index, as its database would
     run it: SQLite's plan of the statement (made without the parameters' values), and the
     generic plan PostgreSQL caches for a prepared statement. None scans ``runs``,
-    ``event_waits``, ``inbox``, ``events``, ``run_journal`` or ``history`` (but the few in
-    SCANNING_BY_DESIGN)."""
+    ``event_waits``, ``inbox``, ``events``, ``run_journal``, ``history``, ``throttle_turns``
+    or ``debounces`` (but the few in SCANNING_BY_DESIGN)."""
     sqlite = isinstance(modest, SQLiteStore)
 
     def plan_of(name: str) -> str:

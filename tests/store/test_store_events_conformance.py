@@ -17,6 +17,7 @@ from tarry.model import (
     NewEvent,
     RunStatus,
     RunUpdate,
+    Successor,
     TriggerStarts,
 )
 from tarry.store.base import Store
@@ -289,3 +290,51 @@ def test_batches_starting_held_runs_on_the_same_targets_in_opposite_orders_do_no
                                        ("deploy-a", "deploy-b")) == []
     assert store.count_runs() == 400  # the first of each target held, the others superseded
     assert store.count_runs(status=RunStatus.HELD) == 2
+
+
+def _continuing(run_id: str, successor: str, *, consumed: tuple[str, ...] = ()) -> RunUpdate:
+    """An update that ends ``run_id`` by continuing as ``successor`` (created with it)."""
+    return RunUpdate(run_id=run_id, status=RunStatus.SUCCEEDED, state={}, history=[],
+                     exit="continued", consumed=consumed, successor=Successor(
+                         new_run(successor, continued_from=run_id, created_at=at(6),
+                                 due_at=at(6)), (), rebuffer_until=at(7200)))
+
+
+def test_a_run_that_continues_as_new_creates_its_successor_and_hands_it_its_inbox(
+        store: Store) -> None:
+    _waiting(store, "r1")
+    store.record_event(_event("e1"), at(5))
+    store.record_event(_event("e2", received=2), at(5))
+    [taken, left] = store.inbox(["r1"])["r1"]
+    store.claim_run("r1", at(5), "w1", at(35))
+
+    store.checkpoint("w1", at(6), [_continuing("r1", "r2", consumed=(taken.inbox_id,))])
+
+    successor = store.get_run("r2")
+    assert (successor.status, successor.continued_from, successor.due_at) == (
+        RunStatus.PENDING, "r1", at(6))
+    assert (store.continued_as("r1"), store.continued_as("r2")) == ("r2", None)
+    assert store.inbox(["r1"]) == {}
+    rebuffered = store.get_event(left.event_id)
+    assert (rebuffered.state, rebuffered.buffer_until) == (EventState.BUFFERED, at(7200))
+    assert store.get_event(taken.event_id).state is EventState.DELIVERED
+
+    store.claim_run("r2", at(7), "w1", at(37))  # its wait takes the event from the buffer
+    wait = EventWait(wait_id="again", type="slack.approval", match_key=KEY, until=at(9000))
+    store.checkpoint("w1", at(8), [RunUpdate(run_id="r2", status=RunStatus.WAITING, state={},
+                                             history=[], due_at=at(9000), waits=(wait,))])
+    [handed] = store.inbox(["r2"])["r2"]
+    assert (handed.event_id, handed.wait_id) == ("e2", "again")
+
+
+def test_a_successor_that_cannot_be_created_leaves_the_run_as_it_was(store: Store) -> None:
+    store.create_run(new_run("r1"), [])
+    store.create_run(new_run("taken"), [])
+    assert store.claim_run("r1", at(5), "w1", at(35)) is not None
+
+    with pytest.raises(StoreError):
+        store.checkpoint("w1", at(6), [_continuing("r1", "taken")])
+
+    record = store.get_run("r1")
+    assert (record.status, record.lease_owner, store.continued_as("r1")) == (
+        RunStatus.RUNNING, "w1", None)

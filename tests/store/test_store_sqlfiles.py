@@ -71,7 +71,8 @@ def _parameters(backend: str, sql: str) -> set[str]:
     return {field.split()[0] for field in row_set["fields"].split(",")}
 
 
-_LOCKS_ONLY_POSTGRES_NEEDS = {"lock_keys", "lock_hold_target", "lock_waiting_runs"}
+_LOCKS_ONLY_POSTGRES_NEEDS = {"lock_keys", "lock_hold_target", "lock_waiting_runs",
+                              "lock_throttle_key", "lock_debounce_key"}
 """Queries that take a lock on PostgreSQL and are a no-op under SQLite's BEGIN IMMEDIATE."""
 
 

@@ -1,4 +1,4 @@
-"""The upgrade to child runs (migration 0016), on both stores: a run written before it reads
+"""The upgrade to child runs (migration 0018), on both stores: a run written before it reads
 back with no parent and no children, and a parent's children are found by the new index."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from tarry.clock import to_millis
 from tarry.model import HistoryEntry, NewRun, RunStatus
 from tarry.store import open_store
 
-RELEASE_15 = 15
-"""The migrations a store had before child runs."""
+RELEASE_17 = 17
+"""The migrations a store had before child runs (up to 0017_pacing)."""
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
@@ -39,7 +39,7 @@ def _run(run_id: str, *, parent: str | None = None) -> NewRun:
 def test_a_run_from_before_child_runs_has_no_parent_and_no_children(
         empty_url: str) -> None:
     old = open_store(empty_url, check_schema=False)
-    old._migrations = old._migrations[:RELEASE_15]  # type: ignore[attr-defined]
+    old._migrations = old._migrations[:RELEASE_17]  # type: ignore[attr-defined]
     old.migrate()
     with old._transaction(write=True) as tx:  # type: ignore[attr-defined]
         tx.cursor.execute(
@@ -49,7 +49,7 @@ def test_a_run_from_before_child_runs_has_no_parent_and_no_children(
     old.close()
 
     store = open_store(empty_url, check_schema=False)
-    assert store.migrate()[:1] == ["0016_child_runs"]
+    assert store.migrate()[:1] == ["0018_child_runs"]
     store.create_runs([(_run("parent"), [HistoryEntry(T0, "created")]),
                        (_run("child", parent="parent"), [HistoryEntry(T0, "created")])])
     before = store.get_run("before")

@@ -133,8 +133,8 @@ def test_a_schedule_trigger_loads_with_catch_up_latest_by_default() -> None:
      - event: forge.label
        timezone: Europe/Berlin
        inputs: { repo: x }
-     """, ["6:3: unknown key 'timezone' in an event trigger (expected one of: event, if, "
-           "inputs, target)"]),
+     """, ["6:3: unknown key 'timezone' in an event trigger (expected one of: debounce, "
+           "event, if, inputs, target)"]),
     ("""
      - deploy
      """, ["5:3: a trigger is a mapping with 'event' or 'schedule', got 'deploy'"]),

@@ -18,7 +18,13 @@ from typing import Annotated
 import typer
 
 from tarry.cli import render
-from tarry.cli.options import choice, current_user, parse_inputs, quoting_hints
+from tarry.cli.options import (
+    WaitingFilter,
+    choice,
+    current_user,
+    parse_inputs,
+    quoting_hints,
+)
 from tarry.cli.runs import shown_values
 from tarry.cli.session import console, note, open_engine, open_run_store, print_json, resolve_run_id
 from tarry.clock import SystemClock
@@ -45,10 +51,6 @@ FlowFilter = Annotated[str | None, typer.Option(
 StatusFilter = Annotated[RunStatus | None, typer.Option(
     "--status", metavar="S", parser=choice(RunStatus, "a status"),
     help="Only runs with this status.")]
-WaitingFilter = Annotated[str | None, typer.Option(
-    "--waiting-for", metavar="W",
-    help="Only runs waiting for this: timer, event, hold, poll, task, retry, child, or an event "
-    "type.")]
 TargetFilter = Annotated[str | None, typer.Option(
     "--target", metavar="T", help="Only runs with this target.")]
 OlderFilter = Annotated[str | None, typer.Option(

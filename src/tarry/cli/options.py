@@ -10,15 +10,15 @@ from __future__ import annotations
 import getpass
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from tarry._suggest import did_you_mean
 from tarry.language.jsontext import parse_json
 
-__all__ = ["choice", "current_user", "parse_inputs", "parse_json_object", "parse_pair",
-           "parse_value", "quoting_hints"]
+__all__ = ["WaitingFilter", "choice", "current_user", "parse_inputs", "parse_json_object",
+           "parse_pair", "parse_value", "quoting_hints"]
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -98,3 +98,10 @@ def current_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+
+
+WaitingFilter = Annotated[str | None, typer.Option(
+    "--waiting-for", metavar="W",
+    help="Only runs waiting for this: timer, event, hold, poll, task, retry, child, throttle, "
+         "window, or an event type.")]
+"""``--waiting-for``: the run list's filter on what a run waits for."""

@@ -96,6 +96,7 @@ def validate(
     result = validate_files(_yaml_files(paths or [settings.flows_dir]), actions,
                             manifest_files=settings.event_files, app=app,
                             max_bytes=settings.limits.file_bytes,
+                            calendars=settings.calendars,
                             project=_project_flows(settings, actions, app))
     if unimportable:
         result.configs.append(unimportable[0].file)
@@ -114,14 +115,15 @@ def validate_files(files: Iterable[Path], actions: Collection[str], *,
                    manifest_files: Iterable[Path] = (),
                    app: tuple[str, ProgramSource] | None = None,
                    max_bytes: int = FILE_BYTES,
+                   calendars: Collection[str] = (),
                    project: Mapping[str, Flow] | None = None) -> Validation:
     """Validate every event manifest (the existing ``manifest_files`` and those among
     ``files``), then load every flow of ``files`` and check the Python flows of ``app`` (its
     reference and the app) against the declared event types, collecting every problem.
     While a manifest has problems, flows are checked without the event type checks (which
-    would only echo them). A file over ``max_bytes`` is refused unread. The ``call`` steps
-    of the flows that load are checked against ``project`` (the project's flows by name)
-    and the flows of ``files``."""
+    would only echo them). A file over ``max_bytes`` is refused unread; flows may name the
+    business ``calendars`` only. The ``call`` steps of the flows that load are checked
+    against ``project`` (the project's flows by name) and the flows of ``files``."""
     result = Validation()
     given = list(files)
     flows = [path for path in given if not _is_event_manifest(path, max_bytes)]
@@ -134,7 +136,7 @@ def validate_files(files: Iterable[Path], actions: Collection[str], *,
         result.files.append(shown)
         try:
             loaded.append(load_flow(Path(shown), actions=actions, manifests=declared,
-                                    max_bytes=max_bytes))
+                                    max_bytes=max_bytes, calendars=calendars))
         except LoadError as exc:
             result.problems.extend(exc.problems)
     known = {**(project or {}), **{flow.name: flow for flow in loaded}}
@@ -156,7 +158,7 @@ def _project_flows(settings: Settings, actions: Collection[str],
     except LoadError:  # the app's own problems are reported with the rest
         programs = None
     finder = FlowFinder(settings.flows_dir, actions, None, programs=programs,
-                        file_bytes=settings.limits.file_bytes)
+                        file_bytes=settings.limits.file_bytes, calendars=settings.calendars)
     return {flow.name: flow for flow in finder.available()[0]}
 
 

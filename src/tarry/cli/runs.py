@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from tarry import eventloop
+from tarry._suggest import did_you_mean
 from tarry.cli import render
 from tarry.cli.holds import HoldAfterOption, hold_after
 from tarry.cli.layout import PlainCommand, PlainGroup
 from tarry.cli.moves import migrate_runs
-from tarry.cli.options import choice, parse_inputs, quoting_hints
+from tarry.cli.options import WaitingFilter, choice, parse_inputs, quoting_hints
 from tarry.cli.session import (
     console,
     note,
@@ -30,7 +32,8 @@ from tarry.engine.documents import history_document, run_document
 from tarry.engine.oplog import Shown
 from tarry.engine.runtime import Engine
 from tarry.errors import InvalidRunRequest, StoreMissing
-from tarry.model import RunRecord, RunStatus
+from tarry.language.manifests import load_manifests
+from tarry.model import WAIT_KINDS, RunRecord, RunStatus
 from tarry.secrets import Redactor
 from tarry.store.base import Store
 
@@ -158,6 +161,7 @@ def list_runs(
             "--at-step", metavar="STEP",
             help="Only runs waiting or failed at this step of their flow (step ids joined by "
                  "dots, without loop indices: quotes.request).")] = None,
+        waiting_for: WaitingFilter = None,
         limit: Annotated[int, typer.Option(
             "--limit", metavar="N", min=1, help="At most N runs, newest first.")] = 50,
         as_json: JsonOption = False) -> None:
@@ -165,8 +169,9 @@ def list_runs(
     if ctx.invoked_subcommand is not None:
         return
     nothing = "no runs"
+    _check_wait_filter(waiting_for)
     try:
-        docs, total = _newest_runs(status, flow, at_step, limit)
+        docs, total = _newest_runs(_Filters(status, flow, at_step, waiting_for), limit)
     except StoreMissing as exc:
         docs, total, nothing = [], 0, f"no runs: {exc}"
     print_listing(docs, render.runs_table, as_json=as_json, nothing=nothing)
@@ -177,23 +182,48 @@ def list_runs(
 runs_app.command("migrate", cls=PlainCommand)(migrate_runs)
 
 
-def _newest_runs(status: RunStatus | None, flow: str | None, at_step: str | None,
-                 limit: int) -> tuple[list[dict[str, Any]], int]:
+def _check_wait_filter(waiting_for: str | None) -> None:
+    """Refuse a ``--waiting-for`` that is neither a kind of wait nor a declared event type
+    (it could only select nothing: most likely a misspelling)."""
+    if waiting_for is None or waiting_for in WAIT_KINDS:
+        return
+    declared = load_manifests(load_settings().event_files)
+    if waiting_for not in declared:
+        raise typer.BadParameter(
+            f"'{waiting_for}' is neither a kind of wait ({', '.join(sorted(WAIT_KINDS))}) nor "
+            f"a declared event type{did_you_mean(waiting_for, [*WAIT_KINDS, *declared])}",
+            param_hint="'--waiting-for'")
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """What ``tarry runs`` was asked to list."""
+
+    status: RunStatus | None
+    flow: str | None
+    at_step: str | None
+    waiting_for: str | None
+
+
+def _newest_runs(filters: _Filters, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` run documents, and how many runs the filters select in all."""
     with open_run_store() as store:
-        records = store.list_runs(status=status, flow=flow, at_step=at_step, limit=limit)
+        records = store.list_runs(status=filters.status, flow=filters.flow,
+                                  at_step=filters.at_step, waiting_for=filters.waiting_for,
+                                  limit=limit)
         journals = store.journals([record.id for record in records])
         docs = [run_document(record, None, journals.get(record.id, [])) for record in records]
-        total = len(docs) if len(docs) < limit else _count(store, status, flow, at_step)
+        total = len(docs) if len(docs) < limit else _count(store, filters)
     return docs, total
 
 
-def _count(store: Store, status: RunStatus | None, flow: str | None,
-           at_step: str | None) -> int:
-    if at_step is None:
-        return store.count_runs(status=status, flow=flow)
-    counts = store.count_runs_per_status(flow=flow, at_step=at_step)
-    return counts.get(status, 0) if status is not None else sum(counts.values())
+def _count(store: Store, filters: _Filters) -> int:
+    if filters.at_step is None and filters.waiting_for is None:
+        return store.count_runs(status=filters.status, flow=filters.flow)
+    counts = store.count_runs_per_status(flow=filters.flow, at_step=filters.at_step,
+                                         waiting_for=filters.waiting_for)
+    return (counts.get(filters.status, 0) if filters.status is not None
+            else sum(counts.values()))
 
 
 def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
@@ -204,7 +234,7 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
         doc = run_document(store.get_run(found), store.history(found),
                            store.journals([found]).get(found, []), reruns=store.reruns(found),
                            children=store.children(found),
-                           shown=shown_values(settings))
+                           continued_as=store.continued_as(found), shown=shown_values(settings))
     if as_json:
         print_json(doc)
     else:

@@ -10,18 +10,24 @@ from rich.table import Table
 
 from tarry.cli.session import console, note, open_engine, print_json
 from tarry.clock import SystemClock
-from tarry.triggers.describe import trigger_document, trigger_summary
+from tarry.language.model import EventTrigger
+from tarry.triggers.describe import PENDING_SHOWN, trigger_document, trigger_summary
 
 __all__ = ["triggers"]
 
-
 def triggers(as_json: Annotated[bool, typer.Option(
         "--json", help="Print every trigger as JSON.")] = False) -> None:
-    """Triggers of the project's flows: what starts each, and when next."""
+    """Triggers of the project's flows: what starts each, and when next (a debounced
+    trigger: the bursts of events still to start their run)."""
     now = SystemClock().now()
     with open_engine() as engine:
-        documents = [trigger_document(flow, trigger, now)
-                     for flow in engine.catalog.available()[0] for trigger in flow.triggers]
+        flows = engine.catalog.available()[0]
+        pending = (engine.store.pending_debounces(now, PENDING_SHOWN)
+                   if any(isinstance(trigger, EventTrigger) and trigger.debounce
+                          for flow in flows for trigger in flow.triggers)
+                   else [])
+        documents = [trigger_document(flow, trigger, now, pending)
+                     for flow in flows for trigger in flow.triggers]
     if as_json:
         print_json(documents)
         return

@@ -23,6 +23,7 @@ from tarry._suggest import did_you_mean
 from tarry._text import clip
 from tarry.errors import ConfigError, FlowNotFound, LoadError, Problem
 from tarry.files import FILE_BYTES, FileSignature, file_signature, read_source
+from tarry.language.calendars import Calendar
 from tarry.language.fields import NAME_PATTERN
 from tarry.language.loader import load_flow, parse_flow
 from tarry.language.manifests import Manifest
@@ -153,16 +154,19 @@ class FlowFinder:
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
                  file_bytes: int = FILE_BYTES,
+                 calendars: Mapping[str, Calendar] | None = None,
                  stubs: Mapping[str, Program] | None = None) -> None:
         self.flows_dir = flows_dir
+        self.calendars: Mapping[str, Calendar] = calendars or {}
+        """The project's business calendars: a flow naming another is refused at load."""
         self.file_bytes = file_bytes
         self.actions = frozenset(actions)
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
+        """The Python flows, by name (empty without an app)."""
         self.stubs: Mapping[str, Program] = stubs or {}
         """Flows replaced, by name, by programs standing in for them (a scenario's stubbed
         flows): found before the folder's and the app's."""
-        """The Python flows, by name (empty without an app)."""
         self._files: dict[Path, tuple[FileSignature, Flow | LoadError]] = {}
         self._naming: dict[tuple[Path, str], tuple[FileSignature | None, bool]] = {}
         self._listing: _Listing | None = None
@@ -349,7 +353,7 @@ class FlowFinder:
     def _parse(self, path: Path) -> Flow | LoadError:
         try:
             return load_flow(path, actions=self.actions, manifests=self.manifests,
-                             max_bytes=self.file_bytes)
+                             max_bytes=self.file_bytes, calendars=self.calendars)
         except LoadError as exc:
             return exc
 
@@ -395,9 +399,10 @@ class FlowCatalog(FlowFinder):
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
                  file_bytes: int = FILE_BYTES,
+                 calendars: Mapping[str, Calendar] | None = None,
                  stubs: Mapping[str, Program] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes, stubs=stubs)
+                         file_bytes=file_bytes, calendars=calendars, stubs=stubs)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

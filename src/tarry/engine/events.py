@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from tarry.clock import from_iso, iso
 from tarry.engine.frames import since
 from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
-from tarry.engine.reminders import remind, reminder_pending, reminder_waits, schedule_reminders
+from tarry.engine.reminders import (
+    note_calendar,
+    remind,
+    reminder_pending,
+    reminder_waits,
+    schedule_reminders,
+)
 from tarry.engine.values import to_json
 from tarry.language.model import Step, WaitFor
 from tarry.values import check_key
@@ -61,7 +67,8 @@ def _register(walker: Interpreter, wait: WaitFor, cur: dict[str, Any], names: Na
         for key, value in alternative["match"].items():
             check_key(value, f"the match value '{key}'", env.limits.key_bytes)
     cur.update(until=iso(until), alternatives=alternatives, since=iso(env.now))
-    schedule_reminders(wait.remind, cur, env.now)
+    note_calendar(walker, wait.timeout, cur, until)
+    schedule_reminders(walker, wait.remind, cur, names)
     env.record("wait.registered", path, kind="event", until=cur["until"],
                alternatives=alternatives)
 
@@ -108,6 +115,7 @@ def _waits(cur: dict[str, Any], path: str, *, first_wins: bool) -> tuple[WaitInf
     until = from_iso(cur["until"])
     registered = since(cur)
     waits = tuple(WaitInfo("event", path, until, alt["type"], alt["match"], since=registered,
-                           first_wins=first_wins)
+                           first_wins=first_wins, calendar=cur.get("calendar"),
+                           local=cur.get("until_local"))
                   for alt in cur["alternatives"])
     return waits + reminder_waits(cur, path)

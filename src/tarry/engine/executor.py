@@ -27,8 +27,9 @@ from tarry.engine.commands import (
 )
 from tarry.engine.interpreter import Env, Interpreter
 from tarry.engine.journal import JournalQuery, RunJournal, journal_for
-from tarry.engine.outcome import Blocked, Done, Exited, Failed, Outcome, Pending
+from tarry.engine.outcome import Blocked, Continued, Done, Exited, Failed, Outcome, Pending
 from tarry.engine.starting import new_run_id, pending_run
+from tarry.engine.throttling import TurnTaker, admit
 from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import StoreError, TarryError
@@ -38,6 +39,7 @@ from tarry.holds.state import is_held
 from tarry.language.manifests import correlation_key
 from tarry.language.model import Flow
 from tarry.model import (
+    CONTINUED,
     CheckpointOutcome,
     EventWait,
     HistoryEntry,
@@ -46,11 +48,12 @@ from tarry.model import (
     RunRecord,
     RunStatus,
     RunUpdate,
+    Successor,
 )
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits, stored_text
 
-__all__ = ["Executor", "LeaseLost", "update_for"]
+__all__ = ["HANDOVER", "Executor", "LeaseLost", "update_for"]
 
 logger = logging.getLogger("tarry.worker")
 
@@ -64,6 +67,11 @@ class JournalReader(Protocol):
                  keys: Sequence[str] = ()) -> Awaitable[list[JournalEntry]]:
         """The entries of ``run_id`` the query names."""
         ...
+
+
+HANDOVER = timedelta(hours=1)
+"""How long, at least, the events delivered to a run that continued as new and not taken in
+by it stay buffered for its successor (an event buffered longer keeps its own deadline)."""
 
 
 class LeaseLost(Exception):
@@ -81,7 +89,10 @@ _ENTRY_KIND = {RunStatus.PENDING: "started", RunStatus.HELD: "started",
 def _entry_kinds(status: RunStatus, state: Mapping[str, Any]) -> tuple[str, ...]:
     """The history entries an advance of a run claimed in ``status`` begins with: a run
     recovered before it ever saved its state (claimed, then its worker died before the first
-    checkpoint) has not recorded its start yet, so it records both."""
+    checkpoint) has not recorded its start yet, so it records both; a run that waited for
+    its throttle's turn starts now."""
+    if status is RunStatus.WAITING and "started_at" not in state:
+        return ("started",)
     kind = _ENTRY_KIND.get(status, "resumed")
     return ("started", kind) if kind == "recovered" and "started_at" not in state else (kind,)
 
@@ -95,8 +106,14 @@ class Executor:
                  limits: ValueLimits | None = None, recovery_max: int = 3,
                  clock: Callable[[], datetime] | None = None,
                  action_timeout: timedelta = DEFAULT_ACTION_TIMEOUT,
-                 lease: timedelta = timedelta(seconds=30)) -> None:
+                 lease: timedelta = timedelta(seconds=30),
+                 take_turn: TurnTaker | None = None) -> None:
         self.catalog = catalog
+        self.take_turn = take_turn
+        """Takes a throttled flow's turns (None: throttles are not applied)."""
+        self._turns = asyncio.Lock()
+        """Held while a run takes its turn: runs claimed together take theirs in the order
+        they were claimed (the lock is fair), so a key's queue is first come, first served."""
         self.clock = clock
         """Stamps the history entries recorded after an action's call (None: every entry of
         an advance at its start)."""
@@ -134,15 +151,28 @@ class Executor:
             if held is not None:
                 return held
         now = max([now, *(entry.at for entry in history)])  # a cleared hold's checks took time
-        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
-        state.setdefault("started_at", iso(now))
         try:
             flow = self.catalog.by_digest(record.flow_digest)
             program = self.catalog.program(flow)  # a Python flow runs on its own runner
         except TarryError as exc:  # the stored flow no longer loads (e.g. an action is gone)
+            history.extend(HistoryEntry(now, kind)
+                           for kind in _entry_kinds(record.status, state))
             failure = Failed({"type": "flow-error", "message": stored_text(str(exc)),
                               "step": None})
             return update_for(record.id, state, failure, history, now)
+        if self.take_turn is not None and flow.throttle is not None \
+                and "started_at" not in state:  # a throttled run waits for its turn first
+            async with self._turns:
+                throttled = await admit(self.take_turn, record, flow, state=state, now=now,
+                                        history=history, limits=self.limits)
+            if isinstance(throttled, RunUpdate):  # nothing registered: it has not started
+                state["registered"] = {"waits": False, "tasks": False}
+                return replace(throttled, had_waits=registered["waits"],
+                               had_tasks=registered["tasks"])
+            if throttled is not None:
+                return update_for(record.id, state, throttled, history, now)
+        history.extend(HistoryEntry(now, kind) for kind in _entry_kinds(record.status, state))
+        state.setdefault("started_at", iso(now))
         journal = journal_for(flow, program=program is not None)
         await self._restore(record.id, state, journal)
         env = self._env(record, flow, state, journal=journal, now=now, history=history)
@@ -170,12 +200,29 @@ class Executor:
                               "step": None})
         env.ignore_undelivered()
         result = outcome.binding if program is not None and isinstance(outcome, Done) else None
+        successor = None
+        if isinstance(outcome, Continued):
+            outcome, successor = self._successor(record, flow, outcome, env.at)
         update = update_for(record.id, state, outcome, history, env.at,
                             consumed=tuple(env.consumed), result=result,
-                            rescan=tuple(sorted(env.rescan)))
+                            rescan=tuple(sorted(env.rescan)), successor=successor)
         return _written(replace(update, children=tuple(env.children),
                                 cancel_children=tuple(env.given_up)), state, journal,
                         registered, child=record.parent_id is not None)
+
+    def _successor(self, record: RunRecord, flow: Flow, outcome: Continued,
+                   now: datetime) -> tuple[Outcome, Successor | None]:
+        """The run ``record`` continues as (a new run of ``flow`` and its target, with the
+        outcome's inputs), or the failure that keeps it from starting."""
+        try:
+            run, created = pending_run(flow, outcome.inputs, record.target, now,
+                                       run_id=new_run_id(), limits=self.limits,
+                                       continued_from=record.id)
+        except TarryError as exc:  # checked by the flow's call already; kept safe here
+            return Failed({"type": "continue-as-new", "message": stored_text(str(exc)),
+                           "step": None}), None
+        entries = (created, HistoryEntry(now, CONTINUED, None, {"from": record.id}))
+        return outcome, Successor(run, entries, now + HANDOVER)
 
     def _crashed(self, record: RunRecord) -> Failed:
         """The failure of a run whose workers died running it once more than
@@ -323,7 +370,7 @@ class Executor:
                   run_info=run_info, actions=self.actions, checkpoint=checkpoint,
                   history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
                   action_timeout=self.action_timeout, recoveries=record.recoveries,
-                  timer=self.timer, lease=self.lease)
+                  timer=self.timer, lease=self.lease, calendars=self.catalog.calendars)
         env.start_child = lambda command: self.prepare_child(env, command)
         return env
 
@@ -382,10 +429,17 @@ def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                history: list[HistoryEntry], now: datetime, *,
                consumed: tuple[str, ...] = (), result: Any = None,
-               rescan: tuple[str, ...] = ()) -> RunUpdate:
+               rescan: tuple[str, ...] = (), successor: Successor | None = None) -> RunUpdate:
     """The store update that records ``outcome`` (and releases the lease); ``result`` is a
     Python flow's return value, kept when the run succeeds; ``rescan`` names the waits that
-    turned an event down and wait on."""
+    turned an event down and wait on; ``successor`` is the run a ``Continued`` run
+    continues as."""
+    if isinstance(outcome, Continued):
+        assert successor is not None, "a run continues as a successor"
+        history.append(HistoryEntry(now, CONTINUED, None, {"as": successor.run.id}))
+        history.append(HistoryEntry(now, "succeeded", None, {"exit": CONTINUED}))
+        return RunUpdate(run_id, RunStatus.SUCCEEDED, state, history, exit=CONTINUED,
+                         consumed=consumed, successor=successor)
     if isinstance(outcome, Blocked):
         return RunUpdate(run_id, RunStatus.WAITING, state, history, due_at=outcome.wake_at,
                          waiting_for=outcome.waiting_for(), consumed=consumed,

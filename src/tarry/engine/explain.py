@@ -11,8 +11,11 @@ thing. It reads only ``waiting_for``, which the worker writes when the run suspe
 - ``others``: how many other branches of the run wait besides the one shown (the one shown is
   the one due first);
 - ``next_reminder``: when the reminder of the wait shown runs next, if it has one;
+- for a wait on a business calendar (a ``window``, or a length counted in business time),
+  ``calendar`` and ``until_local``, the deadline on that calendar's clock;
 - for a hold, ``faults`` (check name → faults in a row) and ``fault_limit``
-  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so.
+  (``TARRY_CHECK_FAULTS``): a hold about to be refused ``hold-unanswerable`` says so;
+- for a throttle, ``key``, ``limit`` and ``per``: whose turn it waits for, and the pace.
 
 A run that has ended waits for nothing: no explanation, and its document's ``waiting_for``
 is null.
@@ -38,6 +41,9 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
              "then resumes with their decision, or with status timeout at the deadline"),
     "child": ("waiting for child run {run} to end",
               "then resumes at step '{step}' with its outcome{deadline}"),
+    "throttle": ("waiting for its turn to start{key} (throttle: at most {limit} starts per "
+                 "{per})", "then runs its first step"),
+    "window": ("waiting for calendar '{calendar}' to open", "then starts step '{step}'"),
 }
 """kind → (what it waits for, what happens next)."""
 
@@ -57,9 +63,15 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     what, then = _WAIT_PHRASES.get(kind, (f"waiting for {kind}", "then resumes"))
     step = waiting.get("step") or ""
     alternatives = _alternatives(waiting)
+    if kind == "window" and not step:
+        what, then = ("held before its first step until calendar '{calendar}' opens",
+                      "then starts its first step")
     until = waiting.get("until")
-    fields = {"step": step, "alternatives": describe_alternatives(alternatives),
+    fields = {"step": step, "calendar": waiting.get("calendar") or "",
+              "alternatives": describe_alternatives(alternatives),
               "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
+              "key": f" with key '{waiting['key']}'" if waiting.get("key") else "",
+              "limit": waiting.get("limit", ""), "per": waiting.get("per", ""),
               "run": waiting.get("run") or "", "deadline": (
                   ", or with status timeout at the deadline (the child is cancelled)"
                   if until else "")}
@@ -69,8 +81,15 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
             f"{'s' if others == 1 else ''} as well") if others else ""
     bound = f" until {until}" if until else " (no deadline)"
-    return (f"{what.format(**fields)}{at_step} since {since}{bound}; "
-            f"{then.format(**fields)}{more}{_meanwhile(waiting)}")
+    return (f"{what.format(**fields)}{at_step} since {since}{bound}"
+            f"{_local(waiting)}; {then.format(**fields)}{more}{_meanwhile(waiting)}")
+
+
+def _local(waiting: Mapping[str, Any]) -> str:
+    """`` (2026-12-28 10:00 Europe/Berlin, support hours)`` for a wait on a calendar."""
+    if not waiting.get("calendar") or not waiting.get("until_local"):
+        return ""
+    return f" ({waiting['until_local']}, {waiting['calendar']} hours)"
 
 
 def _meanwhile(waiting: Mapping[str, Any]) -> str:

@@ -21,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import ChainMap
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tarry._suggest import did_you_mean
 from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import Clock, from_iso, iso
@@ -50,12 +51,14 @@ from tarry.engine.outcome import (
 )
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError, InvalidValue
+from tarry.language.calendars import Calendar
 from tarry.language.durations import MAX_DURATION, check_duration, parse_duration, parse_instant
 from tarry.language.expressions import EvalContext, WorkMeter, render
 from tarry.language.expressions.limits import MAX_WORK
 from tarry.language.model import (
     Action,
     Ask,
+    BusinessTime,
     Call,
     Construct,
     Exit,
@@ -74,7 +77,7 @@ from tarry.model import HistoryEntry, NewRun
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits
 
-__all__ = ["Env", "Interpreter", "Names"]
+__all__ = ["CalendarFailure", "Env", "Interpreter", "Names", "business"]
 
 Names = ChainMap[str, Any]
 
@@ -135,6 +138,8 @@ class Env:
     start_child: Callable[[StartChild], None] = field(default=lambda command: None)
     """Prepares a child run at once, as the executor does for a :class:`StartChild` command
     (a Python flow's ``ctx.call``, which has no walk to answer with commands)."""
+    calendars: Mapping[str, Calendar] = field(default_factory=dict)
+    """The business calendars of the project (``[calendars.NAME]``), by name."""
     at: datetime = field(init=False)
     """The instant history entries are stamped with: :attr:`now` until :meth:`moved`.
     Expressions keep seeing :attr:`now`, one instant per advance."""
@@ -151,7 +156,8 @@ class Env:
     @property
     def eval(self) -> EvalContext:
         """The expression context: the clock reading and the flow's timezone."""
-        return EvalContext(now=self.now, timezone=self.flow.timezone, meter=self.meter)
+        return EvalContext(now=self.now, timezone=self.flow.timezone, meter=self.meter,
+                           calendars=self.calendars)
 
     def record(self, kind: str, step: str | None = None, /, **data: Any) -> None:
         """Append a history entry stamped with the instant it happened (:attr:`at`)."""
@@ -182,7 +188,16 @@ class Interpreter:
         self.env = env
 
     async def advance(self, state: MutableMapping[str, Any]) -> Outcome:
-        """Run the flow from where ``state`` stands until every branch is blocked or done."""
+        """Run the flow from where ``state`` stands until every branch is blocked or done.
+
+        A flow with a ``window`` holds its first step until that calendar is open."""
+        if "root" not in state and self.env.flow.window is not None:
+            try:
+                held = self.window(self.env.flow.window, state, "")
+            except CalendarFailure as exc:
+                return step_error("calendar", str(exc), "")
+            if held is not None:
+                return held
         root = state.setdefault("root", new_frame())
         names: Names = ChainMap({"run": self.env.run_info}, self.env.inputs)
         return await self.run_scope(root, self.env.flow.body, names, "")
@@ -227,9 +242,18 @@ class Interpreter:
                 if not self._condition_holds(step.if_, names):
                     self.env.record("step.skipped", path)
                     return Done({"skipped": True})
-                frame["cur"] = {}
+                frame["cur"] = {"window": {}} if step.window is not None else {}
+                if step.window is None:
+                    self.env.record("step.started", path)
+            if "window" in frame["cur"]:
+                assert step.window is not None
+                held = self.window(step.window, frame["cur"], path)
+                if held is not None:
+                    return held
                 self.env.record("step.started", path)
             outcome = await _HANDLERS[type(step.construct)](self, step, frame["cur"], names, path)
+        except CalendarFailure as exc:
+            outcome = step_error("calendar", str(exc), path)
         except ExpressionError as exc:
             outcome = step_error("expression", exc.at_step(path).reason + _quoted(exc), path)
         except InvalidValue as exc:  # never retried: the same value would fail again
@@ -255,6 +279,50 @@ class Interpreter:
             return condition is not False
         return self.truthy(condition, names)
 
+    def calendar(self, name: str) -> Calendar:
+        """The project's calendar ``name``; :class:`CalendarFailure` when it is not
+        configured (any more: the flow was checked against the calendars when it loaded)."""
+        found = self.env.calendars.get(name)
+        if found is None:
+            raise CalendarFailure(f"calendar '{name}' is not configured (add a "
+                                  f"[calendars.{name}] table to tarry.toml)"
+                                  f"{did_you_mean(name, self.env.calendars)}")
+        return found
+
+    def after(self, value: timedelta | Template | BusinessTime, names: Names) -> datetime:
+        """The instant a wait of ``value`` (a duration, or business time) from now ends."""
+        if not isinstance(value, BusinessTime):
+            return self.env.now + self.duration(value, names)
+        amount = self.duration(value.amount, names)
+        try:
+            return self.calendar(value.calendar).add(self.env.now, amount)
+        except ValueError as exc:
+            raise CalendarFailure(str(exc)) from None
+
+    def window(self, name: str, cur: MutableMapping[str, Any],
+               path: str) -> Blocked | None:
+        """Hold a step (or, at path ``""``, the run's start) until calendar ``name`` is
+        open: None once it is; else the wait, registered in ``cur["window"]`` the first time
+        (its ``until`` recomputed at each look, so a calendar changed meanwhile counts)."""
+        calendar = self.calendar(name)
+        held = cur.setdefault("window", {})
+        if calendar.is_open(self.env.now):
+            if held:
+                self.env.record("window.opened", path or None, calendar=name)
+            del cur["window"]
+            return None
+        try:
+            until = calendar.next_open(self.env.now)
+        except ValueError as exc:
+            raise CalendarFailure(str(exc)) from None
+        if not held:
+            held["since"] = iso(self.env.now)
+            self.env.record("wait.registered", path or None, kind="window", calendar=name,
+                            until=iso(until))
+        held["until"] = iso(until)
+        return Blocked((WaitInfo("window", path, until, since=since(held), calendar=name,
+                                 local=calendar.wall_clock(until)),))
+
     def duration(self, value: timedelta | Template, names: Names) -> timedelta:
         """A literal or computed duration."""
         if isinstance(value, timedelta):
@@ -269,8 +337,12 @@ class Interpreter:
         except ValueError as exc:
             raise ExpressionError(str(exc), expression=value.source) from None
 
-    def deadline(self, value: timedelta | datetime | Template, names: Names) -> datetime:
-        """A timeout: a duration from now or an instant, literal or computed."""
+    def deadline(self, value: timedelta | datetime | Template | BusinessTime,
+                 names: Names) -> datetime:
+        """A timeout: a duration from now (or business time) or an instant, literal or
+        computed."""
+        if isinstance(value, BusinessTime):
+            return self.after(value, names)
         if isinstance(value, timedelta):
             return self.env.now + value
         if isinstance(value, datetime):
@@ -280,6 +352,12 @@ class Interpreter:
                 isinstance(computed, str) and not _looks_like_instant(computed)):
             return self.env.now + self.duration(value, names)
         return self.instant(value, names)
+
+    def on_calendar(self, value: object, until: datetime) -> tuple[str | None, str | None]:
+        """The ``calendar`` and ``local`` of a wait whose length is business time."""
+        if not isinstance(value, BusinessTime) or value.calendar not in self.env.calendars:
+            return None, None
+        return value.calendar, self.env.calendars[value.calendar].wall_clock(until)
 
     def instant(self, value: datetime | Template, names: Names) -> datetime:
         """A literal or computed instant (zone-less only with the flow's timezone)."""
@@ -295,6 +373,16 @@ class Interpreter:
                 raise ExpressionError(str(exc), expression=value.source) from None
         raise ExpressionError(f"expected an instant, got {type(computed).__name__}",
                               expression=value.source)
+
+
+class CalendarFailure(Exception):
+    """A business calendar could not answer (not configured, or never open): the step
+    fails with ``error.type = calendar``."""
+
+
+def business(value: object) -> dict[str, str]:
+    """``{"calendar": name}`` for a history entry when ``value`` is business time."""
+    return {"calendar": value.calendar} if isinstance(value, BusinessTime) else {}
 
 
 def _looks_like_instant(text: str) -> bool:
@@ -372,16 +460,19 @@ async def _run_wait(walker: Interpreter, step: Step, cur: dict[str, Any], names:
     assert isinstance(wait, Wait)
     if "until" not in cur:
         if wait.for_ is not None:
-            until = walker.env.now + walker.duration(wait.for_, names)
+            until = walker.after(wait.for_, names)
         else:
             assert wait.until is not None
             until = walker.instant(wait.until, names)
         cur.update(until=iso(until), since=iso(walker.env.now))
-        walker.env.record("wait.registered", path, kind="timer", until=cur["until"])
+        walker.env.record("wait.registered", path, kind="timer", until=cur["until"],
+                          **business(wait.for_))
     until = from_iso(cur["until"])
     if walker.env.now >= until:
         return Done({"until": cur["until"]})
-    return Blocked((WaitInfo("timer", path, until, since=since(cur)),))
+    calendar, local = walker.on_calendar(wait.for_, until)
+    return Blocked((WaitInfo("timer", path, until, since=since(cur), calendar=calendar,
+                             local=local),))
 
 
 async def _run_group(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,

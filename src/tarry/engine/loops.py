@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tarry.backoff import Jitter, grown
@@ -68,9 +68,8 @@ async def run_repeat(walker: Interpreter, step: Step, cur: dict[str, Any], names
         if index + 1 >= repeat.max:
             return step_error("repeat-exhausted",
                               f"'until' was still false after {repeat.max} iterations", path)
-        pause = _pause(walker, repeat, index + 1, names)
-        cur.update(i=index + 1, frame=new_frame(), next_at=iso(env.now + pause),
-                   since=iso(env.now))
+        cur.update(i=index + 1, frame=new_frame(),
+                   next_at=iso(_next_at(walker, repeat, index + 1, names)), since=iso(env.now))
         env.record("wait.registered", path, kind="poll", until=cur["next_at"])
 
 
@@ -85,11 +84,13 @@ def _until_holds(walker: Interpreter, until: Template, names: Names) -> bool:
     return value
 
 
-def _pause(walker: Interpreter, repeat: Repeat, pause: int, names: Names) -> timedelta:
+def _next_at(walker: Interpreter, repeat: Repeat, pause: int, names: Names) -> datetime:
+    """When the next iteration runs: after a backoff's delay, or ``every`` (business time
+    on a calendar included)."""
     if repeat.backoff is not None:
-        return backoff_delay(repeat.backoff, pause, walker.env.rng.random())
+        return walker.env.now + backoff_delay(repeat.backoff, pause, walker.env.rng.random())
     assert repeat.every is not None
-    return walker.duration(repeat.every, names)
+    return walker.after(repeat.every, names)
 
 
 async def run_for_each(walker: Interpreter, step: Step, cur: dict[str, Any], names: Names,

@@ -55,6 +55,7 @@ from tarry.language.expressions import EvalContext, render
 from tarry.language.model import (
     Action,
     Ask,
+    BusinessTime,
     Construct,
     Exit,
     Fail,
@@ -326,6 +327,11 @@ class _Walk:
             self.wake = True
         elif not done and "remind_at" not in cur:
             assert new is not None
+            if isinstance(new.every, BusinessTime):
+                self.reasons.append(f"step '{place.path}' would begin reminders counted on "
+                                    f"calendar '{new.every.calendar}'; a move does not "
+                                    "schedule business time")
+                return
             self.edits.append((place.address, "remind_at", iso(self.now + new.every)))
             self.wake = True
 

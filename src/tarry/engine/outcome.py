@@ -18,8 +18,8 @@ from tarry.values import stored_text
 if TYPE_CHECKING:
     from tarry.engine.commands import Command
 
-__all__ = ["Blocked", "Done", "Exited", "Failed", "Outcome", "Pending", "WaitInfo",
-           "step_error"]
+__all__ = ["Blocked", "Continued", "Done", "Exited", "Failed", "Outcome", "Pending",
+           "WaitInfo", "step_error"]
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,10 @@ class WaitInfo:
 
     ``kind`` is ``timer`` (a ``wait``), ``event`` (a ``wait_for``), ``task`` (an ``ask``,
     with its ``task``), ``poll`` (the pause of a ``repeat``), ``retry`` (an action's retry
-    delay), ``hold`` (a start gate) or ``child`` (a ``call``, with its child ``run``).
-    ``until`` is the latest instant the branch wakes at; None only for a child wait without
-    a timeout, which the transaction that ends the child wakes.
+    delay), ``hold`` (a start gate), ``child`` (a ``call``, with its child ``run``) or
+    ``window`` (a step, or a run's start, held until its ``calendar`` is open). ``until`` is
+    the latest instant the branch wakes at; None only for a child wait without a timeout,
+    which the transaction that ends the child wakes.
     """
 
     kind: str
@@ -46,11 +47,15 @@ class WaitInfo:
     could turn the event down), so the store delivers it no second one."""
     run: str | None = None
     """For a child wait: the child run's id."""
+    calendar: str | None = None
+    """The business calendar a ``window`` waits on, or that counted the wait's length."""
+    local: str | None = None
+    """``until`` on that calendar's clock (``2026-12-28 10:00 Europe/Berlin``)."""
 
     def document(self) -> dict[str, Any]:
         """The ``waiting_for`` object of the run document, for this wait alone (a task wait
         adds ``task``, its id)."""
-        document = {"kind": self.kind, "step": self.step,
+        document = {"kind": self.kind, "step": self.step or None,
                     "until": _iso(self.until) if self.until is not None else None,
                     "event_type": self.event_type, "match": self.match,
                     "since": _iso(self.since) if self.since is not None else None}
@@ -58,6 +63,9 @@ class WaitInfo:
             document["task"] = self.task.id
         if self.run is not None:
             document["run"] = self.run
+        if self.calendar is not None:
+            document["calendar"] = self.calendar
+            document["until_local"] = self.local
         return document
 
 
@@ -114,6 +122,14 @@ class Exited:
 
 
 @dataclass(frozen=True)
+class Continued:
+    """A Python flow continued as new: the run ends successfully (exit ``continued``) and a
+    new run of its flow and target starts with ``inputs`` (already checked)."""
+
+    inputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Pending:
     """The walk cannot go on until the executor carries out ``commands`` (or, when there are
     none, finishes one of the actions already under way); it walks again then."""
@@ -121,7 +137,7 @@ class Pending:
     commands: tuple[Command, ...] = ()
 
 
-Outcome: TypeAlias = Done | Blocked | Failed | Exited | Pending
+Outcome: TypeAlias = Done | Blocked | Failed | Exited | Continued | Pending
 
 
 def step_error(kind: str, message: str, step: str) -> Failed:

@@ -19,14 +19,26 @@ from tarry.language.model import Remind
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Interpreter, Names
 
-__all__ = ["remind", "reminder_pending", "reminder_waits", "schedule_reminders"]
+__all__ = ["note_calendar", "remind", "reminder_pending", "reminder_waits",
+           "schedule_reminders"]
 
 
-def schedule_reminders(remind: Remind | None, cur: dict[str, Any], now: datetime) -> None:
-    """At registration: no reminder sent yet, the first one due ``every`` from now."""
+def note_calendar(walker: Interpreter, timeout: object, cur: dict[str, Any],
+                  until: datetime) -> None:
+    """Keep in ``cur`` the calendar that counted a deadline of business time, and the
+    deadline on its clock, for the run's ``waiting_for``."""
+    calendar, local = walker.on_calendar(timeout, until)
+    if calendar is not None:
+        cur.update(calendar=calendar, until_local=local)
+
+
+def schedule_reminders(walker: Interpreter, remind: Remind | None, cur: dict[str, Any],
+                       names: Names) -> None:
+    """At registration: no reminder sent yet, the first one due ``every`` from now (business
+    time on a calendar included)."""
     cur["reminders"] = 0
     if remind is not None:
-        cur["remind_at"] = iso(now + remind.every)
+        cur["remind_at"] = iso(walker.after(remind.every, names))
 
 
 def reminder_pending(cur: dict[str, Any], now: datetime) -> bool:
@@ -54,7 +66,7 @@ async def remind(walker: Interpreter, spec: Remind, cur: dict[str, Any], names: 
     cur["reminders"] += 1
     env.record("reminder.sent", path, count=cur["reminders"], **recorded)
     if spec.max is None or cur["reminders"] < spec.max:
-        cur["remind_at"] = iso(env.now + spec.every)
+        cur["remind_at"] = iso(walker.after(spec.every, names))
     return None
 
 

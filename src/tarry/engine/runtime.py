@@ -224,10 +224,12 @@ class Engine:
         file_bytes = settings.limits.file_bytes
         if must_find is not None:
             FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                       programs=programs, file_bytes=file_bytes).find(must_find)
+                       programs=programs, file_bytes=file_bytes,
+                       calendars=settings.calendars).find(must_find)
         store = store or open_store(settings.database)
         catalog = FlowCatalog(settings.flows_dir, store, actions.declared_arguments(), manifests,
-                              programs=programs, file_bytes=file_bytes)
+                              programs=programs, file_bytes=file_bytes,
+                              calendars=settings.calendars)
         return cls(store, catalog, actions, clock, manifests, checks=settings.checks,
                    limits=settings.limits, retention=settings.retention,
                    redactor=_redactor(settings, os.environ, [
@@ -479,13 +481,14 @@ class Engine:
                                  limits=self.limits.values, redactor=self.redactor)
 
     def document(self, run_id: str, *, history: bool = True) -> dict[str, Any]:
-        """The run document of ``run_id`` (with its reruns and, unless ``history`` is false,
-        its history)."""
+        """The run document of ``run_id`` (with its reruns, the run it continued as and,
+        unless ``history`` is false, its history)."""
         record = self.store.get_run(run_id)
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
                             children=self.store.children(run_id),
+                            continued_as=self.store.continued_as(run_id),
                             shown=Shown(self.limits.shown_bytes, self.redactor))
 
     def send(self, type: str, data: Any, *, id: str | None = None) -> EventRecord:
@@ -678,8 +681,8 @@ def find_flow(settings: Settings, name_or_path: str) -> Flow:
     """The flow a project's command names (as ``tarry run`` finds it), without a store."""
     actions, manifests, programs = _project(settings, None)
     return FlowFinder(settings.flows_dir, actions.declared_arguments(), manifests,
-                      programs=programs, file_bytes=settings.limits.file_bytes
-                      ).find(name_or_path)
+                      programs=programs, file_bytes=settings.limits.file_bytes,
+                      calendars=settings.calendars).find(name_or_path)
 
 
 def _project(settings: Settings, app: ProgramSource | None

@@ -29,20 +29,23 @@ def new_run_id() -> str:
 def pending_run(flow: Flow, inputs: Mapping[str, Any] | None, target: str | None,
                 now: datetime, *, run_id: str, limits: ValueLimits,
                 origin: Mapping[str, Any] | None = None,
-                rerun_of: str | None = None) -> tuple[NewRun, HistoryEntry]:
+                rerun_of: str | None = None,
+                continued_from: str | None = None) -> tuple[NewRun, HistoryEntry]:
     """A pending run of ``flow`` due ``now``, its inputs and target checked (``RunError``
     when they do not fit, ``InvalidValue`` when they are not portable or beyond ``limits``),
     and its ``created`` entry (with the target and ``origin``, what started it: a rerun's
-    names the run it reruns, ``rerun_of``)."""
+    names the run it reruns, ``rerun_of``; a successor the run that continued as it,
+    ``continued_from``)."""
     bound = bind_inputs(flow, inputs or {})
     encoded = EncodedJSON(check_value(bound, "the run's inputs", limits.value_bytes))
     if target is not None:
         check_key(target, "the run's target", limits.key_bytes)
     run = NewRun(id=run_id, flow=flow.name, flow_digest=flow.digest, status=RunStatus.PENDING,
                  inputs=bound, target=checked_target(target), created_at=now, due_at=now,
-                 inputs_json=encoded, rerun_of=rerun_of)
+                 inputs_json=encoded, rerun_of=rerun_of, continued_from=continued_from)
     details = {**({"target": target} if target else {}), **(origin or {}),
-               **({"rerun_of": rerun_of} if rerun_of else {})}
+               **({"rerun_of": rerun_of} if rerun_of else {}),
+               **({"continued_from": continued_from} if continued_from else {})}
     return run, HistoryEntry(now, CREATED, None, details)
 
 

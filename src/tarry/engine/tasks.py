@@ -21,7 +21,13 @@ from tarry._text import clip
 from tarry.clock import from_iso, iso
 from tarry.engine.frames import since
 from tarry.engine.outcome import Blocked, Done, Outcome, WaitInfo
-from tarry.engine.reminders import remind, reminder_pending, reminder_waits, schedule_reminders
+from tarry.engine.reminders import (
+    note_calendar,
+    remind,
+    reminder_pending,
+    reminder_waits,
+    schedule_reminders,
+)
 from tarry.engine.values import to_json
 from tarry.errors import ExpressionError
 from tarry.language.model import Ask, Step
@@ -83,7 +89,8 @@ def _register(walker: Interpreter, ask: Ask, cur: dict[str, Any], names: Names,
               assign=_principals(walker.render(ask.assign, names)), form=ask.form,
               outcomes=list(ask.outcomes), now=env.now,
               until=walker.deadline(ask.timeout, names))
-    schedule_reminders(ask.remind, cur, env.now)
+    note_calendar(walker, ask.timeout, cur, from_iso(cur["until"]))
+    schedule_reminders(walker, ask.remind, cur, names)
     env.record("wait.registered", path, kind="task", until=cur["until"],
                task=cur["task"]["id"], assign=cur["task"]["assign"])
 
@@ -138,5 +145,6 @@ def task_request(cur: dict[str, Any], path: str) -> TaskRequest:
 
 def _waits(cur: dict[str, Any], path: str) -> tuple[WaitInfo, ...]:
     request = task_request(cur, path)
-    return (WaitInfo("task", path, request.until, since=since(cur), task=request),
+    return (WaitInfo("task", path, request.until, since=since(cur), task=request,
+                     calendar=cur.get("calendar"), local=cur.get("until_local")),
             *reminder_waits(cur, path))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,6 +24,7 @@ from tarry.holds.service import Holds
 from tarry.language.model import Flow, ScheduleTrigger
 from tarry.model import (
     CREATED,
+    DebouncedStart,
     HistoryEntry,
     NewEvent,
     NewRun,
@@ -36,7 +37,7 @@ from tarry.model import (
 from tarry.store.aio import AsyncStore
 from tarry.triggers.schedule import next_occurrence, plan_firing, schedule_key
 from tarry.triggers.starts import TriggeredStart, event_starts, schedule_start
-from tarry.values import ValueLimits
+from tarry.values import ValueLimits, check_key
 
 __all__ = ["INVALID", "TRIGGERS_FRESH", "Triggers"]
 
@@ -87,8 +88,25 @@ class Triggers:
                               event.data, event.received_at)
         if not starts:
             return None
-        return TriggerStarts(tuple(self._run_of(start, event.received_at) for start in starts),
-                             supersede_since=event.received_at - SUPERSEDE_WINDOW)
+        now = event.received_at
+        made = [(start, self._run_of(start, now))
+                for start in (self._key_checked(start) for start in starts)]
+        debounced = tuple(_debounced(start, run, history) for start, (run, history) in made
+                          if start.debounce is not None and run.status is RunStatus.PENDING)
+        gathered = {start.run.id for start in debounced}
+        return TriggerStarts(tuple(run for _, run in made if run[0].id not in gathered),
+                             supersede_since=now - SUPERSEDE_WINDOW, debounced=debounced)
+
+    def _key_checked(self, start: TriggeredStart) -> TriggeredStart:
+        """``start``, with the problem of a debounce key beyond ``[limits] key_bytes`` (its
+        run is then refused ``trigger-invalid``, not debounced)."""
+        if start.debounce is None or start.problem is not None:
+            return start
+        try:
+            check_key(start.debounce[1], "the debounce key", self.limits.key_bytes)
+        except InvalidValue as exc:
+            return replace(start, problem=str(exc), debounce=None)
+        return start
 
     def _triggering_flows(self, event_type: str) -> list[Flow]:
         """The flows that declare triggers and may name ``event_type`` (only the files
@@ -176,6 +194,16 @@ class Triggers:
             return run, (created,)
         decided, history = prepared(self.holds, run, hold, created)
         return decided, tuple(history)
+
+
+def _debounced(start: TriggeredStart, run: NewRun,
+               history: tuple[HistoryEntry, ...]) -> DebouncedStart:
+    """The start of a debounced trigger, for the store to gather into its key's burst."""
+    assert start.debounce is not None
+    trigger, key, debounce = start.debounce
+    created = replace(history[0], data={**history[0].data, "debounce": {"key": key}})
+    return DebouncedStart(run, (created, *history[1:]), trigger, key, debounce.period,
+                          debounce.max_delay)
 
 
 def _invalid(flow: Flow, start: TriggeredStart, now: datetime,

@@ -124,7 +124,8 @@ class Worker:
                                  limits=limits or ValueLimits(),
                                  read_journal=store.read_journal, timer=clock,
                                  recovery_max=recovery_max, clock=clock.now,
-                                 action_timeout=action_timeout, lease=lease)
+                                 action_timeout=action_timeout, lease=lease,
+                                 take_turn=store.take_throttle_turn)
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
         self._recovering = asyncio.Lock()

@@ -24,6 +24,7 @@ from tarry.language.durations import format_duration
 from tarry.language.model import (
     Action,
     Ask,
+    BusinessTime,
     Call,
     EventTrigger,
     Exit,
@@ -37,6 +38,7 @@ from tarry.language.model import (
     Scope,
     Step,
     Template,
+    Trigger,
     Wait,
     WaitFor,
 )
@@ -114,11 +116,25 @@ def diagram_of(flow: Flow) -> Diagram:
 
 
 def _start(flow: Flow) -> tuple[str, ...]:
-    lines = [f"on event {trigger.event}" if isinstance(trigger, EventTrigger)
-             else f"on schedule {trigger.cron} ({trigger.timezone})" for trigger in flow.triggers]
+    lines = [_trigger_line(trigger) for trigger in flow.triggers]
     lines += [f"hold until {iso(condition.instant)}" if isinstance(condition, HoldAfter)
               else f"hold for check {condition.name}" for condition in flow.hold]
+    if flow.throttle is not None:
+        throttle = flow.throttle
+        key = f" per {_text(throttle.key)}" if throttle.key is not None else ""
+        lines.append(f"throttle {throttle.limit} starts per "
+                     f"{format_duration(throttle.per)}{key}")
+    if flow.window is not None:
+        lines.append(f"window: starts while calendar {flow.window} is open")
     return tuple(lines)
+
+
+def _trigger_line(trigger: Trigger) -> str:
+    if not isinstance(trigger, EventTrigger):
+        return f"on schedule {trigger.cron} ({trigger.timezone})"
+    if trigger.debounce is None:
+        return f"on event {trigger.event}"
+    return f"on event {trigger.event}, debounced {format_duration(trigger.debounce.period)}"
 
 
 def _region(kind: RegionKind, title: str, scope: Scope, prefix: str) -> Region:
@@ -144,6 +160,8 @@ def _modifiers(step: Step) -> Iterator[str]:
         yield "optional: a failure is a value"
     if step.retry is not None:
         yield f"retry up to {step.retry.max} times, every {format_duration(step.retry.every)}"
+    if step.window is not None:
+        yield f"window: starts while calendar {step.window} is open"
 
 
 def _action(step: Step, path: str) -> Node:
@@ -197,7 +215,7 @@ def _reminder(remind: Remind | None, path: str) -> tuple[Region, ...]:
     if remind is None:
         return ()
     bound = f", at most {remind.max}" if remind.max is not None else ""
-    title = f"remind every {format_duration(remind.every)}{bound}"
+    title = f"remind every {_when(remind.every)}{bound}"
     return (_region("remind", title, remind.steps, f"{path}.remind."),)
 
 
@@ -247,7 +265,9 @@ _DRAW = {Action: _action, Wait: _wait, WaitFor: _wait_for, Ask: _ask, Call: _cal
 """The node of each construct."""
 
 
-def _when(value: timedelta | datetime | Template | None) -> str:
+def _when(value: timedelta | datetime | Template | BusinessTime | None) -> str:
+    if isinstance(value, BusinessTime):
+        return f"{_when(value.amount)} of {value.calendar} hours"
     if isinstance(value, timedelta):
         return format_duration(value)
     if isinstance(value, datetime):

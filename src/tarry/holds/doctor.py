@@ -14,8 +14,10 @@ warning (harmless today, probably a mistake), or a passed check. In order:
    refused ``hold-after-beyond-max``;
 6. every signed event type's ``secret_env`` variable is set — else ``tarry serve`` refuses
    to start;
-7. the store is reachable and migrated;
-8. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
+7. every business calendar (``[calendars.NAME]``) opens within two years, said with when it
+   next opens; one that no flow names is a warning;
+8. the store is reachable and migrated;
+9. with retention of runs off, the store holds at most :data:`ENDED_RUNS_WARNING` ended
    runs — else a warning: it only grows.
 
 Who may edit a check script is not checked: that is the operator's to keep tight.
@@ -36,6 +38,8 @@ from tarry.clock import iso
 from tarry.config import Settings, load_settings
 from tarry.errors import ConfigError, LoadError, TarryError
 from tarry.holds.checks import is_executable_file
+from tarry.language.business import calendars_used
+from tarry.language.calendars import Calendar
 from tarry.language.durations import format_duration
 from tarry.language.loader import BUILTIN_ACTIONS, load_flow
 from tarry.language.manifests import Manifest, load_manifests
@@ -56,8 +60,8 @@ from tarry.language.model import (
 from tarry.secrets import Redactor, unset_secrets
 from tarry.store import open_store
 
-__all__ = ["ENDED_RUNS_WARNING", "Finding", "Level", "checks_named", "diagnose",
-           "path_problem"]
+__all__ = ["ENDED_RUNS_WARNING", "Finding", "Level", "calendar_findings", "checks_named",
+           "diagnose", "path_problem"]
 
 ENDED_RUNS_WARNING = 1_000_000
 """More ended runs than this in a store with retention off is a warning."""
@@ -108,6 +112,7 @@ def diagnose(now: datetime, *, cwd: Path | None = None,
     findings += _named_checks(flows, settings.checks)
     findings += _far_afters(flows, settings, now)
     findings += _secrets(manifests, os.environ if env is None else env)
+    findings += calendar_findings(flows, settings.calendars, now)
     findings += _store(settings, now, ended_runs_warning)
     return [replace(finding, message=redact(finding.message)) for finding in findings]
 
@@ -179,6 +184,28 @@ def _inner_scopes(construct: Construct) -> list[Scope]:
     return []
 
 
+def calendar_findings(flows: list[Flow], calendars: Mapping[str, Calendar],
+                      now: datetime) -> list[Finding]:
+    """Each calendar: open now (until when) or when it next opens, on its own clock; an
+    error when it does not open within two years, a warning when no flow names it."""
+    used = set().union(*(calendars_used(flow) for flow in flows)) if flows else set()
+    findings = []
+    for name, calendar in sorted(calendars.items()):
+        try:
+            opens = calendar.next_open(now)
+        except ValueError as exc:
+            findings.append(Finding(Level.ERROR, "calendar", f"{exc}: every wait on it would "
+                                                             "fail with error type calendar"))
+            continue
+        state = (f"open now, until {calendar.wall_clock(calendar.next_close(now))}"
+                 if opens == now else f"next opens {calendar.wall_clock(opens)}")
+        findings.append(Finding(Level.OK, "calendar", f"calendar '{name}': {state}"))
+        if name not in used:
+            findings.append(Finding(Level.WARNING, "calendar",
+                                    f"calendar '{name}' is configured but no flow names it"))
+    return findings
+
+
 def _far_afters(flows: list[Flow], settings: Settings, now: datetime) -> list[Finding]:
     latest = now + settings.limits.hold_after_max
     return [Finding(Level.ERROR, "after",
@@ -204,7 +231,8 @@ def _load_flows(settings: Settings,
     for path in _flow_files(settings.flows_dir, cwd):
         try:
             flows.append(load_flow(path, actions=actions, manifests=manifests,
-                                   max_bytes=settings.limits.file_bytes))
+                                   max_bytes=settings.limits.file_bytes,
+                                   calendars=settings.calendars))
         except LoadError as exc:
             findings += [Finding(Level.ERROR, "flow", str(problem)) for problem in exc.problems]
     if not findings:

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Literal
 
 from tarry.language.arguments import check_arguments
+from tarry.language.business import business_or
 from tarry.language.context import LoadContext
 from tarry.language.eventcheck import check_emit, check_event_match
 from tarry.language.fields import (
@@ -39,6 +40,7 @@ from tarry.language.model import (
     Action,
     Ask,
     Backoff,
+    BusinessTime,
     Call,
     Construct,
     EventAlternative,
@@ -117,7 +119,7 @@ def read_wait(ctx: LoadContext, body: Body) -> Construct:
     fields = Fields(ctx, node, "in 'wait'", allowed=("for", "until"))
     if (fields.entry("for") is None) == (fields.entry("until") is None):
         ctx.report(node.pos, "'wait' needs exactly one of 'for' and 'until'")
-    return Wait(for_=fields.read("for", read_duration_or_template, None),
+    return Wait(for_=fields.read("for", business_or(read_duration_or_template), None),
                 until=fields.read("until", read_instant_or_template, None))
 
 
@@ -134,12 +136,16 @@ def read_wait_for(ctx: LoadContext, body: Body) -> Construct:
     remind = body.companion("remind")
     return WaitFor(
         alternatives=alternatives,
-        timeout=timedelta(0) if timeout is None else read_timeout(ctx, timeout, "timeout"),
+        timeout=timedelta(0) if timeout is None else _timeout(ctx, timeout, "timeout"),
         is_any=is_any,
         accept=None if accept is None else read_condition(ctx.seeing(["event"]), accept,
                                                           "accept"),
         remind=None if remind is None else _remind(ctx, body, remind),
     )
+
+
+_timeout = business_or(read_timeout)
+"""A wait's or a task's ``timeout``: a duration, an instant, an expression, or business time."""
 
 
 def _any_alternatives(ctx: LoadContext, body: Body,
@@ -206,7 +212,8 @@ def _remind(ctx: LoadContext, body: Body, node: YamlNode) -> Remind:
     fields = Fields(ctx, mapping, "in 'remind'", allowed=("every", "max", "steps"),
                     required={"every": "", "steps": ""})
     steps = fields.entry("steps")
-    return Remind(every=fields.read("every", read_positive_duration, timedelta(1)),
+    every: timedelta | BusinessTime = timedelta(1)
+    return Remind(every=fields.read("every", business_or(read_positive_duration), every),
                   max=fields.read("max", read_positive_int, None),
                   steps=Scope(()) if steps is None else body.read_scope(ctx, steps.value, None))
 
@@ -217,7 +224,7 @@ def read_ask(ctx: LoadContext, body: Body) -> Construct:
                                             "or an expression)")
     remind = body.companion("remind")
     ask = Ask(title="", outcomes=(),
-              timeout=timedelta(0) if timeout is None else read_timeout(ctx, timeout, "timeout"),
+              timeout=timedelta(0) if timeout is None else _timeout(ctx, timeout, "timeout"),
               remind=None if remind is None else _remind(ctx, body, remind))
     node = read_mapping(ctx, body.construct.value, "ask",
                         " such as { title: \"Approve?\", outcomes: [approve, reject] }")
@@ -335,7 +342,7 @@ def read_repeat(ctx: LoadContext, body: Body) -> Construct:
     return Repeat(
         max=fields.read("max", read_positive_int, 1),
         steps=steps,
-        every=fields.read("every", read_duration_or_template, None),
+        every=fields.read("every", business_or(read_duration_or_template), None),
         backoff=fields.read("backoff", _read_backoff, None),
         until=None if until is None else read_condition(after_iteration, until.value, "until"),
     )

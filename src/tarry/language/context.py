@@ -14,20 +14,31 @@ Visible names follow the scope rules of the language: the inputs and ``run`` eve
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tarry._suggest import did_you_mean
 from tarry.errors import ExpressionError, Problem
 from tarry.language.expressions import compile_template, is_template
+from tarry.language.expressions.template import calendars_named
 from tarry.language.model import Position, Template
 from tarry.language.yamlsource import YamlNode, scalars, to_plain
 
 if TYPE_CHECKING:
     from tarry.language.manifests import Manifest
 
-__all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext"]
+__all__ = ["ALWAYS_VISIBLE", "IDENTIFIER_PATTERN", "RESERVED_NAMES", "LoadContext",
+           "unknown_calendar"]
+
+
+def unknown_calendar(name: str, known: Collection[str]) -> str:
+    """The message refusing a flow that names calendar ``name``, not among ``known``."""
+    names = sorted(known)
+    hint = did_you_mean(name, names) or (
+        f" (configured: {', '.join(names)})" if names
+        else f" (none is configured: add a [calendars.{name}] table to tarry.toml)")
+    return f"unknown calendar '{name}'{hint}"
 
 RESERVED_NAMES = frozenset({"run", "now", "item", "loop", "event", "error", "env"})
 """Names a step id, input or ``as`` name may not take."""
@@ -66,6 +77,8 @@ class LoadContext:
     manifests: Mapping[str, Manifest] | None = None
     arguments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Action name → the JSON Schema of its arguments, for the actions that declare one."""
+    calendars: Collection[str] | None = None
+    """The configured business calendars a flow may name (None: not checked)."""
     scope_hint: str = ""
     """Appended to "undefined name" when nothing closer explains it (what this part of the
     file may see)."""
@@ -97,6 +110,9 @@ class LoadContext:
             return
         for name in sorted(compiled.names - self.visible):
             self.report(pos, f"undefined name '{name}'{self._hint(name)}")
+        if self.calendars is not None:
+            for name in sorted(calendars_named(compiled) - set(self.calendars)):
+                self.report(pos, unknown_calendar(name, self.calendars))
 
     def value(self, node: YamlNode) -> Any:
         """The plain value of ``node``, every template string in it checked."""

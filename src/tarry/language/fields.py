@@ -22,6 +22,7 @@ from tarry.language.model import Template
 from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, YamlSeq, describe
 
 __all__ = [
+    "BUSINESS_KEYS",
     "NAME_PATTERN",
     "Fields",
     "Reader",
@@ -56,6 +57,9 @@ _NAME = re.compile(NAME_PATTERN)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SOME_DURATION = timedelta(seconds=1)
 """The stand-in for a bad duration: positive, so it causes no further complaint."""
+BUSINESS_KEYS = ("wait.for, the timeout of wait_for and ask, remind.every and "
+                 "repeat.every")
+"""Where a flow waits for a duration, so where ``{for, calendar}`` may be written."""
 _DATE_LIKE = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
 
 
@@ -193,6 +197,10 @@ def read_choice(choices: Collection[str]) -> Reader[str]:
 def read_duration(ctx: LoadContext, node: YamlNode, key: str) -> timedelta:
     """A literal duration (``30s``, ``1h30m``, ``PT30S``); months and years refused."""
     text = _string(node)
+    if isinstance(node, YamlMap) and node.get("calendar") is not None:
+        ctx.report(node.pos, f"'{key}' does not wait on a calendar; business time "
+                             f"({{for, calendar}}) goes on {BUSINESS_KEYS}")
+        return _SOME_DURATION
     if text is None:
         _bad(ctx, node, key, "a duration such as 30s or 2d")
         return _SOME_DURATION

@@ -18,6 +18,7 @@ from tarry._suggest import did_you_mean
 from tarry.errors import LoadError, Problem
 from tarry.files import FILE_BYTES, read_source
 from tarry.language.arguments import BUILTIN_ARGUMENTS
+from tarry.language.business import read_calendar
 from tarry.language.context import LoadContext
 from tarry.language.durations import parse_zone
 from tarry.language.fields import (
@@ -32,7 +33,16 @@ from tarry.language.fields import (
 from tarry.language.holds import read_hold
 from tarry.language.inputs import INPUT_TYPES, type_mismatch
 from tarry.language.manifests import Manifest
-from tarry.language.model import Flow, HoldCondition, InputSpec, InputType, Scope
+from tarry.language.model import (
+    EventTrigger,
+    Flow,
+    HoldCondition,
+    InputSpec,
+    InputType,
+    Scope,
+    Trigger,
+)
+from tarry.language.pacing import read_throttle
 from tarry.language.steps import read_scope
 from tarry.language.triggers import TRIGGER_NEAR_MISSES, read_triggers
 from tarry.language.yamlsource import (
@@ -50,8 +60,8 @@ BUILTIN_ACTIONS: frozenset[str] = frozenset({"log", "set", "fail", "emit", "http
                                              "check"})
 """The actions every project has; user actions come from the project config."""
 
-_FLOW_KEYS = ("flow", "description", "timezone", "inputs", "hold", "on", "steps",
-              "recover")
+_FLOW_KEYS = ("flow", "description", "timezone", "inputs", "hold", "window", "on", "steps",
+              "recover", "throttle")
 _START_GATE = ": a flow's start gate is 'hold:'"
 _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _START_GATE,
                 **TRIGGER_NEAR_MISSES}
@@ -59,15 +69,16 @@ _NEAR_MISSES = {"holds": _START_GATE, "hold_for": _START_GATE, "wait_for": _STAR
 
 def load_flow(path: Path, *, actions: Collection[str] | None = None,
               manifests: Mapping[str, Manifest] | None = None,
-              max_bytes: int = FILE_BYTES) -> Flow:
+              max_bytes: int = FILE_BYTES, calendars: Collection[str] | None = None) -> Flow:
     """Read and validate the flow file at ``path``.
 
     ``actions`` names the user actions the project declares (None: only the built-ins); a
     mapping of name → the JSON Schema of the action's arguments (or None) also has each step's
     literal arguments checked (see :mod:`tarry.language.arguments`);
     ``manifests``, when given, are the declared event types the flow's ``wait_for`` and
-    ``emit`` steps must use (None: not checked). A file over ``max_bytes`` is refused before
-    it is read. Raises ``LoadError`` with every problem found.
+    ``emit`` steps must use (None: not checked); ``calendars``, when given, the names of
+    the configured business calendars the flow may name (None: not checked). A file over
+    ``max_bytes`` is refused before it is read. Raises ``LoadError`` with every problem found.
     """
     try:
         text = read_source(path, max_bytes)
@@ -79,20 +90,23 @@ def load_flow(path: Path, *, actions: Collection[str] | None = None,
         raise _file_error(path, "the file is not UTF-8 text") from None
     except OSError as exc:
         raise _file_error(path, f"cannot read the file ({exc.strerror})") from None
-    return parse_flow(text, str(path), actions=actions, manifests=manifests)
+    return parse_flow(text, str(path), actions=actions, manifests=manifests,
+                      calendars=calendars)
 
 
 def parse_flow(text: str, path: str, *, actions: Collection[str] | None = None,
-               manifests: Mapping[str, Manifest] | None = None) -> Flow:
+               manifests: Mapping[str, Manifest] | None = None,
+               calendars: Collection[str] | None = None) -> Flow:
     """Validate the flow source ``text``; ``path`` is used in positions and kept on the Flow.
 
-    ``actions`` and ``manifests`` as for :func:`load_flow`. Raises ``LoadError`` with every
-    problem found.
+    ``actions``, ``manifests`` and ``calendars`` as for :func:`load_flow`. Raises
+    ``LoadError`` with every problem found.
     """
     declared = ({name: schema for name, schema in actions.items() if isinstance(schema, Mapping)}
                 if isinstance(actions, Mapping) else {})
     ctx = LoadContext(file=path, actions=BUILTIN_ACTIONS | frozenset(actions or ()),
-                      manifests=manifests, arguments={**BUILTIN_ARGUMENTS, **declared})
+                      manifests=manifests, arguments={**BUILTIN_ARGUMENTS, **declared},
+                      calendars=None if calendars is None else frozenset(calendars))
     root, problems = read_yaml(text, path)
     ctx.problems.extend(problems)
     flow = None
@@ -118,8 +132,10 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
     hold: tuple[HoldCondition, ...] = read_optional(ctx, root, "hold", read_hold, ())
     on = fields.entry("on")
     triggers = () if on is None else read_triggers(ctx, on.value, "on", inputs)
+    _check_debounce_without_hold(ctx, triggers, hold)
     for name in inputs:
         ctx = ctx.claiming(name, f"the input '{name}'")
+    throttle = read_optional(ctx, root, "throttle", read_throttle, None)
     steps = fields.entry("steps")
     recover = fields.entry("recover")
     return Flow(
@@ -134,7 +150,19 @@ def _read_flow(ctx: LoadContext, root: YamlMap, text: str) -> Flow:
         inputs=inputs,
         hold=hold,
         triggers=triggers,
+        throttle=throttle,
+        window=fields.read("window", read_calendar, None),
     )
+
+
+def _check_debounce_without_hold(ctx: LoadContext, triggers: tuple[Trigger, ...],
+                                 hold: tuple[HoldCondition, ...]) -> None:
+    """A debounced trigger puts its run's start off; a flow's hold gates it: not both."""
+    for trigger in triggers:
+        if hold and isinstance(trigger, EventTrigger) and trigger.debounce is not None:
+            ctx.report(trigger.pos, "a flow with 'hold:' cannot debounce its triggers (a "
+                                    "debounced start is put off until its burst ends, a held "
+                                    "one until its hold clears); drop one of them")
 
 
 def _read_timezone(ctx: LoadContext, node: YamlNode, key: str) -> str | None:

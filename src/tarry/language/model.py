@@ -18,9 +18,11 @@ __all__ = [
     "Action",
     "Ask",
     "Backoff",
+    "BusinessTime",
     "Call",
     "CatchUp",
     "Construct",
+    "Debounce",
     "EventAlternative",
     "EventTrigger",
     "Exit",
@@ -41,6 +43,7 @@ __all__ = [
     "Scope",
     "Step",
     "Template",
+    "Throttle",
     "Trigger",
     "Value",
     "Wait",
@@ -72,6 +75,15 @@ class Template:
     """A string holding one or more ``{{ … }}`` expressions, rendered at run time."""
 
     source: str
+
+
+@dataclass(frozen=True)
+class BusinessTime:
+    """``{for: 16h, calendar: support}``: a duration counted on a business calendar (whole
+    days as business days, the rest as open time; :mod:`tarry.language.calendars`)."""
+
+    amount: timedelta | Template
+    calendar: str
 
 
 @dataclass(frozen=True)
@@ -122,7 +134,7 @@ def actions_called(node: object) -> Iterator[str]:
 class Wait:
     """``wait: {for | until}``: exactly one of the two is set."""
 
-    for_: timedelta | Template | None = None
+    for_: timedelta | Template | BusinessTime | None = None
     until: datetime | Template | None = None
 
 
@@ -139,7 +151,7 @@ class EventAlternative:
 class Remind:
     """``remind: {every, max?, steps}``: reminder steps that run while a wait goes on."""
 
-    every: timedelta
+    every: timedelta | BusinessTime
     max: int | None
     steps: Scope
 
@@ -153,7 +165,7 @@ class WaitFor:
     """
 
     alternatives: tuple[EventAlternative, ...]
-    timeout: timedelta | datetime | Template
+    timeout: timedelta | datetime | Template | BusinessTime
     is_any: bool = False
     accept: Template | None = None
     remind: Remind | None = None
@@ -171,7 +183,7 @@ class Ask:
 
     title: Value
     outcomes: tuple[str, ...]
-    timeout: timedelta | datetime | Template
+    timeout: timedelta | datetime | Template | BusinessTime
     details: Value = None
     assign: Value = None
     form: dict[str, Any] | None = None
@@ -203,7 +215,7 @@ class Repeat:
 
     max: int
     steps: Scope
-    every: timedelta | Template | None = None
+    every: timedelta | Template | BusinessTime | None = None
     backoff: Backoff | None = None
     until: Template | None = None
 
@@ -254,6 +266,8 @@ class Step:
     if_: Template | bool | None = None
     optional: bool = False
     retry: Retry | None = None
+    window: str | None = None
+    """``window: NAME``: the step starts only while that calendar is open."""
 
 
 @dataclass(frozen=True)
@@ -299,15 +313,28 @@ CatchUp = Literal["none", "latest", "all"]
 
 
 @dataclass(frozen=True)
+class Debounce:
+    """An event trigger's ``debounce``: the events of one ``key`` (``event`` in scope; None:
+    one key for the trigger) that arrive within ``period`` of each other start one run, with
+    the last one, ``period`` after it — at most ``max_delay`` after the first, when given."""
+
+    key: Template | None
+    period: timedelta
+    max_delay: timedelta | None = None
+
+
+@dataclass(frozen=True)
 class EventTrigger:
     """``on: - event: <type>``: every event of that type for which ``condition`` holds starts
-    a run, with ``target`` and ``inputs`` computed from the event (``event`` in scope)."""
+    a run, with ``target`` and ``inputs`` computed from the event (``event`` in scope);
+    with ``debounce``, a burst of them starts one run."""
 
     event: str
     pos: Position
     condition: Template | bool = True
     target: Template | str | None = None
     inputs: Value = field(default_factory=dict)
+    debounce: Debounce | None = None
 
 
 @dataclass(frozen=True)
@@ -324,6 +351,17 @@ class ScheduleTrigger:
 
 
 Trigger: TypeAlias = EventTrigger | ScheduleTrigger
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """A flow's ``throttle``: a run's first step waits until fewer than ``limit`` runs of
+    its ``key`` (the inputs and ``run`` in scope; None: one key for the flow) started within
+    the last ``per``."""
+
+    key: Template | None
+    limit: int
+    per: timedelta
 
 
 @dataclass(frozen=True)
@@ -344,3 +382,6 @@ class Flow:
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     hold: tuple[HoldCondition, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    throttle: Throttle | None = None
+    window: str | None = None
+    """``window: NAME``: each run's first step waits until that calendar is open."""

@@ -2,7 +2,7 @@
 
 A step is a one-key mapping ``- <id>: <body>``; the body holds exactly one construct key (a
 construct of :data:`~tarry.language.constructs.CONSTRUCTS` or an action name) plus the
-modifiers ``if``, ``optional`` and ``retry`` and the construct's companion keys.
+modifiers ``if``, ``optional``, ``retry`` and ``window`` and the construct's companion keys.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from tarry._suggest import did_you_mean
+from tarry.language.business import read_calendar
 from tarry.language.constructs import CONSTRUCTS, Body, ConstructSpec, read_action
 from tarry.language.context import LoadContext
 from tarry.language.fields import (
@@ -28,7 +29,7 @@ from tarry.language.yamlsource import YamlEntry, YamlMap, YamlNode, YamlScalar, 
 
 __all__ = ["MODIFIERS", "read_scope"]
 
-MODIFIERS = ("if", "optional", "retry")
+MODIFIERS = ("if", "optional", "retry", "window")
 """Keys any step body may carry beside its construct (``retry`` on action steps only)."""
 
 _ACTION = ConstructSpec(read_action, ("timeout",))
@@ -111,7 +112,8 @@ def _read_body(ctx: LoadContext, step_id: str, pos: Position, node: YamlMap) -> 
                 construct=spec.read(ctx, Body(step_id, node, entry, read_scope)),
                 if_=read_optional(ctx, node, "if", read_if, None),
                 optional=read_optional(ctx, node, "optional", read_bool, False),
-                retry=read_optional(ctx, node, "retry", _read_retry, None))
+                retry=read_optional(ctx, node, "retry", _read_retry, None),
+                window=read_optional(ctx, node, "window", read_calendar, None))
 
 
 def _construct_entries(ctx: LoadContext, node: YamlMap) -> list[YamlEntry]:

@@ -39,6 +39,7 @@ from tarry.language.model import (
     Trigger,
     Value,
 )
+from tarry.language.pacing import read_debounce
 from tarry.language.yamlsource import YamlMap, YamlNode, YamlSeq, describe
 
 __all__ = ["CATCH_UP_POLICIES", "TRIGGER_NEAR_MISSES", "read_triggers"]
@@ -52,7 +53,7 @@ TRIGGER_NEAR_MISSES: Mapping[str, str] = dict.fromkeys(
     _ON)
 """Flow-level keys people write for ``on:``, and the hint each gets."""
 
-_EVENT_KEYS = ("event", "if", "target", "inputs")
+_EVENT_KEYS = ("event", "if", "target", "inputs", "debounce")
 _SCHEDULE_KEYS = ("schedule", "timezone", "catch_up", "target", "inputs")
 _ENTRY_NEAR_MISSES = {
     "cron": " (did you mean 'schedule'?)",
@@ -63,6 +64,8 @@ _ENTRY_NEAR_MISSES = {
     "when": " (did you mean 'if'?)",
     "condition": " (did you mean 'if'?)",
     "filter": " (did you mean 'if'?)",
+    "debounced": " (did you mean 'debounce'?)",
+    "throttle": " (a throttle paces the flow's starts: write it at flow level)",
 }
 _KINDS = {"event": (_EVENT_KEYS, "in an event trigger"),
           "schedule": (_SCHEDULE_KEYS, "in a schedule trigger")}
@@ -99,7 +102,12 @@ def _read_trigger(ctx: LoadContext, node: YamlNode,
                near_misses=_ENTRY_NEAR_MISSES)
         ctx.report(node.pos, "a trigger needs 'event: <type>' or 'schedule: <cron>'")
         return None
+    allowed: tuple[str, ...]
     allowed, where = _KINDS[kinds[0]]
+    if kinds == ["schedule"] and (debounce := node.get("debounce")) is not None:
+        ctx.report(debounce.key_pos, "'debounce' applies to event triggers only (a schedule "
+                                     "fires once per occurrence: nothing to debounce)")
+        allowed = (*allowed, "debounce")
     fields = Fields(ctx, node, where, allowed=allowed, near_misses=_ENTRY_NEAR_MISSES)
     target = fields.read("target", _read_target, None)
     no_inputs: dict[str, Value] = {}
@@ -109,7 +117,7 @@ def _read_trigger(ctx: LoadContext, node: YamlNode,
         always: Template | bool = True
         return EventTrigger(event=fields.read("event", _read_event_type, ""), pos=node.pos,
                             condition=fields.read("if", read_if, always), target=target,
-                            inputs=given)
+                            inputs=given, debounce=fields.read("debounce", read_debounce, None))
     return ScheduleTrigger(cron=fields.read("schedule", _read_cron, ""),
                            timezone=_read_required_zone(ctx, node),
                            pos=node.pos,

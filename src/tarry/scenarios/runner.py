@@ -162,7 +162,9 @@ class _StubbedAction:
 
 class _Drive:
     """Drives the scenario's runs on the harness clock, sending the scripted events at their
-    instants; ``run_id`` is the scenario's own run (None when it started none)."""
+    instants; ``run_id`` is the scenario's own run (None when it started none). A run that
+    continues as new (a Python flow's ``ctx.continue_as_new``) is followed: the scenario's
+    own run is then the last of its chain, and its steps those of every run of the chain."""
 
     def __init__(self, harness: Harness, run_id: str | None, scenario: Scenario,
                  stubs: Mapping[str, _StubbedAction]) -> None:
@@ -186,8 +188,9 @@ class _Drive:
         await self._drive()
         states = {event.id: event.state.value
                   for event in self.harness.engine.events(limit=_EVENTS_LISTED)}
+        own = self._own()
         return Observed(
-            document=self.harness.document(self.run_id) if self.run_id is not None else {},
+            document=self.harness.document(own) if own is not None else {},
             started=self._started(),
             quiet=self._quiet(),
             window=(self.start, self.limit),
@@ -203,8 +206,9 @@ class _Drive:
         """The runs triggers started, with the scripted event that started each."""
         causes = {run_id: self.scenario.events[index].describe(index)
                   for index, record in sorted(self.sent.items()) for run_id in record.started}
+        chain = set(self._chain())
         others = [record.id for record in self.harness.engine.runs(limit=_RUNS_LISTED)
-                  if record.id != self.run_id]
+                  if record.id not in chain]
         return started_runs([self.harness.document(run_id) for run_id in others], causes)
 
     def _quiet(self) -> tuple[str, ...]:
@@ -245,11 +249,21 @@ class _Drive:
         instant = max(due, now)
         return self._back_at(instant) or instant
 
+    def _chain(self) -> list[str]:
+        """The scenario's own run and each run it continued as, in order (none: no run)."""
+        return [] if self.run_id is None else self.harness.chain(self.run_id)
+
+    def _own(self) -> str | None:
+        """The scenario's own run: the last of its chain (None when it started none)."""
+        chain = self._chain()
+        return chain[-1] if chain else None
+
     def _ended_at(self) -> datetime | None:
         """When the scenario's own run ended (None: it has not, or there is none)."""
-        if self.run_id is None:
+        own = self._own()
+        if own is None:
             return None
-        record = self.harness.record(self.run_id)
+        record = self.harness.record(own)
         return record.updated_at if record.status.is_terminal else None
 
     def _open(self, instant: datetime) -> bool:
@@ -286,7 +300,8 @@ class _Drive:
         if self.run_id is None or (not self.answers and not any(
                 event.after_step for event in self.pending.values())):
             return
-        for entry in self.harness.engine.store.history(self.run_id):
+        for entry in (entry for run_id in self._chain()
+                      for entry in self.harness.engine.store.history(run_id)):
             if entry.kind == "step.completed" and entry.step is not None:
                 self.completed.setdefault(entry.step, entry.at)
             if (entry.kind == "wait.registered" and entry.data.get("kind") == "task"
@@ -305,7 +320,8 @@ class _Drive:
 
     def _answer_due(self) -> bool:
         """Give every pending answer whose instant has come; whether any was."""
-        if self.run_id is None:  # answers are for the scenario's own run (refused at load)
+        own = self._own()
+        if own is None:  # answers are for the scenario's own run (refused at load)
             return False
         now = self.harness.clock.now()
         due = sorted((instant, index) for index, task in self.answers.items()
@@ -314,7 +330,7 @@ class _Drive:
         for _instant, index in due:
             task = self.answers.pop(index)
             try:
-                self.harness.complete_task(self.run_id, task.step, outcome=task.outcome,
+                self.harness.complete_task(own, task.step, outcome=task.outcome,
                                            data=copy.deepcopy(dict(task.data)),
                                            by=task.by or TESTER)
             except TarryError as refused:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
+from typing import Any, Literal, NoReturn, ParamSpec, TypeVar, cast, overload
 
 from tarry.clock import from_iso
 from tarry.sdk import asks, branches, calls, conditions, patches
@@ -203,6 +203,19 @@ class Context:
         replaces ``if ctx.patched(...)`` once no run recorded before the patch remains. It
         accepts the marker a patched run recorded here and records nothing."""
         patches.deprecate_patch(self._scope, patch_id)
+
+    def continue_as_new(self, **inputs: Any) -> NoReturn:
+        """End the run and start its successor: a new run of the same flow and target with
+        ``inputs`` (checked as a start checks them), created in the transaction that ends this
+        one (``succeeded``, exit ``continued``) and linked both ways (``continued_as``,
+        ``continued_from``). The successor's journal starts empty, so a flow that loops for
+        months stays cheap to resume. Events delivered to this run and not taken in, and
+        those buffered for its waits, are the successor's to take.
+
+        Never returns: it unwinds the flow function (``return ctx.continue_as_new(...)``
+        reads well). Raises :class:`~tarry.errors.ContinueAsNewError` for inputs the flow
+        does not take, and inside a ``parallel`` / ``map`` branch."""
+        self._run.continue_as_new(self._scope, inputs)
 
     def now(self, name: str | None = None) -> datetime:
         """The current instant, recorded: a replay returns the same instant."""

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tarry._suggest import did_you_mean
 from tarry.actions import in_thread
@@ -25,12 +25,13 @@ from tarry.engine.events import received_in_time
 from tarry.engine.frames import since
 from tarry.engine.outcome import WaitInfo
 from tarry.engine.timeouts import EXPIRED, Watch, within
-from tarry.errors import EventError, StepError
+from tarry.errors import ContinueAsNewError, EventError, InvalidRunRequest, StepError
+from tarry.language.inputs import bind_inputs
 from tarry.language.manifests import Manifest
-from tarry.sdk.replay import Journal, Operation, Scope, Suspend
+from tarry.sdk.replay import ContinuedAsNew, Journal, Operation, Scope, Suspend
 from tarry.sdk.serializers import Codec
 from tarry.sdk.strategies import as_duration
-from tarry.values import check_key, stored_text
+from tarry.values import check_key, check_value, stored_text
 
 if TYPE_CHECKING:
     from tarry.engine.interpreter import Env
@@ -84,6 +85,27 @@ class FlowRun:
     def record(self, kind: str, path: str, /, **data: Any) -> None:
         """Append a history entry about the operation at ``path``."""
         self.env.record(kind, path, **data)
+
+    # -- continuing as new ---------------------------------------------------------------
+
+    def continue_as_new(self, scope: Scope, inputs: Mapping[str, Any]) -> NoReturn:
+        """End the run into a new run of its flow with ``inputs``: unwind the flow with
+        :class:`ContinuedAsNew` once the inputs are checked as a start checks them
+        (``ContinueAsNewError`` otherwise, or inside a branch)."""
+        if scope.prefix:
+            raise ContinueAsNewError(
+                f"it was called inside {scope.label}; a run continues as new from the flow "
+                "function itself, once its parallel or map has returned")
+        if scope.busy is not None:
+            raise ContinueAsNewError(
+                f"it was called while {scope.busy} is running; call it from the flow "
+                "function, between operations")
+        try:
+            bound = bind_inputs(self.env.flow, inputs)
+        except InvalidRunRequest as exc:
+            raise ContinueAsNewError(exc.problems) from None
+        check_value(bound, "the inputs of ctx.continue_as_new", self.env.limits.value_bytes)
+        scope.end(ContinuedAsNew(bound))
 
     # -- steps ---------------------------------------------------------------------------
 

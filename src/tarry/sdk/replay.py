@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 from tarry.engine.journal import BRANCHING, is_finished
 from tarry.engine.outcome import WaitInfo
 from tarry.errors import NondeterminismError
 
-__all__ = ["Journal", "Operation", "Scope", "Suspend", "describe"]
+__all__ = ["ContinuedAsNew", "Journal", "Operation", "Scope", "Suspend", "describe"]
 
 _KEY = "journal"
 _CHANGED = "its code changed while the run was in progress"
@@ -49,6 +49,16 @@ class Suspend(BaseException):
     def __init__(self, waits: tuple[WaitInfo, ...]) -> None:
         super().__init__(waits)
         self.waits = waits
+
+
+class ContinuedAsNew(BaseException):
+    """Unwinds a flow function that called ``ctx.continue_as_new``; carries the successor's
+    inputs (checked against the flow). A ``BaseException``, as :class:`Suspend`, so that a
+    flow's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        super().__init__("the run continues as new")
+        self.inputs = inputs
 
 
 class Journal:
@@ -125,7 +135,7 @@ class Scope:
         self._names: set[str] | None = None
         self._position = 0
         self._running: str | None = None
-        self._suspension: Suspend | None = None
+        self._suspension: BaseException | None = None
 
     def enter(self, kind: str, name: str | None) -> Operation:
         """Take the next place in the scope for an operation of ``kind`` named ``name``.
@@ -136,11 +146,17 @@ class Scope:
         """
         if self._suspension is not None:
             raise self._suspension
-        local = _checked_name(name) if name is not None else f"#{self._position + 1}"
-        self.ready(kind, local)
         position = self._position
-        if position < len(self._recorded):
-            recorded_kind, recorded_name = self._recorded[position]
+        recorded = self._recorded[position] if position < len(self._recorded) else None
+        if name is None:
+            local = f"#{position + 1}"
+        elif recorded is not None and name == recorded[1]:
+            local = name  # a replay: the name was checked when it was recorded
+        else:
+            local = _checked_name(name)
+        self.ready(kind, local)
+        if recorded is not None:
+            recorded_kind, recorded_name = recorded
             if (recorded_kind, recorded_name) != (kind, local):
                 raise self.changed(position, describe(recorded_kind, recorded_name),
                                    describe(kind, local), recorded_name)
@@ -184,6 +200,11 @@ class Scope:
         self._position += 1
         return Operation(self.journal, kind, self.prefix + local)
 
+    @property
+    def busy(self) -> str | None:
+        """The operation of the scope in progress (described), if one is."""
+        return self._running
+
     @contextmanager
     def running(self, operation: Operation) -> Iterator[None]:
         """Mark ``operation`` as in progress (no other operation of the scope may start)."""
@@ -198,6 +219,12 @@ class Scope:
         operation of the scope (so cleanup code unwinding a suspended flow does nothing)."""
         self._suspension = Suspend(tuple(waits))
         raise self._suspension
+
+    def end(self, ending: BaseException) -> NoReturn:
+        """Unwind the scope with ``ending`` (a :class:`ContinuedAsNew`), raised again from any
+        later operation of the scope, as :meth:`suspend` does."""
+        self._suspension = ending
+        raise ending
 
     def finish(self) -> None:
         """The scope's code returned: it must have asked for every operation recorded."""

@@ -8,9 +8,11 @@ the worker and history are shared:
 - the function returned → ``Done(value)``: the run succeeds (exit ``completed``) and the
   stored value is the run's ``result``;
 - an operation must wait → ``Blocked(waits)``: every wait of every suspended branch;
+- the function called ``ctx.continue_as_new`` → ``Continued(inputs)``: the run succeeds
+  (exit ``continued``) and its successor starts with those inputs;
 - the function raised → ``Failed({type, message, step})``, where ``type`` is
   ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``child-failed``,
-  ``serialization``, ``event``
+  ``serialization``, ``continue-as-new`` (its inputs refused, or called in a branch), ``event``
   (a wait for an undeclared event type or with the wrong match keys) or, for any other
   exception, ``exception`` (the message then starts with the exception's class).
 
@@ -24,9 +26,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from tarry.engine.outcome import Blocked, Done, Failed, Outcome
+from tarry.engine.outcome import Blocked, Continued, Done, Failed, Outcome
 from tarry.errors import (
     ChildFailedError,
+    ContinueAsNewError,
     EventError,
     InvalidValue,
     NondeterminismError,
@@ -38,7 +41,7 @@ from tarry.language.manifests import Manifest
 from tarry.sdk.context import Context, enter, leave
 from tarry.sdk.flows import PythonFlow
 from tarry.sdk.operations import FlowRun, Teardown
-from tarry.sdk.replay import Journal, Scope, Suspend
+from tarry.sdk.replay import ContinuedAsNew, Journal, Scope, Suspend
 from tarry.sdk.serializers import Codec
 from tarry.values import stored_text
 
@@ -55,6 +58,7 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
     (StepError, "step-error", lambda exc: exc.step),
     (ChildFailedError, "child-failed", lambda exc: exc.step),
     (SerializationError, "serialization", lambda _exc: None),
+    (ContinueAsNewError, "continue-as-new", lambda _exc: None),
     (InvalidValue, "value", lambda _exc: None),
     (EventError, "event", lambda _exc: None),
 )
@@ -75,6 +79,8 @@ async def advance_flow(flow: PythonFlow, env: Env, state: dict[str, Any], *, cod
         outcome: Outcome = Done(codec.store(value, f"the value flow '{flow.name}' returned"))
     except Suspend as suspension:
         outcome = Blocked(suspension.waits)
+    except ContinuedAsNew as continued:
+        outcome = Continued(continued.inputs)
     except Teardown:
         assert run.teardown is not None
         raise run.teardown from None

@@ -185,6 +185,7 @@ class AsyncStore:
     move_run = offloaded(Store.move_run)
     reruns = offloaded(Store.reruns)
     children = offloaded(Store.children)
+    continued_as = offloaded(Store.continued_as)
     create_batch = offloaded(Store.create_batch)
     count_batch = offloaded(Store.count_batch)
     get_batch = offloaded(Store.get_batch)
@@ -223,6 +224,8 @@ class AsyncStore:
     sync_schedules = offloaded(Store.sync_schedules)
     due_schedules = offloaded(Store.due_schedules)
     fire_schedule = offloaded(Store.fire_schedule)
+    take_throttle_turn = offloaded(Store.take_throttle_turn)
+    pending_debounces = offloaded(Store.pending_debounces)
 
 
 async def _sleep_until_moved(hint: Callable[[], object] | None, seen: object,

@@ -20,6 +20,7 @@ from typing import Protocol
 from tarry.model import (
     BatchRecord,
     CheckpointOutcome,
+    DebounceRecord,
     EventRecord,
     EventState,
     HistoryEntry,
@@ -37,6 +38,7 @@ from tarry.model import (
     TaskCompletion,
     TaskRecord,
     TaskState,
+    ThrottleKey,
     TriggerStarts,
 )
 
@@ -205,6 +207,11 @@ class Store(Protocol):
         stored state, and no worker holds it), write its new definition and state (due
         ``now`` with ``wake``) and its ``migrated`` entry; the run as written, or None, with
         nothing written, when it changed meanwhile (it woke, or another move came first)."""
+        ...
+
+    def continued_as(self, run_id: str) -> str | None:
+        """The id of the run ``run_id`` continued as (``NewRun.continued_from``), if it
+        did."""
         ...
 
     def reruns(self, run_id: str) -> list[str]:
@@ -442,6 +449,18 @@ class Store(Protocol):
         read) and create its starts' runs, oldest first, each refusing ``hold-superseded``
         the occurrences still held before it. False, with nothing changed, when another
         worker advanced the schedule first."""
+        ...
+
+    def take_throttle_turn(self, throttle: ThrottleKey, run_id: str,
+                           now: datetime) -> datetime:
+        """Take, in one transaction under the key's lock (fleet-wide), the next turn of the
+        ``throttle`` key for ``run_id``: the instant it may run its first step, ``now`` when
+        fewer than its limit of turns fell within its period;
+        turns are handed out first come, first served (:mod:`tarry.pacing`)."""
+        ...
+
+    def pending_debounces(self, now: datetime, limit: int) -> list[DebounceRecord]:
+        """The debounced bursts whose run starts after ``now``, soonest first."""
         ...
 
     def subscribe(self, callback: Callable[[], None]) -> bool:

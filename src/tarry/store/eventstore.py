@@ -31,15 +31,15 @@ from tarry.model import (
     RunUpdate,
     TriggerStarts,
 )
-from tarry.store import holdstore, triggerstore
+from tarry.store import holdstore, pacingstore, triggerstore
 from tarry.store.rows import Row, json_text, stored_value
 
 if TYPE_CHECKING:
     from tarry.store.sqlstore import Tx
 
 __all__ = ["WaitChanges", "deliver_new", "discard", "find_by_id", "inbox_event", "inbox_of",
-           "lock_correlations", "plan_wait_changes", "record_from_row", "redeliver",
-           "register_waits", "settle_inbox"]
+           "lock_correlations", "plan_wait_changes", "rebuffer_inbox", "record_from_row",
+           "redeliver", "register_waits", "settle_inbox"]
 
 _REDELIVERABLE = frozenset({EventState.INVALID, EventState.UNMATCHED, EventState.BUFFERED})
 
@@ -61,6 +61,8 @@ def deliver_new(tx: Tx, events: Sequence[tuple[NewEvent, TriggerStarts | None]],
           correlations=_matches(news))
     holdstore.lock_targets(tx, [run for _, starts in events if starts is not None
                                 for run, _ in starts.runs])
+    pacingstore.lock_debounces(tx, [start for _, starts in events if starts is not None
+                                    for start in starts.debounced])
     stored, waiting = _stored_and_waiting(tx, news)
     settled = _settled_branches(waiting)
     known = {(row["type"], row["id"]): record_from_row(row) for row in stored}
@@ -113,11 +115,13 @@ def redeliver(tx: Tx, event: NewEvent, now: datetime,
 
 def _start(tx: Tx, event: NewEvent, starts: TriggerStarts | None,
            now: datetime) -> tuple[str, ...]:
-    """Start the runs the valid ``event``'s triggers ask for, and note them on it; their
-    ids."""
-    if starts is None or event.errors or not starts.runs:
+    """Start the runs the valid ``event``'s triggers ask for (gather it into the burst of
+    each debounced one), and note them on it; their ids."""
+    if starts is None or event.errors or not (starts.runs or starts.debounced):
         return ()
     started = triggerstore.insert_starts(tx, starts.runs, now, starts.supersede_since)
+    started += [pacingstore.debounce(tx, start, event.received_at, now)
+                for start in starts.debounced]
     triggerstore.note_started(tx, event.type, event.id, started)
     return tuple(started)
 
@@ -162,6 +166,19 @@ def inbox_of(tx: Tx, run_ids: list[str]) -> dict[str, list[InboxEvent]]:
     for row in tx.all("inbox_of_runs", {"ids": json.dumps(run_ids)}):
         found.setdefault(row["run_id"], []).append(inbox_event(row))
     return found
+
+
+def rebuffer_inbox(tx: Tx, run_id: str, now: datetime, until: datetime) -> None:
+    """Buffer again every event in the inbox of ``run_id`` (a run that just ended by
+    continuing as new, its waits gone) for its successor, until ``until`` at least, and empty
+    that inbox: an event the ended run was handed but did not take in is the successor's to
+    take when it registers its wait."""
+    held = tx.all("inbox_of_runs", {"ids": json.dumps([run_id])})
+    tx.many("rebuffer_event", [{"type": row["event_type"], "id": row["event_id"],
+                                "now": to_millis(now), "until": to_millis(until)}
+                               for row in held])
+    if held:
+        tx.many("delete_run_inbox", [{"run_id": run_id}])
 
 
 def inbox_event(row: Row) -> InboxEvent:

@@ -107,6 +107,7 @@ def _new_run_params(run: NewRun, created_data: Mapping[str, Any] | None) -> dict
         "created_at": to_millis(run.created_at),
         "created_data": _dump(created_data),
         "rerun_of": run.rerun_of,
+        "continued_from": run.continued_from,
         "parent_id": run.parent_id,
         "parent_step": run.parent_step,
     }
@@ -174,6 +175,18 @@ def journal_entry(row: Row) -> JournalEntry:
     return JournalEntry(row["scope"], row["key"], stored_value(row["value"]))
 
 
+def journal_entries(found: Sequence[Row]) -> list[JournalEntry]:
+    """``run_journal`` rows as :class:`JournalEntry` values, in order. Their values' texts
+    are decoded together, as one JSON array: a resume reads a Python run's whole journal, and
+    one decode of 10,000 values costs a fifth of 10,000 decodes of one."""
+    texts = [row["value"] for row in found]
+    if not all(isinstance(text, str) for text in texts):
+        return [journal_entry(row) for row in found]
+    values = stored_value("[" + ",".join(texts) + "]")
+    return [JournalEntry(row["scope"], row["key"], value)
+            for row, value in zip(found, values, strict=True)]
+
+
 def record_from_row(row: Row) -> RunRecord:
     """A ``runs`` row as a :class:`RunRecord`."""
     return _record(row, row["status"], row["due_at"])
@@ -201,6 +214,7 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         cancelled_by=row["cancelled_by"],
         recoveries=row["recoveries"],
         rerun_of=row["rerun_of"],
+        continued_from=row["continued_from"],
         parent_id=row["parent_id"],
     )
 

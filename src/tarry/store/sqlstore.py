@@ -23,6 +23,7 @@ from tarry.errors import FlowNotFound, RunNotFound, RunStateError
 from tarry.model import (
     BatchRecord,
     CheckpointOutcome,
+    DebounceRecord,
     EventRecord,
     EventState,
     HistoryEntry,
@@ -37,9 +38,11 @@ from tarry.model import (
     RunUpdate,
     ScheduleFiring,
     ScheduleRecord,
+    Successor,
     TaskCompletion,
     TaskRecord,
     TaskState,
+    ThrottleKey,
     TriggerStarts,
 )
 from tarry.store import (
@@ -47,6 +50,7 @@ from tarry.store import (
     eventstore,
     holdstore,
     opstore,
+    pacingstore,
     rows,
     runstore,
     taskstore,
@@ -431,6 +435,8 @@ class SqlStore(ABC):
                                     plans.get(update.run_id, eventstore.WaitChanges()))
             taskstore.settle_tasks(tx, update, now)
             holdstore.settle_hold(tx, update)
+            if update.successor is not None:
+                self._continue(tx, update.run_id, update.successor, now)
             outcome = rows.checkpoint_outcome(update, cancel_requested)
             if outcome is CheckpointOutcome.CANCELLED:
                 history += self._cancel_suspended(tx, update.run_id, now)
@@ -458,6 +464,13 @@ class SqlStore(ABC):
         if live:
             opstore.cancel_runs(tx, live, "parent", "its parent run ended", now)
 
+    @staticmethod
+    def _continue(tx: Tx, run_id: str, successor: Successor, now: datetime) -> None:
+        """End ``run_id`` into ``successor``: create it, and hand it the events the ended run
+        was delivered and did not take in (buffered again)."""
+        eventstore.rebuffer_inbox(tx, run_id, now, successor.rebuffer_until)
+        runstore.insert_runs(tx, [(successor.run, successor.history)])
+
     def _write_runs(self, tx: Tx, worker: str, now: datetime,
                     updates: Sequence[RunUpdate]) -> dict[str, bool]:
         """Write the run rows of ``updates`` (ordered by run id) that ``worker`` still holds;
@@ -479,7 +492,7 @@ class SqlStore(ABC):
                   "selective": selective, "keys": json.dumps(list(keys))}
         with self._transaction(write=False) as tx:
             found = tx.all("journal_entries", params)
-        return [rows.journal_entry(row) for row in found]
+        return rows.journal_entries(found)
 
     def journals(self, run_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
         """Every journal entry of each run in ``run_ids``, oldest first (runs with none are
@@ -527,6 +540,12 @@ class SqlStore(ABC):
         """Move one run to another definition if it is as the plan saw it (see ``Store``)."""
         with self._transaction(write=True) as tx:
             return opstore.move(tx, plan, now)
+
+    def continued_as(self, run_id: str) -> str | None:
+        """The id of the run ``run_id`` continued as, if it did."""
+        with self._transaction(write=False) as tx:
+            row = tx.one("continued_as", {"id": run_id})
+        return None if row is None else str(row["id"])
 
     def reruns(self, run_id: str) -> list[str]:
         """The ids of the reruns of ``run_id``, oldest first."""
@@ -823,3 +842,16 @@ class SqlStore(ABC):
         """Carry out a schedule's firing, unless another worker did (see ``Store``)."""
         with self._transaction(write=True) as tx:
             return triggerstore.fire(tx, firing, now)
+
+    # -- pacing starts --------------------------------------------------------------------
+
+    def take_throttle_turn(self, throttle: ThrottleKey, run_id: str,
+                           now: datetime) -> datetime:
+        """Take the next turn of a throttle's key for ``run_id`` (see ``Store``)."""
+        with self._transaction(write=True) as tx:
+            return pacingstore.take_turn(tx, throttle, run_id, now)
+
+    def pending_debounces(self, now: datetime, limit: int) -> list[DebounceRecord]:
+        """The debounced bursts whose run starts after ``now``, soonest first."""
+        with self._transaction(write=False) as tx:
+            return pacingstore.pending_debounces(tx, now, limit)

@@ -18,9 +18,16 @@ from typing import Any
 from tarry.clock import iso
 from tarry.errors import ExpressionError
 from tarry.language.expressions import EvalContext, render
-from tarry.language.model import EventTrigger, Flow, ScheduleTrigger, Template, Trigger
+from tarry.language.model import (
+    Debounce,
+    EventTrigger,
+    Flow,
+    ScheduleTrigger,
+    Template,
+    Trigger,
+)
 
-__all__ = ["TriggeredStart", "event_starts", "occurrence", "schedule_start"]
+__all__ = ["TriggeredStart", "event_starts", "occurrence", "schedule_start", "trigger_id"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,9 @@ class TriggeredStart:
     problem: str | None = None
     key: str | None = field(default=None)
     """For a schedule occurrence: its unique key (the store creates it at most once)."""
+    debounce: tuple[str, str, Debounce] | None = None
+    """For a debounced event trigger: the trigger (``flow#index``), the event's key and the
+    trigger's ``debounce``."""
 
 
 def event_starts(flows: Iterable[Flow], event_type: str, event_id: str, data: Any,
@@ -75,10 +85,30 @@ def _evaluate(flow: Flow, trigger: Trigger, occasion: Any, now: datetime,
             return None
         inputs = render(trigger.inputs, scope, context)
         target = _target(trigger.target, scope, context)
+        debounce = _debounce(flow, trigger, scope, context)
     except ExpressionError as exc:
         return TriggeredStart(flow, {}, None, origin, problem=f"trigger at line "
                               f"{trigger.pos.line}: {exc}")
-    return TriggeredStart(flow, dict(inputs), target, origin)
+    return TriggeredStart(flow, dict(inputs), target, origin, debounce=debounce)
+
+
+def _debounce(flow: Flow, trigger: Trigger, scope: Mapping[str, Any], context: EvalContext
+              ) -> tuple[str, str, Debounce] | None:
+    """The burst a debounced event trigger's start joins: (``flow#index``, key)."""
+    if not isinstance(trigger, EventTrigger) or trigger.debounce is None:
+        return None
+    key = trigger.debounce.key
+    value = "" if key is None else render(key.source, scope, context)
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ExpressionError(f"a debounce's 'key' must give a string or a number, got "
+                              f"{value!r}", expression="" if key is None else key.source)
+    return trigger_id(flow, trigger), str(value), trigger.debounce
+
+
+def trigger_id(flow: Flow, trigger: Trigger) -> str:
+    """How the store names one trigger of a flow (a debounced one's bursts): ``flow#index``,
+    its place in the flow's ``on:``."""
+    return f"{flow.name}#{flow.triggers.index(trigger)}"
 
 
 def _holds(condition: Template | bool, scope: Mapping[str, Any], context: EvalContext) -> bool:

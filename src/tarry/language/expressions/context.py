@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from tarry.errors import ExpressionError
 from tarry.language.expressions.limits import (
@@ -16,8 +17,12 @@ from tarry.language.expressions.limits import (
     STEP_WORK,
 )
 
+if TYPE_CHECKING:
+    from tarry.language.calendars import Calendar
+
 __all__ = ["Env", "EvalContext", "WorkMeter"]
 
+_NO_CALENDARS: Mapping[str, Calendar] = MappingProxyType({})
 _UNNESTED = frozenset({int, float, bool, type(None)})
 """Item types a container's length already pays for."""
 
@@ -46,12 +51,14 @@ class EvalContext:
 
     ``now`` is the aware UTC instant ``now()`` returns (taken from the engine's clock, never
     read here); ``timezone`` is the flow's IANA zone, used to read zone-less instants;
-    ``meter``, given, adds up the work of every render.
+    ``meter``, given, adds up the work of every render; ``calendars`` are the business
+    calendars the ``plus`` and ``minus`` filters may name.
     """
 
     now: datetime
     timezone: str | None = None
     meter: WorkMeter | None = None
+    calendars: Mapping[str, Calendar] = field(default_factory=lambda: _NO_CALENDARS)
 
 
 class Env:

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from tarry._suggest import did_you_mean
+from tarry._text import clip
 from tarry.errors import ExpressionError
+from tarry.language.calendars import Calendar
 from tarry.language.durations import parse_duration, parse_instant
 from tarry.language.expressions.context import Env
 from tarry.language.expressions.limits import check_string_size
@@ -86,14 +89,38 @@ def _duration(name: str, value: Any) -> timedelta:
 
 
 def _shift(name: str, sign: int) -> FilterSpec:
-    """``plus`` / ``minus``: move an instant by a duration."""
+    """``plus`` / ``minus``: move an instant by a duration, or by business time on the
+    calendar named by a second argument (``plus(2d, 'support')``)."""
     def shift(value: Any, args: tuple[Any, ...], env: Env) -> datetime:
         instant, delta = _instant(name, value, env), _duration(name, args[0])
+        if len(args) > 1:
+            return _shift_on(name, _calendar(name, args[1], env), instant, sign * delta)
         try:
             return instant + sign * delta
         except OverflowError:
             raise ExpressionError(f"filter '{name}': the result is out of range") from None
-    return FilterSpec(shift, min_args=1, max_args=1)
+    return FilterSpec(shift, min_args=1, max_args=2)
+
+
+def _calendar(name: str, value: Any, env: Env) -> Calendar:
+    """The calendar a filter's argument names."""
+    if not isinstance(value, str):
+        raise ExpressionError(f"filter '{name}' takes a calendar's name as its second "
+                              f"argument, not {kind_of(value)}")
+    calendar = env.ctx.calendars.get(value)
+    if calendar is None:
+        raise ExpressionError(f"filter '{name}': unknown calendar '{clip(value, 60)}'"
+                              f"{did_you_mean(value, env.ctx.calendars)}")
+    return calendar
+
+
+def _shift_on(name: str, calendar: Calendar, instant: datetime, delta: timedelta) -> datetime:
+    """``instant`` moved by ``delta`` of business time (back when negative)."""
+    try:
+        return (calendar.add(instant, delta) if delta >= timedelta(0)
+                else calendar.subtract(instant, -delta))
+    except ValueError as exc:
+        raise ExpressionError(f"filter '{name}': {exc}") from None
 
 
 def _default(value: Any, args: tuple[Any, ...], _env: Env) -> Any:

@@ -9,12 +9,13 @@ from typing import Any
 
 from tarry.errors import ExpressionError
 from tarry.language.expressions.context import Env, EvalContext
+from tarry.language.expressions.filters import FILTERS
 from tarry.language.expressions.limits import MAX_SOURCE_CHARS, check_string_size
-from tarry.language.expressions.nodes import Node
+from tarry.language.expressions.nodes import Filter, Literal, Node
 from tarry.language.expressions.parser import parse_expression, split_template
 from tarry.language.expressions.values import to_text
 
-__all__ = ["CompiledTemplate", "compile_template", "is_template", "render"]
+__all__ = ["CompiledTemplate", "calendars_named", "compile_template", "is_template", "render"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,28 @@ def _pay_to_write(node: Node, value: Any, env: Env) -> None:
         env.charge(1)
     else:
         env.charge_value(value)
+
+
+_SHIFTS = (FILTERS["plus"], FILTERS["minus"])
+
+
+def calendars_named(compiled: CompiledTemplate) -> frozenset[str]:
+    """The calendars the template's ``plus``/``minus`` filters name as a literal string (a
+    name computed by an expression is looked up when it runs)."""
+    found: set[str] = set()
+    stack: list[Any] = [part for part in compiled.parts if isinstance(part, Node)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+            continue
+        if not isinstance(node, Node):
+            continue
+        if (isinstance(node, Filter) and node.spec in _SHIFTS and len(node.args) == 2
+                and isinstance(node.args[1], Literal) and isinstance(node.args[1].value, str)):
+            found.add(node.args[1].value)
+        stack.extend(getattr(node, name) for name in getattr(node, "__slots__", ()))
+    return frozenset(found)
 
 
 def is_template(text: str) -> bool:

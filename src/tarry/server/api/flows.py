@@ -10,16 +10,16 @@ from fastapi import APIRouter, Depends, Path
 from tarry.engine.catalog import PROGRAM_PREFIX
 from tarry.graph import diagram_document, render_svg
 from tarry.language.manifests import Manifest
-from tarry.language.model import Flow
+from tarry.language.model import EventTrigger, Flow
+from tarry.model import DebounceRecord
 from tarry.server.api.context import EngineDep, error_responses
 from tarry.server.api.models import FlowGraph, FlowList
 from tarry.server.auth import principal_of_request
 from tarry.server.calls import off_loop
 from tarry.server.drawings import flow_counts, flow_named, runs_link
-from tarry.triggers.describe import trigger_document
+from tarry.triggers.describe import PENDING_SHOWN, trigger_document
 
 __all__ = ["router"]
-
 router = APIRouter(prefix="/v1/flows", tags=["flows"],
                    dependencies=[Depends(principal_of_request)],
                    responses=error_responses(401, 503))
@@ -31,7 +31,10 @@ async def list_flows(engine: EngineDep) -> dict[str, Any]:
     ``problems``), and every event type its manifests declare."""
     flows, refused = await off_loop(engine, engine.catalog.available)
     now = engine.clock.now()
-    return {"flows": [_flow(flow, now) for flow in sorted(flows, key=lambda f: f.name)],
+    pending = (await engine.async_store.pending_debounces(now, PENDING_SHOWN)
+               if any(isinstance(trigger, EventTrigger) and trigger.debounce
+                      for flow in flows for trigger in flow.triggers) else [])
+    return {"flows": [_flow(flow, now, pending) for flow in sorted(flows, key=lambda f: f.name)],
             "events": [_manifest(m) for _, m in sorted(engine.manifests.items())],
             "problems": [str(problem) for error in refused for problem in error.problems]}
 
@@ -49,12 +52,13 @@ async def flow_graph(name: Annotated[str, Path(description="The flow's name.", m
     return {**diagram_document(diagram, counts), "svg": svg}
 
 
-def _flow(flow: Flow, now: datetime) -> dict[str, Any]:
+def _flow(flow: Flow, now: datetime, pending: list[DebounceRecord]) -> dict[str, Any]:
     python = flow.source.startswith(PROGRAM_PREFIX)
     return {"name": flow.name, "description": flow.description,
             "kind": "python" if python else "yaml", "path": "" if python else flow.path,
             "inputs": sorted(flow.inputs), "hold": bool(flow.hold),
-            "triggers": [trigger_document(flow, trigger, now) for trigger in flow.triggers]}
+            "triggers": [trigger_document(flow, trigger, now, pending)
+                         for trigger in flow.triggers]}
 
 
 def _manifest(manifest: Manifest) -> dict[str, Any]:

@@ -74,7 +74,7 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, child, or an event type."))
+        "timer, event, hold, poll, task, retry, child, throttle, window, or an event type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -197,7 +197,10 @@ class WaitingFor(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task or child.")
+    kind: str = Field(description="timer, event, hold, poll, retry, reminder, task, "
+                                  "child (with the child's ``run``), "
+                                  "throttle (with ``key``, ``limit`` and ``per``) or "
+                                  "window (held until a business calendar opens).")
     step: str | None = None
     until: str | None = Field(default=None, description=(
         "The latest instant it waits until (null: a child wait without timeout)."))
@@ -205,6 +208,10 @@ class WaitingFor(BaseModel):
     event_type: str | None = None
     match: JsonObject | None = None
     since: str | None = None
+    calendar: str | None = Field(default=None, description=(
+        "The business calendar a window waits on, or that counted the wait's length."))
+    until_local: str | None = Field(default=None, description=(
+        "until on that calendar's clock, such as 2026-12-28 10:00 Europe/Berlin."))
 
 
 class RunError(BaseModel):
@@ -285,6 +292,11 @@ class RunDocument(BaseModel):
         "The run that started this one as its child (a call step), if any."))
     children: list[str] | None = Field(default=None, description=(
         "The child runs this one started (call steps); only in single-run documents."))
+    continued_from: str | None = Field(default=None, description=(
+        "The run that continued as this one (ctx.continue_as_new)."))
+    continued_as: str | None = Field(default=None, description=(
+        "The run this one continued as (it ended with exit 'continued'); only in single-run "
+        "documents."))
     attempt: int | None = Field(default=None, description=(
         "1, and one more per retry; only with the history."))
     history: list[HistoryItem] | None = Field(

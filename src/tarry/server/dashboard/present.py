@@ -108,6 +108,11 @@ def _what(waiting: Mapping[str, Any]) -> str:
         return f"hold: {conditions_text(waiting.get('conditions') or []) or 'its gate'}"
     if kind == "child" and waiting.get("run"):
         return f"child run {str(waiting['run'])[:12]}{step}"
+    if kind == "throttle":
+        key = f" '{waiting['key']}'" if waiting.get("key") else ""
+        return f"throttle{key}: its turn to start"
+    if kind == "window":
+        return f"window of calendar {waiting.get('calendar')}{step or ' before its start'}"
     return f"{_WAIT_NOUNS.get(kind, kind)}{step}"
 
 
@@ -122,7 +127,8 @@ def _events(waiting: Mapping[str, Any]) -> str:
 _WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task",
                "child": "child run"}
 
-_UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at"}
+_UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at",
+                "throttle": "starts at", "window": "opens at"}
 """How the instant of a wait is introduced, per kind (default: ``until``)."""
 
 

@@ -21,6 +21,9 @@ __all__ = ["HANDLED_KINDS", "Drawing", "Lane", "Mark", "Span", "Timeline", "layo
 HOLD_LANE = "hold"
 """The lane of a run's start gate."""
 
+THROTTLE_LANE = "throttle"
+"""The lane of a throttled run's wait for its turn to start."""
+
 MAX_LANES = 40
 """Lanes drawn at most; a run with more waits (a wide ``for_each``) says how many it left out."""
 
@@ -186,6 +189,19 @@ def _hold_cleared(reader: _Reader, at: datetime, step: str, data: Mapping[str, A
     reader.hold().close(at, "cleared")
 
 
+def _throttled(reader: _Reader, at: datetime, step: str, data: Mapping[str, Any]) -> None:
+    """A run that waited for its throttle's turn: a span from then to its turn."""
+    turn = _instant(data.get("turn"))
+    if turn is not None and turn > at:
+        key = f" '{data['key']}'" if data.get("key") else ""
+        reader.lane(THROTTLE_LANE).spans.append(Span("throttle", f"throttle{key}", at, turn))
+
+
+def _started(reader: _Reader, at: datetime, step: str, data: Mapping[str, Any]) -> None:
+    if THROTTLE_LANE in reader.lanes:
+        reader.lanes[THROTTLE_LANE].close(at, "started")
+
+
 def _event_text(data: Mapping[str, Any]) -> str:
     return f"{data.get('type', 'event')} {data.get('event_id', '')}".strip()
 
@@ -203,6 +219,8 @@ _HANDLERS: dict[str, Callable[[_Reader, datetime, str, Mapping[str, Any]], None]
     "step.failed": _ender("failed"),
     "hold.check": _hold_check,
     "hold.cleared": _hold_cleared,
+    "throttle": _throttled,
+    "started": _started,
     "succeeded": _run_ended("run succeeded"),
     "failed": _run_ended("run failed"),
     "cancelled": _run_ended("cancelled"),
@@ -274,7 +292,8 @@ DEADLINE_LABEL_WIDTH = 150
 """A span at least this wide says its deadline beside it."""
 
 _AT_DEADLINE = {"event": "times out", "timer": "wakes", "hold": "hold expires",
-                "poll": "polls again", "retry": "retries", "task": "times out"}
+                "poll": "polls again", "retry": "retries", "task": "times out",
+                "throttle": "starts"}
 """What happens at a wait's deadline, by kind: the words beside it."""
 
 _TICK_STEPS = tuple(timedelta(seconds=s) for s in (

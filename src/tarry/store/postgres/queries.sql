@@ -25,15 +25,15 @@ SELECT source FROM flows WHERE digest = %(digest)s
 -- name: insert_run
 -- rows is a JSON array of the new runs (Tx.insert), each payload column as JSON text.
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data, rerun_of, parent_id,
-                  parent_step)
+                  due_at, created_at, updated_at, created_data, rerun_of, continued_from,
+                  parent_id, parent_step)
 SELECT id, flow, flow_digest, status, inputs::jsonb, target, state::jsonb, reason,
        waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb, rerun_of,
-       parent_id, parent_step
+       continued_from, parent_id, parent_step
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id text, flow text, flow_digest text, status text, inputs text, target text, state text,
     reason text, waiting_for text, due_at bigint, created_at bigint, created_data text,
-    rerun_of text, parent_id text, parent_step text)
+    rerun_of text, continued_from text, parent_id text, parent_step text)
 
 -- name: insert_history
 -- rows is a JSON array of entries (Tx.insert), data as JSON text; their ids follow its order.
@@ -645,6 +645,19 @@ WHERE run_id = %(run_id)s AND scope = %(scope)s
 -- name: reruns_of
 SELECT id FROM runs WHERE rerun_of = %(id)s ORDER BY created_at, id
 
+-- name: continued_as
+SELECT id FROM runs WHERE continued_from = %(id)s ORDER BY created_at, id LIMIT 1
+
+-- name: rebuffer_event
+-- An event delivered to a run that continued as new and not taken in by it: buffered again
+-- for its successor, until the given instant at least.
+UPDATE events SET state = 'buffered', updated_at = %(now)s,
+    buffer_until = greatest(coalesce(buffer_until, 0), %(until)s)
+WHERE type = %(type)s AND id = %(id)s
+
+-- name: delete_run_inbox
+DELETE FROM inbox WHERE run_id = %(run_id)s
+
 -- name: count_runs_selected
 -- The runs list_runs pages through (the same filters), before the keyset position.
 SELECT count(*) AS total FROM runs
@@ -709,3 +722,52 @@ RETURNING run_id
 -- Wake the waiting runs of ids (a JSON array): a child of theirs ended.
 UPDATE runs SET due_at = %(now)s
 WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))) AND status = 'waiting'
+-- Pacing starts -----------------------------------------------------------------------------
+
+-- name: lock_throttle_key
+-- Serialises the turns of one flow's throttle key until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended(%(flow)s || ' ' || %(key)s, 7)) IS NULL
+       AS locked
+
+-- name: recent_throttle_turns
+-- The latest %(limit)s turns of a flow's throttle key, newest first (its primary key,
+-- backwards).
+SELECT turn FROM throttle_turns WHERE flow = %(flow)s AND key = %(key)s
+ORDER BY turn DESC LIMIT %(limit)s
+
+-- name: forget_throttle_turns
+-- Turns at or before %(before)s (older than the throttle's period) decide nothing any more.
+DELETE FROM throttle_turns WHERE flow = %(flow)s AND key = %(key)s AND turn <= %(before)s
+
+-- name: insert_throttle_turn
+INSERT INTO throttle_turns (flow, key, turn, run_id)
+VALUES (%(flow)s, %(key)s, %(turn)s, %(run_id)s)
+ON CONFLICT DO NOTHING
+
+-- name: lock_debounce_key
+-- Serialises the events of one debounced trigger's key until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended(%(trigger)s || ' ' || %(key)s, 8)) IS NULL
+       AS locked
+
+-- name: find_debounce
+SELECT * FROM debounces WHERE trigger = %(trigger)s AND key = %(key)s
+
+-- name: debounce_run
+-- Gather an event into its burst's run: the last event's inputs and target, started later;
+-- only while that run has not been claimed and its instant lies after the event (a claim
+-- holds the row's lock: this waits for it, then sees the run running and changes nothing).
+UPDATE runs SET inputs = %(inputs)s::jsonb, target = %(target)s, due_at = %(due_at)s,
+                updated_at = %(now)s
+WHERE id = %(id)s AND status = 'pending' AND lease_owner IS NULL AND due_at > %(received_at)s
+
+-- name: save_debounce
+INSERT INTO debounces (trigger, key, flow, run_id, first_at, last_at, fire_at, events)
+VALUES (%(trigger)s, %(key)s, %(flow)s, %(run_id)s, %(first_at)s, %(last_at)s, %(fire_at)s,
+        %(events)s)
+ON CONFLICT (trigger, key) DO UPDATE SET
+    flow = excluded.flow, run_id = excluded.run_id, first_at = excluded.first_at,
+    last_at = excluded.last_at, fire_at = excluded.fire_at, events = excluded.events
+
+-- name: pending_debounces
+-- The bursts still to fire, soonest first (by their fire_at index).
+SELECT * FROM debounces WHERE fire_at > %(now)s ORDER BY fire_at LIMIT %(limit)s

@@ -21,11 +21,11 @@ SELECT source FROM flows WHERE digest = :digest
 
 -- name: insert_run
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data, rerun_of, parent_id,
-                  parent_step)
+                  due_at, created_at, updated_at, created_data, rerun_of, continued_from,
+                  parent_id, parent_step)
 VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :waiting_for,
-        :due_at, :created_at, :created_at, :created_data, :rerun_of, :parent_id,
-        :parent_step)
+        :due_at, :created_at, :created_at, :created_data, :rerun_of, :continued_from,
+        :parent_id, :parent_step)
 
 -- name: insert_history
 INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
@@ -586,6 +586,19 @@ WHERE run_id = :run_id AND scope = :scope AND key IN (SELECT value FROM json_eac
 -- name: reruns_of
 SELECT id FROM runs WHERE rerun_of = :id ORDER BY created_at, id
 
+-- name: continued_as
+SELECT id FROM runs WHERE continued_from = :id ORDER BY created_at, id LIMIT 1
+
+-- name: rebuffer_event
+-- An event delivered to a run that continued as new and not taken in by it: buffered again
+-- for its successor, until the given instant at least.
+UPDATE events SET state = 'buffered', updated_at = :now,
+    buffer_until = max(coalesce(buffer_until, 0), :until)
+WHERE type = :type AND id = :id
+
+-- name: delete_run_inbox
+DELETE FROM inbox WHERE run_id = :run_id
+
 -- name: count_runs_selected
 -- The runs list_runs pages through (the same filters), before the keyset position.
 SELECT count(*) AS total FROM runs
@@ -648,3 +661,45 @@ RETURNING run_id
 -- Wake the waiting runs of :ids (a JSON array): a child of theirs ended.
 UPDATE runs SET due_at = :now
 WHERE id IN (SELECT value FROM json_each(:ids)) AND status = 'waiting'
+-- Pacing starts -----------------------------------------------------------------------------
+
+-- name: lock_throttle_key
+-- Serialises the turns of one flow's throttle key (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: recent_throttle_turns
+-- The latest :limit turns of a flow's throttle key, newest first (its primary key, backwards).
+SELECT turn FROM throttle_turns WHERE flow = :flow AND key = :key
+ORDER BY turn DESC LIMIT :limit
+
+-- name: forget_throttle_turns
+-- Turns at or before :before (older than the throttle's period) decide nothing any more.
+DELETE FROM throttle_turns WHERE flow = :flow AND key = :key AND turn <= :before
+
+-- name: insert_throttle_turn
+INSERT INTO throttle_turns (flow, key, turn, run_id) VALUES (:flow, :key, :turn, :run_id)
+ON CONFLICT DO NOTHING
+
+-- name: lock_debounce_key
+-- Serialises the events of one debounced trigger's key (BEGIN IMMEDIATE already does).
+SELECT 1 AS locked
+
+-- name: find_debounce
+SELECT * FROM debounces WHERE trigger = :trigger AND key = :key
+
+-- name: debounce_run
+-- Gather an event into its burst's run: the last event's inputs and target, started later;
+-- only while that run has not been claimed and its instant lies after the event.
+UPDATE runs SET inputs = :inputs, target = :target, due_at = :due_at, updated_at = :now
+WHERE id = :id AND status = 'pending' AND lease_owner IS NULL AND due_at > :received_at
+
+-- name: save_debounce
+INSERT INTO debounces (trigger, key, flow, run_id, first_at, last_at, fire_at, events)
+VALUES (:trigger, :key, :flow, :run_id, :first_at, :last_at, :fire_at, :events)
+ON CONFLICT (trigger, key) DO UPDATE SET
+    flow = excluded.flow, run_id = excluded.run_id, first_at = excluded.first_at,
+    last_at = excluded.last_at, fire_at = excluded.fire_at, events = excluded.events
+
+-- name: pending_debounces
+-- The bursts still to fire, soonest first (by their fire_at index).
+SELECT * FROM debounces WHERE fire_at > :now ORDER BY fire_at LIMIT :limit

@@ -37,6 +37,7 @@ CREATE TABLE runs (
     at_step          TEXT,
     recoveries       INTEGER NOT NULL DEFAULT 0,
     rerun_of         TEXT,
+    continued_from   TEXT,
     parent_id        TEXT,
     parent_step      TEXT
 );
@@ -53,6 +54,8 @@ CREATE INDEX runs_ended ON runs (updated_at)
     WHERE status IN ('succeeded', 'failed', 'cancelled', 'refused');
 -- A run's reruns (few runs are reruns).
 CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
+-- A run's successor, when it continued as new (few runs do).
+CREATE INDEX runs_continued_from ON runs (continued_from) WHERE continued_from IS NOT NULL;
 -- A parent's child runs (few runs are children).
 CREATE INDEX runs_parent ON runs (parent_id) WHERE parent_id IS NOT NULL;
 
@@ -219,3 +222,36 @@ CREATE TABLE batches (
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
 );
+
+-- Pacing starts. A throttle's turns: the instant each run of a flow's key may run its first
+-- step, handed out in order under the key's lock (only the latest ones matter: a turn older
+-- than its throttle's period is forgotten when the key's next turn is taken, and a turn goes
+-- with its run when retention deletes the run).
+CREATE TABLE throttle_turns (
+    flow   TEXT    NOT NULL,
+    key    TEXT    NOT NULL,
+    turn   INTEGER NOT NULL,
+    run_id TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    PRIMARY KEY (flow, key, turn, run_id)
+);
+
+CREATE INDEX throttle_turns_run ON throttle_turns (run_id);
+
+-- A debounced trigger's latest burst per key: the pending run its events gather into (it
+-- starts at fire_at with the last event's inputs), and when the burst began (for 'max'). It
+-- goes with its run when retention deletes the run.
+CREATE TABLE debounces (
+    trigger  TEXT    NOT NULL,
+    key      TEXT    NOT NULL,
+    flow     TEXT    NOT NULL,
+    run_id   TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    first_at INTEGER NOT NULL,
+    last_at  INTEGER NOT NULL,
+    fire_at  INTEGER NOT NULL,
+    events   INTEGER NOT NULL,
+    PRIMARY KEY (trigger, key)
+);
+
+-- tarry triggers lists the bursts still to fire, soonest first.
+CREATE INDEX debounces_fire_at ON debounces (fire_at);
+CREATE INDEX debounces_run ON debounces (run_id);
