@@ -180,3 +180,34 @@ async def test_a_finished_call_is_sealed_in_the_journal_and_replays(
     assert entry.key == "#1"
     await harness.assert_replays([run_id], statuses=[RunStatus.SUCCEEDED])
     assert harness.engine.store.children(run_id) == [child]  # the replay started nothing
+
+
+async def test_a_child_that_continues_as_new_has_ended_for_its_parent(
+        harness_for: HarnessFor) -> None:
+    app = family([])
+
+    @app.flow("segments")
+    async def segments(ctx: Context, start: int = 0) -> int:
+        await ctx.wait("nap", "1h")
+        if start < 2:
+            ctx.continue_as_new(start=start + 1)
+        return start
+
+    @app.flow("chained")
+    async def chained(ctx: Context) -> dict[str, Any]:
+        child = await ctx.call("segments")
+        return {"status": child.status, "exit": child.exit, "result": child.result,
+                "run": child.run}
+
+    harness = harness_for(app)
+    run_id = harness.start("chained")
+    await harness.run_due()
+    [child] = harness.engine.store.children(run_id)
+    await harness.run_until_idle()
+    assert harness.record(run_id).result == {"status": "succeeded", "exit": "continued",
+                                             "result": None, "run": child}
+    chain = harness.chain(child)
+    assert len(chain) == 3
+    assert harness.record(chain[-1]).result == 2  # the chain runs on, on its own
+    assert [harness.record(run).parent_id for run in chain] == [run_id, None, None]
+    assert harness.engine.store.children(run_id) == [child]
