@@ -334,38 +334,44 @@ class Engine:
         store = self.async_store
         while True:
             now = self.clock.now()
-            family = await self._family(run_id)
             ran: set[str] = set()
-            for member in family:
+            claimed = await store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
+            if claimed is not None:
+                inbox = await store.inbox([run_id])
+                await worker.execute(claimed, inbox.get(run_id, []))
+                ran.add(run_id)
+            record = await store.get_run(run_id)
+            for member in await self._descendants(record):
                 claimed = await store.claim_run(member.id, now, worker.name,
                                                 now + _INLINE_LEASE)
                 if claimed is not None:
                     inbox = await store.inbox([member.id])
                     await worker.execute(claimed, inbox.get(member.id, []))
                     ran.add(member.id)
-            record = await store.get_run(run_id)
             if on_progress is not None and run_id in ran:
                 on_progress(record)
             if record.status.is_terminal or (not follow and not ran - {run_id}):
                 return record  # without follow: once its children went as far as they go
             if ran:
                 continue  # a child that ended may have woken its parent: look again
-            due = [member.due_at for member in await self._family(run_id)
+            due = [member.due_at for member in [record, *await self._descendants(record)]
                    if member.due_at is not None]
             await self._sleep_until(min(due, default=None))
 
-    async def _family(self, run_id: str) -> list[RunRecord]:
-        """``run_id`` and its descendants that have not ended, parents first."""
+    async def _descendants(self, record: RunRecord) -> list[RunRecord]:
+        """The descendants of ``record`` that have not ended, parents first; none read for
+        a run that never started a child (its state has no ``children`` note)."""
         store = self.async_store
-        family = [await store.get_run(run_id)]
+        family, found = [record], []
         for member in family:
-            if member.status.is_terminal:
+            if member.status.is_terminal or not member.state.get("children"):
                 continue
             for child in await store.children(member.id):
-                record = await store.get_run(child)
-                if not record.status.is_terminal:
-                    family.append(record)
-        return family
+                child_record = await store.get_run(child)
+                if not child_record.status.is_terminal:
+                    family.append(child_record)
+                    found.append(child_record)
+        return found
 
     def worker(self, *, concurrency: int = 16, name: str | None = None,
                lease: timedelta = timedelta(seconds=30), store: AsyncStore | None = None,
