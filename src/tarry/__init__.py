@@ -22,6 +22,7 @@ tools are in :mod:`tarry.testing`.
 from typing import TYPE_CHECKING, Any
 
 from tarry.errors import (
+    ChildFailedError,
     NondeterminismError,
     SerializationError,
     StepError,
@@ -30,7 +31,7 @@ from tarry.errors import (
 )
 from tarry.sdk.app import App
 from tarry.sdk.conditions import CheckContext
-from tarry.sdk.context import Context, EventResult, TaskResult
+from tarry.sdk.context import ChildResult, Context, EventResult, TaskResult
 from tarry.sdk.serializers import JsonSerializer, Serializer
 from tarry.sdk.strategies import Decision, Jitter, WaitStrategy
 
@@ -56,6 +57,8 @@ __all__ = [
     "App",
     "AsyncClient",
     "CheckContext",
+    "ChildFailedError",
+    "ChildResult",
     "Client",
     "Context",
     "Decision",

@@ -40,6 +40,8 @@ The hierarchy (the API bases, marked ``[API]``, say how a server answers: 404, 4
     │                               the same StepError, never calls the step again)
     ├── WaitForConditionError       a Python flow's wait_for_condition gave up (attempts,
     │                               last_state)
+    ├── ChildFailedError            a Python flow's child run (ctx.call) did not succeed
+    │                               (step, run, status, error)
     ├── NondeterminismError         a Python flow's code no longer makes the calls its run
     │                               recorded (which operation, recorded vs requested)
     ├── ContinueAsNewError          a Python flow's continue_as_new was refused (inputs the
@@ -72,6 +74,7 @@ __all__ = [
     "AmbiguousRunId",
     "AmbiguousTaskId",
     "BatchNotFound",
+    "ChildFailedError",
     "ConfigError",
     "Conflict",
     "ContinueAsNewError",
@@ -371,6 +374,30 @@ class StepError(TarryError):
         self.type = type
         self.message = message
         super().__init__(f"step '{step}' raised {type}: {message}")
+
+
+class ChildFailedError(TarryError):
+    """A child run started by ``ctx.call`` ended without succeeding (failed, cancelled or
+    refused), or could not start (``not-started``: no such flow, inputs that do not fit;
+    ``run`` is then None). ``step`` is the call's path, ``run`` the child's id, ``status``
+    how it ended and ``error`` its error (``{type, message, step}``, or None). Uncaught, it
+    fails the parent run as ``child-failed``; a replay raises the same error."""
+
+    def __init__(self, step: str, run: str | None, status: str,
+                 error: dict[str, Any] | None) -> None:
+        self.step = step
+        self.run = run
+        self.status = status
+        self.error = error
+        why = f": {error.get('type')}: {error.get('message')}" if error else ""
+        which = f"child run {run} {status}" if run else f"the child of '{step}' {status}"
+        super().__init__(f"{which}{why}")
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """``{step, run, status, error}``."""
+        return {"step": self.step, "run": self.run, "status": self.status,
+                "error": self.error}
 
 
 class WaitForConditionError(TarryError):

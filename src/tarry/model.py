@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CHILD_INBOX_TYPE",
     "CONTINUED",
     "CREATED",
     "HOLD_CLEARED",
@@ -110,8 +111,8 @@ MIGRATED = "migrated"
 """The history entry of a run an operator moved to a new definition of its flow (``from``
 and ``to``: the two definitions' digests; ``by``)."""
 
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "slot", "throttle",
-                        "window"})
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "child", "slot",
+                        "throttle", "window"})
 """What a run can wait for (``waiting_for.kind``). A listing filtered on ``waiting_for`` with
 any other value filters on an event type."""
 
@@ -150,6 +151,10 @@ class NewRun:
     """The run this one reruns (an operator's rerun), if any."""
     continued_from: str | None = None
     """The run that continued as this one (``ctx.continue_as_new``), if any."""
+    parent_id: str | None = None
+    """The run that started this one as its child (a ``call`` step), if any."""
+    parent_step: str | None = None
+    """The path of the parent's step that waits for this run (the inbox's wait id)."""
 
     def record(self) -> RunRecord:
         """The run as the store holds it once created (read back without a query)."""
@@ -158,7 +163,7 @@ class NewRun:
                          state=self.state, created_at=self.created_at,
                          updated_at=self.created_at, due_at=self.due_at, reason=self.reason,
                          waiting_for=self.waiting_for, rerun_of=self.rerun_of,
-                         continued_from=self.continued_from)
+                         continued_from=self.continued_from, parent_id=self.parent_id)
 
 
 @dataclass(frozen=True)
@@ -188,6 +193,9 @@ class RunRecord:
     with no checkpoint since (as a worker counts it when it begins one)."""
     rerun_of: str | None = None
     continued_from: str | None = None
+    """The run that continued as this one, if any."""
+    parent_id: str | None = None
+    """The run that started this one as its child, if any."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +273,11 @@ class EventRecord:
     buffer_until: datetime | None = None
     started: tuple[str, ...] = ()
 
+
+CHILD_INBOX_TYPE = "child"
+"""The type of the inbox entry that carries a child run's end to the parent's waiting step
+(``data``: ``{status, exit, result, error, run}``), written by the transaction that ends
+the child."""
 
 TASK_INBOX_TYPE = "task"
 """The type of the inbox entry that carries a task's completion to its run's ``ask`` step
@@ -400,12 +413,8 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
-    slot_keys: tuple[str, ...] = ()
-    """The slot keys the run holds or waits for (:class:`SlotClaim`), by its state: locked
-    first, given back when the update ends the run."""
-    slot_queued: tuple[SlotClaim, ...] = ()
-    """The slots the run waits for after this update: if one was handed to it meanwhile
-    (while it was being advanced), the update leaves it due at once."""
+WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "child", "slot",
+                        "throttle",
     successor: Successor | None = None
     """The run this one continues as (it ends with exit ``continued``): created in the
     transaction that ends this one, which hands it the events delivered to this run and not

@@ -24,7 +24,7 @@ from tarry.actions import ActionFunction, ActionRegistry
 from tarry.clock import Clock, VirtualClock
 from tarry.config import Limits, Settings
 from tarry.engine.builtins import register_builtins
-from tarry.engine.catalog import FlowCatalog, ProgramSource, import_program_source
+from tarry.engine.catalog import FlowCatalog, Program, ProgramSource, import_program_source
 from tarry.engine.replaying import ReplayReport
 from tarry.engine.runtime import Engine
 from tarry.errors import TaskNotFound
@@ -63,6 +63,8 @@ class Harness:
     run as no process); ``rng`` pins the jitter of their cadence. ``app`` (an App; by default
     the one the project's ``[tarry] app`` names, if any) adds its Python flows.
     ``schedules`` names the only flows whose schedule triggers fire (default: every flow's).
+    ``flow_stubs`` replaces flows by name with programs standing in for them (what a
+    scenario's ``stub_flows`` starts as the child runs of a ``call``).
     ``calendars`` are the business calendars flows may name (default: the project's).
     """
 
@@ -75,7 +77,8 @@ class Harness:
                  check_stubs: Mapping[str, StubbedCheck] | None = None,
                  rng: random.Random | None = None,
                  schedules: Collection[str] | None = None,
-                 calendars: Mapping[str, Calendar] | None = None) -> None:
+                 calendars: Mapping[str, Calendar] | None = None,
+                 flow_stubs: Mapping[str, Program] | None = None) -> None:
         self.directory = directory
         self.clock = VirtualClock(start)
         registry = ActionRegistry()
@@ -101,7 +104,7 @@ class Harness:
         catalog = FlowCatalog(flows_dir, store, registry.declared_arguments(), self._checked,
                               programs=source.programs(declared) if source else None,
                               file_bytes=file_bytes, calendars=calendars,
-                              pools=None if limits is None else limits.pools)
+                              pools=None if limits is None else limits.pools, stubs=flow_stubs)
         stubs = dict(check_stubs or {})
         self.engine = Engine(
             store, catalog, registry, self.clock, declared,

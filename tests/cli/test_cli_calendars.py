@@ -52,10 +52,9 @@ def test_a_run_held_for_a_window_says_until_when_on_the_calendars_clock(
 def test_runs_refuses_a_misspelt_waiting_for(project: Project) -> None:
     result = project.tarry("runs", "--waiting-for", "windwo")
     assert result.exit_code == 2
-    assert ("Invalid value for '--waiting-for': 'windwo' is neither a kind of wait (event, "
-            "hold, poll, retry, slot, task, throttle, timer, window) nor a declared event type "
-            "(did you mean "
-            "'window'?)") in " ".join(result.stderr.split())
+    assert ("Invalid value for '--waiting-for': 'windwo' is neither a kind of wait (child, "
+            "event, hold, poll, retry, slot, task, throttle, timer, window) nor a declared event "
+            "type (did you mean 'window'?)") in " ".join(result.stderr.split())
 
 
 def test_validate_refuses_a_flow_naming_a_calendar_that_is_not_configured(

@@ -144,6 +144,29 @@ def test_a_python_flow_is_the_operations_its_runs_met_in_the_order_first_met() -
     assert diagram.start == ("Python flow: the operations its runs recorded",)
 
 
+def test_a_call_is_a_node_waiting_for_a_child_named_after_its_flow() -> None:
+    flow = parse_flow("""\
+flow: caller
+steps:
+  - kid:
+      call: { flow: onboarding, inputs: { user: u1 } }
+  - bounded:
+      call: { flow: billing }
+      timeout: 2d
+""", "caller.yaml")
+    kid, bounded = diagram_of(flow).body.nodes
+    assert (kid.kind, kid.wait, kid.label, kid.notes) == (
+        "call", "child", "child run of onboarding", ("a failed child fails it: child-failed",))
+    assert (bounded.label, bounded.notes) == ("child run of billing", (
+        "a failed child fails it: child-failed",
+        "deadline 2d: goes on with status timeout, the child cancelled"))
+
+
+def test_a_python_call_is_drawn_from_the_journal_as_a_child_wait() -> None:
+    journal = [JournalEntry("op", "#1", {"kind": "call", "child": "c1"})]
+    diagram = diagram_of_operations("py", "", [(journal, None)])
+    [node] = diagram.body.nodes
+    assert (node.kind, node.wait, node.label) == ("call", "child", "child run")
 def test_a_window_and_business_time_are_noted_where_they_wait() -> None:
     drawn = diagram_of(parse_flow("""
 flow: deploy

@@ -448,8 +448,8 @@ def test_a_nested_scope_may_reuse_an_outer_id() -> None:
 
 @pytest.mark.parametrize(("steps", "expected"), [
     ("- a: {optional: true}\n",
-     ["3:8: step 'a' has no construct: add an action or one of wait, wait_for, ask, repeat, "
-      "for_each, steps, exit, fail"]),
+     ["3:8: step 'a' has no construct: add an action or one of wait, wait_for, ask, call, "
+      "repeat, for_each, steps, exit, fail"]),
     ("- a: {wiat: {for: 1s}}\n", ["3:9: unknown action or key 'wiat' (did you mean 'wait'?)"]),
     ("- a: {wait_fro: x, timeout: 1h}\n",
      ["3:9: unknown action or key 'wait_fro' (did you mean 'wait_for'?)"]),
@@ -504,9 +504,9 @@ def test_a_nested_scope_may_reuse_an_outer_id() -> None:
      ["3:38: an action's 'timeout' must be a literal duration such as 30s or 5m, not an "
       "expression"]),
     ("- a: {wait: {for: 1s}, timeout: 1h}\n",
-     ["3:26: 'timeout' is only allowed with 'wait_for', 'ask' or an action"]),
+     ["3:26: 'timeout' is only allowed with 'wait_for', 'ask', 'call' or an action"]),
     ("- a: {exit: done, timeout: 1h}\n",
-     ["3:21: 'timeout' is only allowed with 'wait_for', 'ask' or an action"]),
+     ["3:21: 'timeout' is only allowed with 'wait_for', 'ask', 'call' or an action"]),
     ("- a: {log: {message: hi}, timout: 1h}\n",
      ["3:29: unknown action or key 'timout' (did you mean 'timeout'?)"]),
 ])

@@ -207,7 +207,8 @@ async def test_the_app_sends_an_event_read_at_a_correlation_path(tmp_path: Path,
 def test_the_package_exports_exactly_the_sdk_and_the_client() -> None:
     assert tarry.__all__ == sorted(tarry.__all__)
     assert tarry.__all__ == [
-        "ApiError", "App", "AsyncClient", "CheckContext", "Client", "Context", "Decision",
+        "ApiError", "App", "AsyncClient", "CheckContext", "ChildFailedError", "ChildResult",
+        "Client", "Context", "Decision",
         "EventResult", "Jitter", "JsonSerializer",
         "NondeterminismError", "SerializationError", "Serializer", "StepError", "TarryError",
         "TaskResult", "WaitForConditionError", "WaitStrategy"]

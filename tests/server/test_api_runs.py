@@ -143,8 +143,8 @@ def test_a_waiting_for_filter_that_names_nothing_is_a_422(served: Served, value:
     with served.client() as client:
         response = client.get("/v1/runs", params={"waiting_for": value})
     assert _error(response) == (
-        422, "invalid", f"waiting_for '{value}' is neither a kind of wait (event, hold, poll, "
-                        f"retry, slot, task, throttle, timer, window) nor a declared event "
+        422, "invalid", f"waiting_for '{value}' is neither a kind of wait (child, event, hold, "
+                        f"poll, retry, slot, task, throttle, timer, window) nor a declared event "
                         f"type{suggestion}")
     assert response.json()["error"]["details"] == {"problems": [response.json()["error"][
         "message"]]}

@@ -126,10 +126,9 @@ def test_a_bad_filter_or_page_link_is_a_page_that_says_what_to_do(browser: Brows
             "running, succeeded, failed, cancelled, refused.") in status.text
     wait = browser.get("/runs?waiting_for=deal.aproved")
     assert wait.status_code == 400
-    assert ("The filter waiting_for &#39;deal.aproved&#39; is neither a kind of wait (event, "
-            "hold, poll, retry, slot, task, throttle, timer, window) nor a declared event type "
-            "(did you mean "
-            "&#39;deal.approved&#39;?).") in wait.text
+    assert ("The filter waiting_for &#39;deal.aproved&#39; is neither a kind of wait (child, "
+            "event, hold, poll, retry, slot, task, throttle, timer, window) nor a declared event "
+            "type (did you mean &#39;deal.approved&#39;?).") in wait.text
     assert cursor.status_code == 400
     assert "start again from the first page" in cursor.text
 

@@ -87,6 +87,8 @@ class Case:
     after: tuple[Move, ...] = ()
     expect: dict[str, Any] = field(default_factory=dict)
     """``status``, ``exit``, and ``bindings`` or ``result`` the finished run must have."""
+    flows: dict[str, str] = field(default_factory=dict)
+    """Other flows the case's flow calls (YAML source by name), in the flows folder."""
     preceded_by: int = 0
     """Runs of the same flow (and inputs) started and run first (a throttle's turns)."""
     since: int = 0
@@ -157,6 +159,21 @@ hold:
   - after: "2026-06-01T12:00:00Z"
 steps:
   - go: { set: { went: true } }
+"""
+
+CHILD = """\
+flow: stored-child
+steps:
+  - nap: { wait: { for: 1h } }
+  - done: { exit: rested }
+"""
+
+CALL = """\
+flow: stored-call
+steps:
+  - kid:
+      call: { flow: stored-child }
+  - done: { set: { status: "{{ kid.status }}", exit: "{{ kid.exit }}" } }
 """
 
 THROTTLE = """\
@@ -234,6 +251,11 @@ CASES: tuple[Case, ...] = (
              {"reply": {"status": "received"}}]}}),
     Case("yaml-slot", SLOT, {"repo": "acme/web"}, after=(Advance(timedelta(hours=1)),),
          expect={"status": "succeeded", "bindings": {"done": {"repo": "acme/web"}}}, since=3),
+    Case("yaml-child", CALL, flows={"stored-child": CHILD}, since=3,
+         after=(Advance(timedelta(hours=2)),),
+         expect={"status": "succeeded", "bindings": {"kid": {"status": "succeeded",
+                                                             "exit": "rested"},
+                                                     "done": {"exit": "rested"}}}),
     Case("yaml-window", WINDOW, after=(Advance(timedelta(days=2)),), since=3,
          expect={"status": "succeeded", "bindings": {"ship": {"went": True}}}),
     Case("sdk-timer", "sdk-timer", {"name": "ada"}, after=(Advance(timedelta(hours=2)),),
@@ -284,6 +306,9 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
         for _ in range(case.preceded_by):
             start(h, case)
             await h.run_due()
+        for name, source in case.flows.items():
+            (directory / "flows").mkdir(parents=True, exist_ok=True)
+            (directory / "flows" / f"{name}.yaml").write_text(source, encoding="utf-8")
         run_id = start(h, case)
         await h.run_due()
         await play(h, case.before)
@@ -292,18 +317,30 @@ async def record(case: Case, directory: Path) -> dict[str, Any]:
         journals: Callable[[list[str]], dict[str, list[Any]]] | None = getattr(
             store, "journals", None)
         journal = journals([run_id]).get(run_id, []) if journals else []
-        return {
+        document = {
             "case": case.name, "version": _writing_version(),
             "now": iso(h.clock.now()), "source": store.flow_source(run.flow_digest),
-            "run": {"id": run.id, "flow": run.flow, "flow_digest": run.flow_digest,
-                    "status": run.status.value, "inputs": run.inputs, "target": run.target,
-                    "created_at": iso(run.created_at), "state": run.state,
-                    "waiting_for": run.waiting_for,
-                    "due_at": iso(run.due_at) if run.due_at else None},
+            "run": _run(run),
             "journal": [[entry.scope, entry.key, entry.value] for entry in journal],
         }
+        if case.flows:  # the children it waits for, each with its flow's source
+            step = (run.waiting_for or {}).get("step")
+            document["children"] = [
+                {"source": store.flow_source(child.flow_digest),
+                 "run": {**_run(child), "parent_id": run_id, "parent_step": step}}
+                for child in map(store.get_run, store.children(run_id))]
+        return document
     finally:
         h.close()
+
+
+def _run(run: Any) -> dict[str, Any]:
+    """What a stored state keeps of a run's row."""
+    return {"id": run.id, "flow": run.flow, "flow_digest": run.flow_digest,
+            "status": run.status.value, "inputs": run.inputs, "target": run.target,
+            "created_at": iso(run.created_at), "state": run.state,
+            "waiting_for": run.waiting_for,
+            "due_at": iso(run.due_at) if run.due_at else None}
 
 
 def _writing_version() -> int:

@@ -102,6 +102,7 @@ def current_user() -> str:
 
 WaitingFilter = Annotated[str | None, typer.Option(
     "--waiting-for", metavar="W",
-    help="Only runs waiting for this: timer, event, hold, poll, task, retry, slot, throttle, "
+    help="Only runs waiting for this: timer, event, hold, poll, task, retry, child, slot, "
+         "throttle, "
          "window, or an event type.")]
 """``--waiting-for``: the run list's filter on what a run waits for."""

@@ -14,11 +14,13 @@ from tarry.actions import ActionRegistry
 from tarry.cli.session import note, print_json
 from tarry.config import Settings, load_settings
 from tarry.engine.builtins import register_builtins
-from tarry.engine.catalog import ProgramSource, import_program_source
+from tarry.engine.catalog import FlowFinder, ProgramSource, import_program_source
 from tarry.errors import LoadError, Problem
 from tarry.files import FILE_BYTES, read_source
+from tarry.language.calls import call_problems
 from tarry.language.loader import load_flow
 from tarry.language.manifests import Manifest, parse_manifests
+from tarry.language.model import Flow
 from tarry.language.yamlsource import YamlMap, read_yaml
 from tarry.scaffold import write_project
 from tarry.store import open_store
@@ -94,7 +96,8 @@ def validate(
     result = validate_files(_yaml_files(paths or [settings.flows_dir]), actions,
                             manifest_files=settings.event_files, app=app,
                             max_bytes=settings.limits.file_bytes,
-                            calendars=settings.calendars)
+                            calendars=settings.calendars,
+                            project=_project_flows(settings, actions, app))
     if unimportable:
         result.configs.append(unimportable[0].file)
         result.problems[:0] = unimportable
@@ -112,32 +115,51 @@ def validate_files(files: Iterable[Path], actions: Collection[str], *,
                    manifest_files: Iterable[Path] = (),
                    app: tuple[str, ProgramSource] | None = None,
                    max_bytes: int = FILE_BYTES,
-                   calendars: Collection[str] = ()) -> Validation:
+                   calendars: Collection[str] = (),
+                   project: Mapping[str, Flow] | None = None) -> Validation:
     """Validate every event manifest (the existing ``manifest_files`` and those among
     ``files``), then load every flow of ``files`` and check the Python flows of ``app`` (its
     reference and the app) against the declared event types, collecting every problem.
     While a manifest has problems, flows are checked without the event type checks (which
     would only echo them). A file over ``max_bytes`` is refused unread; flows may name the
-    business ``calendars`` only."""
+    business ``calendars`` only. The ``call`` steps of the flows that load are checked
+    against ``project`` (the project's flows by name) and the flows of ``files``."""
     result = Validation()
     given = list(files)
     flows = [path for path in given if not _is_event_manifest(path, max_bytes)]
     manifests = _unique([path for path in manifest_files if path.is_file()]
                         + [path for path in given if path not in flows])
     declared = _read_manifests(manifests, result, max_bytes)
+    loaded: list[Flow] = []
     for path in flows:
         shown = _shown(path)
         result.files.append(shown)
         try:
-            load_flow(Path(shown), actions=actions, manifests=declared, max_bytes=max_bytes,
-                      calendars=calendars)
+            loaded.append(load_flow(Path(shown), actions=actions, manifests=declared,
+                                    max_bytes=max_bytes, calendars=calendars))
         except LoadError as exc:
             result.problems.extend(exc.problems)
+    known = {**(project or {}), **{flow.name: flow for flow in loaded}}
+    for flow in loaded:
+        result.problems.extend(call_problems(flow, known))
     if app is not None:
         result.apps.append(app[0])
         result.problems.extend(replace(problem, file=_shown(Path(problem.file)))
                                for problem in app[1].problems(declared))
     return result
+
+
+def _project_flows(settings: Settings, actions: Collection[str],
+                   app: tuple[str, ProgramSource] | None) -> dict[str, Flow]:
+    """The flows a call may start: those of the project's flows folder that load, and the
+    app's Python flows."""
+    try:
+        programs = app[1].programs({}) if app is not None else None
+    except LoadError:  # the app's own problems are reported with the rest
+        programs = None
+    finder = FlowFinder(settings.flows_dir, actions, None, programs=programs,
+                        file_bytes=settings.limits.file_bytes, calendars=settings.calendars)
+    return {flow.name: flow for flow in finder.available()[0]}
 
 
 def _read_manifests(paths: Iterable[Path], result: Validation,

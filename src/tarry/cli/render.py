@@ -196,6 +196,10 @@ def _links(doc: _Document) -> list[str]:
         lines.append(f"rerun of {doc['rerun_of']}")
     if doc.get("reruns"):
         lines.append(f"rerun as {', '.join(doc['reruns'])}")
+    if doc.get("parent"):
+        lines.append(f"child of {doc['parent']}")
+    if doc.get("children"):
+        lines.append(f"children {', '.join(doc['children'])}")
     if doc.get("continued_from"):
         lines.append(f"continued from {doc['continued_from']}")
     if doc.get("continued_as"):

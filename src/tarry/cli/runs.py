@@ -235,6 +235,7 @@ def show(run_id: RunArgument, as_json: JsonOption = False) -> None:
         record = store.get_run(found)
         doc = run_document(record, store.history(found),
                            store.journals([found]).get(found, []), reruns=store.reruns(found),
+                           children=store.children(found),
                            continued_as=store.continued_as(found), shown=shown_values(settings),
                            slots=slot_view(store, record))
     if as_json:

@@ -154,7 +154,8 @@ class FlowFinder:
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
                  file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
-                 calendars: Mapping[str, Calendar] | None = None) -> None:
+                 calendars: Mapping[str, Calendar] | None = None,
+                 stubs: Mapping[str, Program] | None = None) -> None:
         self.flows_dir = flows_dir
         self.calendars: Mapping[str, Calendar] = calendars or {}
         """The project's business calendars: a flow naming another is refused at load."""
@@ -166,6 +167,9 @@ class FlowFinder:
         self.manifests = manifests
         self.programs: Mapping[str, Program] = programs or {}
         """The Python flows, by name (empty without an app)."""
+        self.stubs: Mapping[str, Program] = stubs or {}
+        """Flows replaced, by name, by programs standing in for them (a scenario's stubbed
+        flows): found before the folder's and the app's."""
         self._files: dict[Path, tuple[FileSignature, Flow | LoadError]] = {}
         self._naming: dict[tuple[Path, str], tuple[FileSignature | None, bool]] = {}
         self._listing: _Listing | None = None
@@ -197,6 +201,8 @@ class FlowFinder:
     def _by_name(self, name: str) -> Flow | None:
         """The flow ``name`` of the folder or the app, or None (a name both define is
         refused)."""
+        if name in self.stubs:
+            return self.stubs[name].definition
         program = self.programs.get(name)
         found = self._file_named(name, confirm_absence=program is None)
         if program is not None and found is not None:
@@ -219,7 +225,7 @@ class FlowFinder:
         return self._program_named(flow.name)
 
     def _program_named(self, name: str) -> Program:
-        program = self.programs.get(name)
+        program = self.stubs.get(name) or self.programs.get(name)
         if program is None:
             registered = ("this worker's app does not register it"
                           f"{did_you_mean(name, self.programs)}" if self.programs
@@ -397,9 +403,10 @@ class FlowCatalog(FlowFinder):
                  manifests: Mapping[str, Manifest] | None = None, *,
                  programs: Mapping[str, Program] | None = None,
                  file_bytes: int = FILE_BYTES, pools: Collection[str] | None = None,
-                 calendars: Mapping[str, Calendar] | None = None) -> None:
+                 calendars: Mapping[str, Calendar] | None = None,
+                 stubs: Mapping[str, Program] | None = None) -> None:
         super().__init__(flows_dir, actions, manifests, programs=programs,
-                         file_bytes=file_bytes, pools=pools, calendars=calendars)
+                         file_bytes=file_bytes, pools=pools, calendars=calendars, stubs=stubs)
         self.store = store
         self._by_digest: dict[str, Flow] = {}
 

@@ -13,6 +13,8 @@ walks again, as Temporal's workflow tasks answer with commands for its workers t
   finished iterations once the last one ends).
 - :class:`TakeSlot`: take a slot of the pool a ``limit:`` step names before its action runs
   (the executor notes ``held`` or ``queued`` in the step's state; a queued step blocks).
+- :class:`StartChild`: prepare a child run of a ``call`` step (its flow looked up, its inputs
+  checked), which the run's next checkpoint creates together with the step's state naming it.
 
 :func:`call_action` is the one way an action is called, by the walk or by the executor: its
 result, checked as a stored value, or an :class:`ActionFailed` that the walk then retries or
@@ -36,7 +38,7 @@ from tarry.secrets import Redactor
 from tarry.values import check_value, stored_text
 
 __all__ = ["DEFAULT_ACTION_TIMEOUT", "ActionFailed", "Command", "ReadJournal", "RunAction",
-           "TakeSlot", "call_action"]
+           "StartChild", "TakeSlot", "call_action"]
 
 DEFAULT_ACTION_TIMEOUT = timedelta(minutes=5)
 """How long a call may run when neither its step nor ``[limits] action_timeout`` says."""
@@ -76,7 +78,20 @@ class TakeSlot:
     cur: dict[str, Any]
 
 
-Command: TypeAlias = RunAction | ReadJournal | TakeSlot
+class StartChild:
+    """Prepare a run of the flow ``flow`` with ``inputs`` and ``target`` as the child of the
+    step at ``path``: the executor puts its id in the step's state ``cur`` (as ``child``)
+    and the run among those the next checkpoint creates, or hands why it cannot start back
+    to the walk (``Env.failures``)."""
+
+    path: str
+    flow: str
+    inputs: dict[str, Any]
+    target: str | None
+    cur: dict[str, Any]
+
+
+Command: TypeAlias = RunAction | ReadJournal | TakeSlot | StartChild
 
 
 @dataclass(frozen=True)

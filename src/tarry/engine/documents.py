@@ -30,6 +30,7 @@ __all__ = ["batch_document", "event_document", "history_document", "run_document
 def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
                  journal: Sequence[JournalEntry] = (), *,
                  reruns: Sequence[str] | None = None, continued_as: str | None = None,
+                 children: Sequence[str] | None = None,
                  shown: Shown | None = None,
                  slots: SlotView | None = None) -> dict[str, Any]:
     """The run document of ``record``; with ``history`` when it is given, and then each
@@ -37,7 +38,8 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
     ``attempt`` (1, and one more per retry) and a Python run's ``journal`` of operations,
     their values shown as ``shown`` says (:func:`~tarry.engine.oplog.operations`); with
     ``reruns`` (the ids of its reruns) when they are given, and then ``continued_as`` (the
-    run it continued as, or None). Its ``bindings`` are those in the
+    run it continued as, or None); with ``children`` (of the child runs it started) when
+    they are given. Its ``bindings`` are those in the
     run's state and in ``journal`` (the run's journal entries: a run keeps the bindings of
     completed steps there). A run waiting for a slot shows its place in the queue and the
     key's holders as of ``slots`` (read with :func:`tarry.engine.slots.slot_view`), when
@@ -59,11 +61,14 @@ def run_document(record: RunRecord, history: list[HistoryEntry] | None = None,
         "updated_at": iso(record.updated_at),
         "rerun_of": record.rerun_of,
         "continued_from": record.continued_from,
+        "parent": record.parent_id,
     }
     document["waiting_for"] = _waiting_for(document, record, slots)
     if reruns is not None:
         document["reruns"] = list(reruns)
         document["continued_as"] = continued_as
+    if children is not None:
+        document["children"] = list(children)
     if history is not None:
         document["steps"] = step_timings(history)
         operations = oplog.operations(record.state, journal, document["steps"],

@@ -24,6 +24,7 @@ from tarry.engine.commands import (
     Command,
     ReadJournal,
     RunAction,
+    StartChild,
     TakeSlot,
 )
 from tarry.engine.interpreter import Env, Interpreter
@@ -34,6 +35,7 @@ from tarry.engine.throttling import TurnTaker, admit
 from tarry.engine.timeouts import timed_call
 from tarry.engine.versions import upgrade
 from tarry.errors import ExpressionError, StoreError, TarryError
+from tarry.holds.admission import hold_of, prepared
 from tarry.holds.gate import HoldGate
 from tarry.holds.state import is_held
 from tarry.language.expressions import EvalContext
@@ -248,8 +250,9 @@ class Executor:
         except _CancelRequested:
             history.append(HistoryEntry(env.at, "cancelled", None, {"by": "request"}))
             return _written(RunUpdate(record.id, RunStatus.CANCELLED, state, history,
-                                      consumed=tuple(env.consumed)), state, journal,
-                            registered)
+                                      consumed=tuple(env.consumed),
+                                      children=tuple(env.children)), state, journal,
+                            registered, child=record.parent_id is not None)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # of any kind: a worker survives any run
@@ -263,10 +266,12 @@ class Executor:
         successor = None
         if isinstance(outcome, Continued):
             outcome, successor = self._successor(record, flow, outcome, env.at)
-        return _written(update_for(record.id, state, outcome, history, env.at,
-                                   consumed=tuple(env.consumed), result=result,
-                                   rescan=tuple(sorted(env.rescan)), successor=successor),
-                        state, journal, registered)
+        update = update_for(record.id, state, outcome, history, env.at,
+                            consumed=tuple(env.consumed), result=result,
+                            rescan=tuple(sorted(env.rescan)), successor=successor)
+        return _written(replace(update, children=tuple(env.children),
+                                cancel_children=tuple(env.given_up)), state, journal,
+                        registered, child=record.parent_id is not None)
 
     def _successor(self, record: RunRecord, flow: Flow, outcome: Continued,
                    now: datetime) -> tuple[Outcome, Successor | None]:
@@ -355,9 +360,38 @@ class Executor:
             elif isinstance(command, TakeSlot):
                 await self._take_pool_slot(env, command)
                 read = True
+            elif isinstance(command, StartChild):
+                self.prepare_child(env, command)
+                read = True
             else:
                 calls[asyncio.ensure_future(self._call(command, env.recoveries))] = command
         return read
+
+    def prepare_child(self, env: Env, command: StartChild) -> None:
+        """Prepare the child run ``command`` asks for: its id in the step's state, the run
+        among those the next checkpoint creates (held, or refused at start, when its flow
+        has a hold); or, when it cannot start (no such flow, inputs that do not fit), the
+        step's failure ``child-not-started``."""
+        env.in_flight.discard(command.path)
+        try:
+            flow = self.catalog.remember(self.catalog.find_named(command.flow))
+            run, created = pending_run(
+                flow, command.inputs, command.target, env.at, run_id=new_run_id(),
+                limits=self.limits, origin={"parent": env.run_id, "step": command.path})
+            run = replace(run, parent_id=env.run_id, parent_step=command.path)
+            history: tuple[HistoryEntry, ...] = (created,)
+            hold = hold_of(flow, None)
+            if hold is not None:
+                held, entries = prepared(self.gate.holds, run, hold, created)
+                run, history = held, tuple(entries)
+        except TarryError as exc:
+            env.failures[command.path] = ActionFailed(
+                "child-not-started", stored_text(str(exc), redact=self.redactor), 1,
+                retryable=False)
+            return
+        command.cur["child"] = run.id
+        env.children.append((run, history))
+        env.record("child.started", command.path, run=run.id, flow=flow.name)
 
     def _call(self, command: RunAction, recoveries: int) -> Coroutine[Any, Any, Any]:
         """The call of ``command``'s action (its result, or why it failed), bounded by its
@@ -440,9 +474,13 @@ class Executor:
             capture = None  # from here on a new call needs a new capture
             live, entries = journal.split(state)  # encoded now: nothing is copied
             update = RunUpdate(record.id, RunStatus.RUNNING, live, list(history),
-                               release=False, consumed=tuple(env.consumed), journal=entries)
+                               release=False, consumed=tuple(env.consumed), journal=entries,
+                               children=tuple(env.children),
+                               cancel_children=tuple(env.given_up))
             history.clear()
             env.consumed.clear()
+            env.children.clear()
+            env.given_up.clear()
             outcome = await self._checkpoint(update)
             if outcome is CheckpointOutcome.LEASE_LOST:
                 raise LeaseLost(record.id)
@@ -457,6 +495,7 @@ class Executor:
                   history=history, redact=self.redactor, limits=self.limits, clock=self.clock,
                   action_timeout=self.action_timeout, recoveries=record.recoveries,
                   timer=self.timer, lease=self.lease, calendars=self.catalog.calendars)
+        env.start_child = lambda command: self.prepare_child(env, command)
         return env
 
 
@@ -495,15 +534,20 @@ def _registered(record: RunRecord, state: Mapping[str, Any]) -> Mapping[str, boo
 
 
 def _written(update: RunUpdate, state: dict[str, Any], journal: RunJournal,
-             registered: Mapping[str, bool]) -> RunUpdate:
+             registered: Mapping[str, bool], *, child: bool = True) -> RunUpdate:
     """``update`` as the store writes it: the live state (which notes, on release, whether
-    the run has event waits and open tasks now), and what completed as entries; with what
-    the run had registered before, so that the store looks up only what may exist."""
+    the run has event waits and open tasks now, and once it started a child run, that it
+    did), and what completed as entries; with what the run had registered before, so that
+    the store looks up only what may exist, and whether the run is related to others
+    (``child``: it is a child run itself)."""
     if update.release:
         state["registered"] = {"waits": bool(update.waits), "tasks": bool(update.tasks)}
+    if update.children:
+        state["children"] = True  # a state without the note never started one
     live, entries = journal.split(state)
     return replace(update, state=live, journal=entries, had_waits=registered["waits"],
-                   had_tasks=registered["tasks"])
+                   had_tasks=registered["tasks"],
+                   related=child or bool(state.get("children")))
 
 
 def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
@@ -528,7 +572,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
                                            for w in outcome.waits
                                            if w.kind == "slot" and w.key is not None),
                          waits=_event_waits(outcome), rescan=rescan,
-                         tasks=tuple(w.task for w in outcome.waits if w.task is not None))
+                         tasks=tuple(w.task for w in outcome.waits if w.task is not None),
+                         awaits_children=any(w.kind == "child" for w in outcome.waits))
     if isinstance(outcome, Failed):
         history.append(HistoryEntry(now, "failed", outcome.error.get("step"),
                                     {"error": outcome.error}))
@@ -544,7 +589,8 @@ def update_for(run_id: str, state: dict[str, Any], outcome: Outcome,
 def _event_waits(outcome: Blocked) -> tuple[EventWait, ...]:
     return tuple(EventWait(w.step, w.event_type, correlation_key(w.match or {}), w.until,
                            first_wins=w.first_wins)
-                 for w in outcome.waits if w.kind == "event" and w.event_type is not None)
+                 for w in outcome.waits
+                 if w.kind == "event" and w.event_type is not None and w.until is not None)
 
 
 def _by_wait(inbox: list[InboxEvent]) -> dict[str, list[dict[str, Any]]]:

@@ -43,6 +43,8 @@ _WAIT_PHRASES: dict[str, tuple[str, str]] = {
     "task": ("waiting for a person to complete task '{step}'",
              "then resumes with their decision, or with status timeout at the deadline"),
     "slot": ("waiting for a slot of {slot}{queue}", "{then_slot}"),
+    "child": ("waiting for child run {run} to end",
+              "then resumes at step '{step}' with its outcome{deadline}"),
     "throttle": ("waiting for its turn to start{key} (throttle: at most {limit} starts per "
                  "{per})", "then runs its first step"),
     "window": ("waiting for calendar '{calendar}' to open", "then starts step '{step}'"),
@@ -68,19 +70,23 @@ def explain_wait(doc: Mapping[str, Any]) -> str | None:
     if kind == "window" and not step:
         what, then = ("held before its first step until calendar '{calendar}' opens",
                       "then starts its first step")
+    until = waiting.get("until")
     fields = {"step": step, "calendar": waiting.get("calendar") or "",
               "alternatives": describe_alternatives(alternatives),
               "which": "the event" if len(alternatives) < 2 else "the first of them to arrive",
               "key": f" with key '{waiting['key']}'" if waiting.get("key") else "",
               "limit": waiting.get("limit", ""), "per": waiting.get("per", ""),
-              **_slot_fields(waiting)}
+              **_slot_fields(waiting),
+              "run": waiting.get("run") or "", "deadline": (
+                  ", or with status timeout at the deadline (the child is cancelled)"
+                  if until else "")}
     at_step = f" at step '{step}'" if step else ""
     since = waiting.get("since") or doc.get("updated_at")
     others = waiting.get("others") or 0
     more = (f"; {others} other branch{'es' if others > 1 else ''} of the run wait"
             f"{'s' if others == 1 else ''} as well") if others else ""
-    until = f" until {waiting['until']}" if waiting.get("until") else ""
-    return (f"{what.format(**fields)}{at_step} since {since}{until}"
+    bound = f" until {until}" if until else " (no deadline)" if kind == "child" else ""
+    return (f"{what.format(**fields)}{at_step} since {since}{bound}"
             f"{_local(waiting)}; {then.format(**fields)}{more}{_meanwhile(waiting)}")
 
 

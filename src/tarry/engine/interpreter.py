@@ -30,17 +30,17 @@ from tarry._suggest import did_you_mean
 from tarry.actions import ActionContext, ActionRegistry, idempotency_key
 from tarry.backoff import grown
 from tarry.clock import Clock, from_iso, iso
-from tarry.engine import events, loops, tasks
+from tarry.engine import children, events, loops, tasks
 from tarry.engine.commands import (
     DEFAULT_ACTION_TIMEOUT,
     ActionFailed,
     RunAction,
+    StartChild,
     TakeSlot,
     call_action,
 )
 from tarry.engine.frames import new_frame, since
 from tarry.engine.outcome import (
-    UNTIMED,
     Blocked,
     Done,
     Exited,
@@ -60,6 +60,7 @@ from tarry.language.model import (
     Action,
     Ask,
     BusinessTime,
+    Call,
     Construct,
     Exit,
     Fail,
@@ -73,7 +74,7 @@ from tarry.language.model import (
     Wait,
     WaitFor,
 )
-from tarry.model import HistoryEntry
+from tarry.model import HistoryEntry, NewRun
 from tarry.secrets import Redactor
 from tarry.values import ValueLimits
 
@@ -133,6 +134,13 @@ class Env:
     """How many workers died running the run since its last checkpoint: each ran the
     actions then in flight once more than their steps' state says, so a call started
     before this advance checkpoints counts them in ``ctx.attempt``; none once it did."""
+    children: list[tuple[NewRun, tuple[HistoryEntry, ...]]] = field(default_factory=list)
+    """Child runs prepared for ``call`` steps, created by the next checkpoint."""
+    given_up: list[str] = field(default_factory=list)
+    """Child runs whose ``call`` timed out, cancelled by the next checkpoint."""
+    start_child: Callable[[StartChild], None] = field(default=lambda command: None)
+    """Prepares a child run at once, as the executor does for a :class:`StartChild` command
+    (a Python flow's ``ctx.call``, which has no walk to answer with commands)."""
     calendars: Mapping[str, Calendar] = field(default_factory=dict)
     """The business calendars of the project (``[calendars.NAME]``), by name."""
     at: datetime = field(init=False)
@@ -157,6 +165,10 @@ class Env:
     def record(self, kind: str, step: str | None = None, /, **data: Any) -> None:
         """Append a history entry stamped with the instant it happened (:attr:`at`)."""
         self.history.append(HistoryEntry(self.at, kind, step, data))
+
+    def give_up_child(self, run_id: str) -> None:
+        """Stop waiting for the child run ``run_id``: the next checkpoint cancels it."""
+        self.given_up.append(run_id)
 
     def ignore_undelivered(self) -> None:
         """Consume the events left in the inbox after an advance: they were delivered for
@@ -440,7 +452,7 @@ def _slot_turn(pool: str, cur: dict[str, Any], env: Env, path: str) -> Outcome:
     if path not in env.denied:
         return Pending((TakeSlot(path, pool, cur),))
     queued = cur.get("slot_since")
-    return Blocked((WaitInfo("slot", path, UNTIMED, since=from_iso(queued) if queued else None,
+    return Blocked((WaitInfo("slot", path, None, since=from_iso(queued) if queued else None,
                              key=pool, ahead=cur.get("ahead")),))
 
 
@@ -507,5 +519,6 @@ _HANDLERS: dict[type[Construct], _Handler] = {
     Repeat: loops.run_repeat,
     WaitFor: events.run_wait_for,
     Ask: tasks.run_ask,
+    Call: children.run_call,
     ForEach: loops.run_for_each,
 }

@@ -279,6 +279,7 @@ _FINISHED: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "parallel": lambda entry: len(entry["done"]) == entry["branches"],
     "map": lambda entry: len(entry["done"]) == entry["branches"],
     "ask": lambda entry: "outcome" in entry,
+    "call": lambda entry: "outcome" in entry,
     "patch": lambda entry: True,
 }
 """operation kind → whether what it recorded is final (it will never change again); an

@@ -328,21 +328,52 @@ class Engine:
 
     async def drive(self, run_id: str, *, follow: bool = False,
                     on_progress: Callable[[RunRecord], None] | None = None) -> RunRecord:
-        """Execute ``run_id`` in this process until it suspends (or, with ``follow``, ends)."""
+        """Execute ``run_id`` in this process until it suspends (or, with ``follow``, ends).
+
+        The child runs it starts (and theirs) are executed alongside: a run waiting for its
+        child has not suspended while the child can go on."""
         worker = self.worker(concurrency=1)
         store = self.async_store
         while True:
             now = self.clock.now()
+            ran: set[str] = set()
             claimed = await store.claim_run(run_id, now, worker.name, now + _INLINE_LEASE)
             if claimed is not None:
                 inbox = await store.inbox([run_id])
                 await worker.execute(claimed, inbox.get(run_id, []))
+                ran.add(run_id)
             record = await store.get_run(run_id)
-            if on_progress is not None and claimed is not None:
+            for member in await self._descendants(record):
+                claimed = await store.claim_run(member.id, now, worker.name,
+                                                now + _INLINE_LEASE)
+                if claimed is not None:
+                    inbox = await store.inbox([member.id])
+                    await worker.execute(claimed, inbox.get(member.id, []))
+                    ran.add(member.id)
+            if on_progress is not None and run_id in ran:
                 on_progress(record)
-            if not follow or record.status.is_terminal:
-                return record
-            await self._sleep_until(record.due_at)
+            if record.status.is_terminal or (not follow and not ran - {run_id}):
+                return record  # without follow: once its children went as far as they go
+            if ran:
+                continue  # a child that ended may have woken its parent: look again
+            due = [member.due_at for member in [record, *await self._descendants(record)]
+                   if member.due_at is not None]
+            await self._sleep_until(min(due, default=None))
+
+    async def _descendants(self, record: RunRecord) -> list[RunRecord]:
+        """The descendants of ``record`` that have not ended, parents first; none read for
+        a run that never started a child (its state has no ``children`` note)."""
+        store = self.async_store
+        family, found = [record], []
+        for member in family:
+            if member.status.is_terminal or not member.state.get("children"):
+                continue
+            for child in await store.children(member.id):
+                child_record = await store.get_run(child)
+                if not child_record.status.is_terminal:
+                    family.append(child_record)
+                    found.append(child_record)
+        return found
 
     def worker(self, *, concurrency: int = 16, name: str | None = None,
                lease: timedelta = timedelta(seconds=30), store: AsyncStore | None = None,
@@ -465,6 +496,7 @@ class Engine:
         return run_document(record, self.store.history(run_id) if history else None,
                             self.store.journals([run_id]).get(run_id, []),
                             reruns=self.store.reruns(run_id),
+                            children=self.store.children(run_id),
                             continued_as=self.store.continued_as(run_id),
                             shown=Shown(self.limits.shown_bytes, self.redactor),
                             slots=slot_view(self.store, record))

@@ -25,6 +25,7 @@ from tarry.language.model import (
     Action,
     Ask,
     BusinessTime,
+    Call,
     EventTrigger,
     Exit,
     Fail,
@@ -44,11 +45,11 @@ from tarry.language.model import (
 
 __all__ = ["Diagram", "Node", "NodeKind", "Region", "RegionKind", "WaitKind", "diagram_of"]
 
-NodeKind = Literal["action", "wait", "wait_for", "ask", "repeat", "for_each", "group", "exit",
-                   "fail"]
+NodeKind = Literal["action", "wait", "wait_for", "ask", "call", "repeat", "for_each", "group",
+                   "exit", "fail"]
 """The construct a node draws."""
 
-WaitKind = Literal["timer", "event", "task", "poll", "slot"]
+WaitKind = Literal["timer", "event", "task", "poll", "slot", "child"]
 """What a node waits for (the ``waiting_for.kind`` its runs show while they wait there)."""
 
 RegionKind = Literal["flow", "group", "repeat", "for_each", "remind", "recover"]
@@ -207,6 +208,17 @@ def _ask(step: Step, path: str) -> Node:
                 regions=_reminder(ask.remind, path))
 
 
+def _call(step: Step, path: str) -> Node:
+    call = step.construct
+    assert isinstance(call, Call)
+    notes = ["a failed child fails it: child-failed"]
+    if call.timeout is not None:
+        notes.append(f"deadline {_when(call.timeout)}: goes on with status timeout, the "
+                     "child cancelled")
+    return Node(path, step.id, "call", f"child run of {call.flow}", tuple(notes),
+                wait="child")
+
+
 def _reminder(remind: Remind | None, path: str) -> tuple[Region, ...]:
     if remind is None:
         return ()
@@ -256,8 +268,8 @@ def _fail(step: Step, path: str) -> Node:
     return Node(path, step.id, "fail", "fail", (_text(step.construct.message),))
 
 
-_DRAW = {Action: _action, Wait: _wait, WaitFor: _wait_for, Ask: _ask, Repeat: _repeat,
-         ForEach: _for_each, Group: _group, Exit: _exit, Fail: _fail}
+_DRAW = {Action: _action, Wait: _wait, WaitFor: _wait_for, Ask: _ask, Call: _call,
+         Repeat: _repeat, ForEach: _for_each, Group: _group, Exit: _exit, Fail: _fail}
 """The node of each construct."""
 
 

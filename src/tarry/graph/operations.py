@@ -30,13 +30,14 @@ _DRAWN: dict[str, tuple[NodeKind, WaitKind | None, str]] = {
     "wait_for_event": ("wait_for", "event", "event"),
     "wait_for_condition": ("repeat", "poll", "poll until a condition"),
     "ask": ("ask", "task", "task for a person"),
+    "call": ("call", "child", "child run"),
     "parallel": ("group", None, "parallel branches"),
     "map": ("for_each", None, "a branch per item"),
 }
 """Operation kind → how it is drawn: its node's kind, what it waits for, its label."""
 
 _WAITED = {"timer": "wait", "event": "wait_for_event", "poll": "wait_for_condition",
-           "task": "ask"}
+           "task": "ask", "child": "call"}
 """``waiting_for.kind`` → the operation kind a run waits in."""
 
 

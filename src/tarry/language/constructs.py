@@ -1,4 +1,4 @@
-"""Reading each construct of a step body: ``wait``, ``wait_for``, ``ask``, ``repeat``,
+"""Reading each construct of a step body: ``wait``, ``wait_for``, ``ask``, ``call``, ``repeat``,
 ``for_each``, groups (``steps``), ``exit``, ``fail`` and action calls.
 
 :data:`CONSTRUCTS` is the table the step reader dispatches on: for each construct key, its
@@ -41,6 +41,7 @@ from tarry.language.model import (
     Ask,
     Backoff,
     BusinessTime,
+    Call,
     Construct,
     EventAlternative,
     Exit,
@@ -287,6 +288,42 @@ def _read_form(ctx: LoadContext, node: YamlNode, key: str) -> dict[str, object] 
     return schema
 
 
+def read_call(ctx: LoadContext, body: Body) -> Construct:
+    """``call: {flow, inputs?, target?}`` with an optional ``timeout``. Whether the flow
+    exists, and takes those inputs, is the project's to tell (``tarry validate``): a flow
+    may be added after the one that calls it."""
+    timeout = body.companion("timeout")
+    call = Call(flow="invalid", pos=body.construct.value.pos,
+                timeout=None if timeout is None else read_timeout(ctx, timeout, "timeout"))
+    node = read_mapping(ctx, body.construct.value, "call",
+                        " such as { flow: onboarding, inputs: { user: \"{{ user }}\" } }")
+    if node is None:
+        return call
+    fields = Fields(ctx, node, "in 'call'", allowed=("flow", "inputs", "target"),
+                    required={"flow": " (the name of the flow to run as a child)"})
+    flow = fields.entry("flow")
+    inputs = fields.entry("inputs")
+    target = fields.entry("target")
+    return dataclasses.replace(
+        call, flow="invalid" if flow is None else read_name(ctx, flow.value, "flow"),
+        pos=node.pos if flow is None else flow.value.pos,
+        inputs={} if inputs is None else _call_inputs(ctx, inputs.value),
+        target=None if target is None else _call_target(ctx, target.value))
+
+
+def _call_inputs(ctx: LoadContext, node: YamlNode) -> dict[str, Value]:
+    mapping = read_mapping(ctx, node, "inputs", " of the child's input names to values")
+    if mapping is None:
+        return {}
+    inputs: dict[str, Value] = ctx.value(mapping)
+    return inputs
+
+
+def _call_target(ctx: LoadContext, node: YamlNode) -> Value:
+    read_text(ctx, node, "target")
+    return ctx.value(node)
+
+
 def read_repeat(ctx: LoadContext, body: Body) -> Construct:
     """``repeat: {every | backoff, max, until}`` beside ``steps`` (and ``recover``)."""
     node = read_mapping(ctx, body.construct.value, "repeat",
@@ -400,6 +437,7 @@ CONSTRUCTS: dict[str, ConstructSpec] = {
     "wait": ConstructSpec(read_wait),
     "wait_for": ConstructSpec(read_wait_for, ("match", "timeout", "accept", "remind")),
     "ask": ConstructSpec(read_ask, ("timeout", "remind")),
+    "call": ConstructSpec(read_call, ("timeout",)),
     "repeat": ConstructSpec(read_repeat, ("steps", "recover")),
     "for_each": ConstructSpec(read_for_each,
                               ("steps", "recover", "as", "concurrency", "tolerate")),

@@ -19,6 +19,7 @@ __all__ = [
     "Ask",
     "Backoff",
     "BusinessTime",
+    "Call",
     "CatchUp",
     "Concurrency",
     "Construct",
@@ -205,6 +206,22 @@ class Ask:
 
 
 @dataclass(frozen=True)
+class Call:
+    """``call: {flow, inputs?, target?}``: start a run of another flow (a child) and wait
+    for it to end, until ``timeout`` if one is given.
+
+    ``inputs`` maps the child's inputs to values that may hold expressions; ``target`` is
+    text that may hold them (None: the child has no target).
+    """
+
+    flow: str
+    pos: Position
+    inputs: dict[str, Value] = field(default_factory=dict)
+    target: Value = None
+    timeout: timedelta | datetime | Template | None = None
+
+
+@dataclass(frozen=True)
 class Repeat:
     """Bounded polling: run ``steps`` up to ``max`` times until ``until`` holds.
 
@@ -250,7 +267,8 @@ class Fail:
     message: Value
 
 
-Construct: TypeAlias = Action | Wait | WaitFor | Ask | Repeat | ForEach | Group | Exit | Fail
+Construct: TypeAlias = (Action | Wait | WaitFor | Ask | Call | Repeat | ForEach | Group | Exit
+                        | Fail)
 
 
 @dataclass(frozen=True)

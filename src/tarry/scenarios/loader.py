@@ -20,6 +20,7 @@ from tarry.files import FILE_BYTES, read_source
 from tarry.language.context import IDENTIFIER_PATTERN, LoadContext
 from tarry.language.fields import (
     Fields,
+    read_choice,
     read_duration,
     read_instant,
     read_items,
@@ -46,6 +47,7 @@ from tarry.scenarios.model import (
     Answer,
     Downtime,
     Expectation,
+    FlowStub,
     Scenario,
     ScriptedEvent,
     ScriptedTask,
@@ -63,7 +65,8 @@ STEP_PATH_PATTERN = rf"{IDENTIFIER_PATTERN}(?:\[\d+\])?(?:\.{IDENTIFIER_PATTERN}
 _STEP_PATH = re.compile(STEP_PATH_PATTERN)
 
 _SCENARIO_KEYS = ("scenario", "description", "flow", "inputs", "target", "start", "horizon",
-                  "stub", "checks", "schedules", "downtime", "events", "tasks", "expect")
+                  "stub", "stub_flows", "checks", "schedules", "downtime", "events", "tasks",
+                  "expect")
 _DOWNTIME_KEYS = ("from", "until")
 _SCENARIO_NEAR_MISSES = {
     "runs": " ('runs' is an expectation: write it under 'expect')",
@@ -125,6 +128,7 @@ def _read_scenario(ctx: LoadContext, root: YamlMap) -> Scenario:
                     near_misses=_SCENARIO_NEAR_MISSES)
     flow, inputs = fields.entry("flow"), fields.entry("inputs")
     stubs: tuple[Stub, ...] = fields.read("stub", _read_stubs, ())
+    flow_stubs: tuple[FlowStub, ...] = fields.read("stub_flows", _read_flow_stubs, ())
     events: tuple[ScriptedEvent, ...] = fields.read("events", _read_events, ())
     tasks: tuple[ScriptedTask, ...] = fields.read("tasks", _read_tasks, ())
     expectations: tuple[Expectation, ...] = fields.read("expect", read_expect, ())
@@ -152,6 +156,7 @@ def _read_scenario(ctx: LoadContext, root: YamlMap) -> Scenario:
         start=start,
         horizon=horizon,
         stubs=stubs,
+        flow_stubs=flow_stubs,
         events=events,
         tasks=tasks,
         checks=fields.read("checks", read_checks, ()),
@@ -233,6 +238,37 @@ def _read_stubs(ctx: LoadContext, node: YamlNode, key: str) -> tuple[Stub, ...]:
         return ()
     return tuple(Stub(entry.key, _read_answers(ctx, entry.value, f"stub '{entry.key}'"))
                  for entry in mapping.entries)
+
+
+def _read_flow_stubs(ctx: LoadContext, node: YamlNode, key: str) -> tuple[FlowStub, ...]:
+    mapping = read_mapping(ctx, node, key, " of flow name to the outcome of its child runs")
+    if mapping is None:
+        return ()
+    return tuple(_read_flow_stub(ctx, entry.key, entry.value) for entry in mapping.entries)
+
+
+def _read_flow_stub(ctx: LoadContext, name: str, node: YamlNode) -> FlowStub:
+    where = f"stub_flows '{name}'"
+    outcome = read_mapping(ctx, node, where, " such as { exit: approved } or "
+                                             "{ status: failed, message: declined }")
+    if outcome is None:
+        return FlowStub(name, node.pos)
+    fields = Fields(ctx, outcome, f"in {where}",
+                    allowed=("status", "exit", "result", "message"))
+    status = fields.read("status", read_choice(("succeeded", "failed")), "succeeded")
+    given = {key for key in ("exit", "result", "message") if fields.entry(key) is not None}
+    if status == "succeeded" and given >= {"exit", "result"}:
+        ctx.report(outcome.pos, f"{where} gives 'exit' or 'result', not both (a flow "
+                                "that returns a result exits 'completed')")
+    if status == "succeeded" and "message" in given:
+        ctx.report(outcome.pos, f"{where}: 'message' is the failure's; add status: failed")
+    if status == "failed" and given & {"exit", "result"}:
+        ctx.report(outcome.pos, f"{where}: a failed child has no 'exit' or 'result'")
+    result = fields.entry("result")
+    return FlowStub(name, node.pos, status=status, exit=fields.read("exit", read_name, None),
+                    result=None if result is None else to_plain(result.value),
+                    message=fields.read("message", read_text, "stubbed failure"
+                                        if status == "failed" else None))
 
 
 def _read_answers(ctx: LoadContext, node: YamlNode, where: str) -> tuple[Answer, ...]:

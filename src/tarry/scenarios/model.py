@@ -29,6 +29,7 @@ __all__ = [
     "Downtime",
     "Expectation",
     "ExpectedRun",
+    "FlowStub",
     "RealCheck",
     "RunIdentity",
     "Scenario",
@@ -63,6 +64,20 @@ class Stub:
 
     action: str
     answers: tuple[Answer, ...]
+
+
+@dataclass(frozen=True)
+class FlowStub:
+    """A called flow replaced by a scripted outcome: each child run of it (a ``call`` of the
+    scenario's runs) ends at once as ``status`` (``succeeded``, with ``exit`` or with a
+    Python flow's ``result``; or ``failed``, with ``message``)."""
+
+    flow: str
+    pos: Position
+    status: str = "succeeded"
+    exit: str | None = None
+    result: Any = None
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +250,8 @@ class Scenario:
     start: datetime | None = None
     horizon: timedelta = DEFAULT_HORIZON
     stubs: tuple[Stub, ...] = ()
+    flow_stubs: tuple[FlowStub, ...] = ()
+    """Called flows whose child runs end at once with a scripted outcome (``stub_flows``)."""
     events: tuple[ScriptedEvent, ...] = ()
     tasks: tuple[ScriptedTask, ...] = ()
     checks: tuple[CheckScript, ...] = ()

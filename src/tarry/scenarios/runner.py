@@ -58,6 +58,7 @@ from tarry.scenarios.model import (
 )
 from tarry.scenarios.resolve import check_path, resolve_flow
 from tarry.scenarios.started import StartedRun, event_triggered, started_none, started_runs
+from tarry.scenarios.stubbedflows import stubbed_flows
 from tarry.testing import TESTER, Harness
 
 __all__ = ["ScenarioResult", "project_settings", "run_scenario"]
@@ -135,6 +136,7 @@ def _harness(scenario: Scenario, project: Settings, directory: Path, store_url: 
     real = {check.name: check_path(check, project.root) for check in scenario.checks
             if isinstance(check, RealCheck)}
     return Harness(directory, start=scenario.start, store_url=store_url, project=project,
+                   flow_stubs=stubbed_flows(scenario.flow_stubs, project),
                    actions={name: stubbed.answer for name, stubbed in stubs.items()},
                    checks={**project.checks, **real},
                    check_stubs={check.name: check.answer_at for check in scenario.checks

@@ -31,7 +31,7 @@ from tarry.sdk.replay import Scope
 from tarry.sdk.serializers import Codec
 from tarry.sdk.strategies import as_duration
 
-__all__ = ["ask"]
+__all__ = ["ask", "deadline_of"]
 
 _OUTCOME = re.compile(NAME_PATTERN)
 
@@ -45,7 +45,7 @@ async def ask(run: FlowRun, scope: Scope, name: str | None, *, title: str,
     entry = op.entry
     if entry is None:
         where = f"ask '{op.path}'"
-        deadline = _deadline(timeout, where)
+        deadline = deadline_of(timeout, where)
         entry = op.record({})
         open_task(entry, title=_text(title, "title", where),
                   details=None if details is None else _text(details, "details", where),
@@ -75,7 +75,8 @@ def _decided(run: FlowRun, path: str, entry: dict[str, Any]) -> dict[str, Any] |
     return None
 
 
-def _deadline(timeout: timedelta | str | datetime, where: str) -> timedelta | datetime:
+def deadline_of(timeout: timedelta | str | datetime, where: str) -> timedelta | datetime:
+    """A timeout given to an operation: an aware instant, or a duration from now."""
     if isinstance(timeout, datetime):
         if timeout.utcoffset() is None:
             raise ValueError(f"{where}: timeout must be a timezone-aware datetime")

@@ -15,13 +15,13 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, NoReturn, ParamSpec, TypeVar, cast, overload
 
 from tarry.clock import from_iso
-from tarry.sdk import asks, branches, conditions, patches
+from tarry.sdk import asks, branches, calls, conditions, patches
 from tarry.sdk.conditions import CheckContext
 from tarry.sdk.operations import FlowRun
 from tarry.sdk.replay import Scope
 from tarry.sdk.strategies import WaitStrategy
 
-__all__ = ["Context", "EventResult", "TaskResult", "enter", "leave"]
+__all__ = ["ChildResult", "Context", "EventResult", "TaskResult", "enter", "leave"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -69,6 +69,25 @@ class TaskResult:
         completed_at = outcome.get("completed_at")
         return cls(outcome["status"], outcome["outcome"], outcome["data"], outcome["by"],
                    from_iso(completed_at) if completed_at else None)
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """What ``ctx.call`` came to, like the YAML ``call`` binding: ``status`` is
+    ``"succeeded"`` (``exit`` the child's exit, ``result`` a Python child's return value) or
+    ``"timeout"`` (the child was cancelled; ``exit`` and ``result`` are ``None``); ``run`` is
+    the child run's id. A child that did not succeed raises
+    :class:`~tarry.errors.ChildFailedError` instead."""
+
+    status: Literal["succeeded", "timeout"]
+    exit: str | None
+    result: Any
+    run: str
+
+    @classmethod
+    def of(cls, outcome: Mapping[str, Any]) -> ChildResult:
+        """The result recorded as ``outcome`` (``{status, exit, result, error, run}``)."""
+        return cls(outcome["status"], outcome["exit"], outcome["result"], outcome["run"])
 
 
 class Context:
@@ -143,6 +162,18 @@ class Context:
         return TaskResult.of(await asks.ask(self._run, self._scope, name, title=title,
                                             outcomes=outcomes, timeout=timeout,
                                             details=details, assign=assign, form=form))
+
+    async def call(self, flow: str, /, *, target: str | None = None,
+                   timeout: timedelta | str | datetime | None = None,
+                   **inputs: Any) -> ChildResult:
+        """Start a child run of ``flow`` (a flow of the project, YAML or Python) with
+        ``inputs`` and ``target``, and suspend until it ends, or until ``timeout`` (a
+        duration from now or an aware instant; default none) passes: then the child is
+        cancelled and the result's status is ``"timeout"``. The child is created with the
+        run's checkpoint, once. A child that fails, is cancelled or is refused raises
+        :class:`~tarry.errors.ChildFailedError`."""
+        return ChildResult.of(await calls.call(self._run, self._scope, flow, inputs,
+                                               target=target, timeout=timeout))
 
     async def wait_for_condition(
             self, name: str | None, /, *,

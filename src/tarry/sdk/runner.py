@@ -11,8 +11,8 @@ the worker and history are shared:
 - the function called ``ctx.continue_as_new`` → ``Continued(inputs)``: the run succeeds
   (exit ``continued``) and its successor starts with those inputs;
 - the function raised → ``Failed({type, message, step})``, where ``type`` is
-  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``serialization``,
-  ``continue-as-new`` (its inputs refused, or called in a branch), ``event``
+  ``nondeterminism``, ``condition-exhausted``, ``step-error``, ``child-failed``,
+  ``serialization``, ``continue-as-new`` (its inputs refused, or called in a branch), ``event``
   (a wait for an undeclared event type or with the wrong match keys) or, for any other
   exception, ``exception`` (the message then starts with the exception's class).
 
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from tarry.engine.outcome import Blocked, Continued, Done, Failed, Outcome
 from tarry.errors import (
+    ChildFailedError,
     ContinueAsNewError,
     EventError,
     InvalidValue,
@@ -55,6 +56,7 @@ _FAILURES: tuple[tuple[type[Exception], str, Callable[[Any], str | None]], ...] 
     (NondeterminismError, "nondeterminism", lambda exc: exc.operation),
     (WaitForConditionError, "condition-exhausted", lambda exc: exc.condition or None),
     (StepError, "step-error", lambda exc: exc.step),
+    (ChildFailedError, "child-failed", lambda exc: exc.step),
     (SerializationError, "serialization", lambda _exc: None),
     (ContinueAsNewError, "continue-as-new", lambda _exc: None),
     (InvalidValue, "value", lambda _exc: None),

@@ -184,6 +184,7 @@ class AsyncStore:
     retry_runs = offloaded(Store.retry_runs)
     move_run = offloaded(Store.move_run)
     reruns = offloaded(Store.reruns)
+    children = offloaded(Store.children)
     continued_as = offloaded(Store.continued_as)
     create_batch = offloaded(Store.create_batch)
     count_batch = offloaded(Store.count_batch)

@@ -223,6 +223,11 @@ class Store(Protocol):
         first."""
         ...
 
+    def children(self, run_id: str) -> list[str]:
+        """The ids of the child runs ``run_id`` started (``NewRun.parent_id``), oldest
+        first."""
+        ...
+
     def create_batch(self, batch: BatchRecord) -> BatchRecord:
         """Record a new batch; returned with its ``total``, how many runs its filter selects
         before its cursor now."""

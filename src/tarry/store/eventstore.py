@@ -260,7 +260,8 @@ def settle_inbox(tx: Tx, update: RunUpdate, now: datetime, changes: WaitChanges)
                  if wait.wait_id in rescan and wait not in changes.added)
     for wait in kept:
         _take_buffered(tx, update.run_id, wait, now)
-    could_have_inbox = update.had_waits or update.had_tasks or changes.added
+    could_have_inbox = (update.had_waits or update.had_tasks or changes.added
+                        or update.awaits_children)
     if update.status.value == "waiting" and could_have_inbox and tx.one(
             "run_has_inbox", {"run_id": update.run_id}):
         tx.many("wake_run_now", [{"run_id": update.run_id, "now": to_millis(now)}])

@@ -26,7 +26,7 @@ from tarry.model import (
     RunRecord,
     RunStatus,
 )
-from tarry.store import eventstore, rows, runstore, slotstore
+from tarry.store import childstore, eventstore, rows, runstore, slotstore
 from tarry.store.rows import Row
 
 if TYPE_CHECKING:
@@ -38,11 +38,15 @@ __all__ = ["batch_runs", "cancel_runs", "count_selected", "filter_params", "find
 
 
 def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
-                now: datetime) -> list[str]:
+                now: datetime, *, notify: bool = True) -> list[str]:
     """Cancel the runs of ``run_ids`` not yet ended (a running one at its next checkpoint),
     recording who and why, in a few statements whatever their number; the ids of those
     acted on (a run that has ended, or does not exist, is left alone). Locks are taken as a
-    checkpoint takes them: the correlations the runs wait on, then the runs in id order."""
+    checkpoint takes them: the correlations the runs wait on, then the runs in id order.
+
+    The live children of every run acted on are cancelled with it (recursively, ``by``
+    ``parent``); a child cancelled here tells its waiting parent (unless ``notify`` is
+    false: the parent gave up waiting for it)."""
     ids = json.dumps(sorted(set(run_ids)))
     slotstore.lock_keys(tx, slotstore.keys_of_runs(tx, run_ids))
     eventstore.lock_correlations(tx, sorted(set(run_ids)))
@@ -59,7 +63,19 @@ def cancel_runs(tx: Tx, run_ids: Sequence[str], by: str, reason: str | None,
     tx.insert("insert_history", [
         *rows.history_params_of(cancelled, HistoryEntry(now, "cancelled", None, data)),
         *rows.history_params_of(requested, HistoryEntry(now, "cancel_requested", None, data))])
+    live = (childstore.ended(tx, cancelled, now) if notify
+            else childstore.live_children(tx, cancelled))
+    live += childstore.live_children(tx, requested)
+    if live:
+        cancel_runs(tx, live, "parent", _cascaded(by, reason), now)
     return cancelled + requested
+
+
+def _cascaded(by: str, reason: str | None) -> str:
+    """The reason recorded on a child cancelled with its parent."""
+    if by == "parent":
+        return reason or "its parent run was cancelled"
+    return f"its parent run was cancelled by {by}" + (f": {reason}" if reason else "")
 
 
 def retry_all(tx: Tx, plans: Sequence[RetryPlan], now: datetime) -> list[RunRecord | None]:

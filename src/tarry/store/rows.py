@@ -108,6 +108,8 @@ def _new_run_params(run: NewRun, created_data: Mapping[str, Any] | None) -> dict
         "created_data": _dump(created_data),
         "rerun_of": run.rerun_of,
         "continued_from": run.continued_from,
+        "parent_id": run.parent_id,
+        "parent_step": run.parent_step,
     }
 
 
@@ -213,6 +215,7 @@ def _record(row: Row, status: str, due_at: int | None) -> RunRecord:
         recoveries=row["recoveries"],
         rerun_of=row["rerun_of"],
         continued_from=row["continued_from"],
+        parent_id=row["parent_id"],
     )
 
 

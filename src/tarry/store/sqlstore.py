@@ -49,6 +49,7 @@ from tarry.model import (
     TriggerStarts,
 )
 from tarry.store import (
+    childstore,
     eventstore,
     holdstore,
     opstore,
@@ -426,6 +427,7 @@ class SqlStore(ABC):
         plans = eventstore.plan_wait_changes(tx, updates)
         ordered = sorted(updates, key=lambda update: update.run_id)
         written = self._write_runs(tx, worker, now, ordered)
+        ended: list[str] = []
         for update in ordered:
             cancel_requested = written.get(update.run_id)
             if cancel_requested is None:
@@ -433,6 +435,7 @@ class SqlStore(ABC):
                 continue
             history += rows.history_params(update.run_id, update.history)
             journal += rows.journal_params(update.run_id, update.journal)
+            ended += childstore.start_children(tx, update)
             eventstore.settle_inbox(tx, update, now,
                                     plans.get(update.run_id, eventstore.WaitChanges()))
             taskstore.settle_tasks(tx, update, now)
@@ -444,10 +447,29 @@ class SqlStore(ABC):
                 history += self._cancel_suspended(tx, update.run_id, now)
             slotstore.settle_slots(tx, update, update.status.is_terminal
                                    or outcome is CheckpointOutcome.CANCELLED, now)
+            if update.related and (outcome is CheckpointOutcome.CANCELLED or (
+                    update.release and update.status.is_terminal)):
+                ended.append(update.run_id)
             outcomes[update.run_id] = outcome
         tx.insert("insert_history", history)
         tx.insert("insert_journal", journal)
+        given_up = [child for update in ordered if update.run_id in written
+                    for child in update.cancel_children]
+        self._end_children(tx, ended, given_up, now)
         return outcomes
+
+    @staticmethod
+    def _end_children(tx: Tx, ended: Sequence[str], given_up: Sequence[str],
+                      now: datetime) -> None:
+        """Tell the parents of the runs that ``ended`` and cancel their live children, and
+        the children their parents gave up waiting for (``given_up``, whose parents are
+        not told: they no longer wait)."""
+        if given_up:
+            opstore.cancel_runs(tx, given_up, "parent", "its parent stopped waiting for it "
+                                "(the call's timeout)", now, notify=False)
+        live = childstore.ended(tx, ended, now)
+        if live:
+            opstore.cancel_runs(tx, live, "parent", "its parent run ended", now)
 
     @staticmethod
     def _continue(tx: Tx, run_id: str, successor: Successor, now: datetime) -> None:
@@ -536,6 +558,11 @@ class SqlStore(ABC):
         """The ids of the reruns of ``run_id``, oldest first."""
         with self._transaction(write=False) as tx:
             return [str(row["id"]) for row in tx.all("reruns_of", {"id": run_id})]
+
+    def children(self, run_id: str) -> list[str]:
+        """The ids of the child runs of ``run_id``, oldest first."""
+        with self._transaction(write=False) as tx:
+            return childstore.children_of(tx, run_id)
 
     def create_batch(self, batch: BatchRecord) -> BatchRecord:
         """Record ``batch`` with its ``total``: the runs its filter selects now."""

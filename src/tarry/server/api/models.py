@@ -74,7 +74,8 @@ class BatchFilterBody(_Request):
         "Narrows the statuses the action applies to (cancel: held, pending, running, "
         "waiting; retry: failed)."))
     waiting_for: str | None = Field(default=None, max_length=512, description=(
-        "timer, event, hold, poll, task, retry, slot, throttle, window, or an event type."))
+        "timer, event, hold, poll, task, retry, child, slot, throttle, window, or an event "
+        "type."))
     target: str | None = Field(default=None, max_length=512)
     older_than: str | None = Field(default=None, max_length=64, description=(
         "Only runs created longer ago than this duration, such as 2h or 7d."))
@@ -198,10 +199,13 @@ class WaitingFor(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     kind: str = Field(description="timer, event, hold, poll, retry, reminder, task, slot, "
+                                  "child (with the child's ``run``), "
                                   "throttle (with ``key``, ``limit`` and ``per``) or "
                                   "window (held until a business calendar opens).")
     step: str | None = None
-    until: str | None = Field(default=None, description="The latest instant it waits until.")
+    until: str | None = Field(default=None, description=(
+        "The latest instant it waits until (null: a child wait without timeout)."))
+    run: str | None = Field(default=None, description="The child run waited for (child).")
     event_type: str | None = None
     match: JsonObject | None = None
     since: str | None = None
@@ -291,6 +295,10 @@ class RunDocument(BaseModel):
     rerun_of: str | None = Field(default=None, description="The run this one reruns.")
     reruns: list[str] | None = Field(default=None, description=(
         "The runs started as reruns of this one; only in single-run documents."))
+    parent: str | None = Field(default=None, description=(
+        "The run that started this one as its child (a call step), if any."))
+    children: list[str] | None = Field(default=None, description=(
+        "The child runs this one started (call steps); only in single-run documents."))
     continued_from: str | None = Field(default=None, description=(
         "The run that continued as this one (ctx.continue_as_new)."))
     continued_as: str | None = Field(default=None, description=(
@@ -386,11 +394,12 @@ class GraphNode(BaseModel):
     id: str = Field(description="The step's place: step ids joined by dots, without loop "
                                 "indices (the run list's at_step).")
     step: str
-    kind: str = Field(description="action, wait, wait_for, ask, repeat, for_each, group, "
-                                  "exit or fail")
+    kind: str = Field(description="action, wait, wait_for, ask, call, repeat, for_each, "
+                                  "group, exit or fail")
     label: str
     notes: list[str]
-    wait: str | None = Field(description="timer, event, task or poll: what its runs wait for")
+    wait: str | None = Field(description="timer, event, task, poll or child: what its runs "
+                                         "wait for")
     exit: str | None
     conditional: bool = Field(description="The step has an if: and may be skipped.")
     ends: bool = Field(description="The run never goes past this step.")

@@ -59,9 +59,8 @@ async def list_runs(
         flow: Annotated[str | None, Query(max_length=512)] = None,
         target: Annotated[str | None, Query(max_length=512)] = None,
         waiting_for: Annotated[str | None, Query(max_length=512, description=(
-            "timer, event, hold, poll, task, retry, slot, throttle, window, or an event type "
-            "(any of the run's event "
-            "waits)."))] = None,
+            "timer, event, hold, poll, task, retry, child, slot, throttle, window, or an event "
+            "type (any of the run's event waits)."))] = None,
         at_step: Annotated[str | None, Query(max_length=512, description=(
             "A step of the run's flow, without loop indices (quotes.request): runs waiting "
             "at it, or failed at it."))] = None,

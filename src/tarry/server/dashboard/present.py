@@ -106,6 +106,8 @@ def _what(waiting: Mapping[str, Any]) -> str:
         return f"{_events(waiting)}{step}"
     if kind == "hold":
         return f"hold: {conditions_text(waiting.get('conditions') or []) or 'its gate'}"
+    if kind == "child" and waiting.get("run"):
+        return f"child run {str(waiting['run'])[:12]}{step}"
     if kind == "throttle":
         key = f" '{waiting['key']}'" if waiting.get("key") else ""
         return f"throttle{key}: its turn to start"
@@ -122,7 +124,8 @@ def _events(waiting: Mapping[str, Any]) -> str:
                        for alt in alternatives if isinstance(alt, Mapping))
 
 
-_WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task"}
+_WAIT_NOUNS = {"timer": "timer", "poll": "next poll", "retry": "retry", "task": "task",
+               "child": "child run"}
 
 _UNTIL_WORDS = {"hold": "next check", "poll": "polls at", "retry": "retries at",
                 "throttle": "starts at", "window": "opens at"}

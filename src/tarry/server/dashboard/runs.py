@@ -44,7 +44,7 @@ PAGE_SIZE = 50
 RunId = Annotated[str, Path(max_length=200)]
 Who = Annotated[Viewer, Depends(viewer)]
 
-WAIT_CHOICES = ("timer", "event", "hold", "poll", "retry", "task", "slot", "throttle",
+WAIT_CHOICES = ("timer", "event", "hold", "poll", "retry", "task", "child", "slot", "throttle",
                 "window")
 """The wait kinds the filter offers, in this order (the event types follow); every one of
 :data:`tarry.model.WAIT_KINDS`."""

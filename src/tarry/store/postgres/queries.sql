@@ -25,14 +25,15 @@ SELECT source FROM flows WHERE digest = %(digest)s
 -- name: insert_run
 -- rows is a JSON array of the new runs (Tx.insert), each payload column as JSON text.
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data, rerun_of, continued_from)
+                  due_at, created_at, updated_at, created_data, rerun_of, continued_from,
+                  parent_id, parent_step)
 SELECT id, flow, flow_digest, status, inputs::jsonb, target, state::jsonb, reason,
        waiting_for::jsonb, due_at, created_at, created_at, created_data::jsonb, rerun_of,
-       continued_from
+       continued_from, parent_id, parent_step
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id text, flow text, flow_digest text, status text, inputs text, target text, state text,
     reason text, waiting_for text, due_at bigint, created_at bigint, created_data text,
-    rerun_of text, continued_from text)
+    rerun_of text, continued_from text, parent_id text, parent_step text)
 
 -- name: insert_history
 -- rows is a JSON array of entries (Tx.insert), data as JSON text; their ids follow its order.
@@ -692,6 +693,35 @@ RETURNING *
 -- name: unfinished_batches
 SELECT id FROM batches WHERE state = 'running' ORDER BY created_at, id
 
+-- name: children_of
+-- A run's child runs, oldest first (the runs_parent index).
+SELECT id FROM runs WHERE parent_id = %(id)s ORDER BY created_at, id
+
+-- name: live_children
+-- The child runs of the runs in ids (a JSON array) that have not ended.
+SELECT id FROM runs
+WHERE parent_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND status IN ('held', 'pending', 'running', 'waiting')
+
+-- name: notify_parents
+-- The end of each run of ids (a JSON array) that is the child of a run not ended, put in
+-- that parent's inbox under the waiting step's path (each child found by its key, its
+-- parent by its key).
+INSERT INTO inbox (run_id, wait_id, event_type, event_id, data, received_at)
+SELECT child.parent_id, child.parent_step, 'child', child.id,
+       jsonb_build_object('status', child.status, 'exit', child.exit, 'result', child.result,
+                          'error', child.error, 'run', child.id),
+       %(now)s
+FROM runs AS child JOIN runs AS parent ON parent.id = child.parent_id
+WHERE child.id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND child.parent_id IS NOT NULL
+  AND parent.status IN ('held', 'pending', 'running', 'waiting')
+RETURNING run_id
+
+-- name: wake_parents
+-- Wake the waiting runs of ids (a JSON array): a child of theirs ended.
+UPDATE runs SET due_at = %(now)s
+WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))) AND status = 'waiting'
 -- Pacing starts -----------------------------------------------------------------------------
 
 -- name: lock_throttle_key

@@ -21,9 +21,11 @@ SELECT source FROM flows WHERE digest = :digest
 
 -- name: insert_run
 INSERT INTO runs (id, flow, flow_digest, status, inputs, target, state, reason, waiting_for,
-                  due_at, created_at, updated_at, created_data, rerun_of, continued_from)
+                  due_at, created_at, updated_at, created_data, rerun_of, continued_from,
+                  parent_id, parent_step)
 VALUES (:id, :flow, :flow_digest, :status, :inputs, :target, :state, :reason, :waiting_for,
-        :due_at, :created_at, :created_at, :created_data, :rerun_of, :continued_from)
+        :due_at, :created_at, :created_at, :created_data, :rerun_of, :continued_from,
+        :parent_id, :parent_step)
 
 -- name: insert_history
 INSERT INTO history (run_id, at, kind, step, data) VALUES (:run_id, :at, :kind, :step, :data)
@@ -631,6 +633,34 @@ RETURNING *
 -- name: unfinished_batches
 SELECT id FROM batches WHERE state = 'running' ORDER BY created_at, id
 
+-- name: children_of
+-- A run's child runs, oldest first (the runs_parent index).
+SELECT id FROM runs WHERE parent_id = :id ORDER BY created_at, id
+
+-- name: live_children
+-- The child runs of the runs in :ids (a JSON array) that have not ended.
+SELECT id FROM runs
+WHERE parent_id IN (SELECT value FROM json_each(:ids))
+  AND status IN ('held', 'pending', 'running', 'waiting')
+
+-- name: notify_parents
+-- The end of each run of :ids (a JSON array) that is the child of a run not ended, put in
+-- that parent's inbox under the waiting step's path (each child found by its key, its
+-- parent by its key).
+INSERT INTO inbox (run_id, wait_id, event_type, event_id, data, received_at)
+SELECT child.parent_id, child.parent_step, 'child', child.id,
+       json_object('status', child.status, 'exit', child.exit, 'result', json(child.result),
+                   'error', json(child.error), 'run', child.id),
+       :now
+FROM runs AS child JOIN runs AS parent ON parent.id = child.parent_id
+WHERE child.id IN (SELECT value FROM json_each(:ids)) AND child.parent_id IS NOT NULL
+  AND parent.status IN ('held', 'pending', 'running', 'waiting')
+RETURNING run_id
+
+-- name: wake_parents
+-- Wake the waiting runs of :ids (a JSON array): a child of theirs ended.
+UPDATE runs SET due_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND status = 'waiting'
 -- Pacing starts -----------------------------------------------------------------------------
 
 -- name: lock_throttle_key

@@ -37,7 +37,9 @@ CREATE TABLE runs (
     at_step          TEXT,
     recoveries       INTEGER NOT NULL DEFAULT 0,
     rerun_of         TEXT,
-    continued_from   TEXT
+    continued_from   TEXT,
+    parent_id        TEXT,
+    parent_step      TEXT
 );
 
 -- Claiming and the worker's next wake read only runs that will ever be due.
@@ -54,6 +56,8 @@ CREATE INDEX runs_ended ON runs (updated_at)
 CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
 -- A run's successor, when it continued as new (few runs do).
 CREATE INDEX runs_continued_from ON runs (continued_from) WHERE continued_from IS NOT NULL;
+-- A parent's child runs (few runs are children).
+CREATE INDEX runs_parent ON runs (parent_id) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE history (
     id     INTEGER PRIMARY KEY,
