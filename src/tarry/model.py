@@ -413,8 +413,25 @@ class RunUpdate:
     (its last release registered none): the store need not look them up."""
     had_tasks: bool = True
     """False when the run is known to have had no open task before this update."""
-WAIT_KINDS = frozenset({"timer", "event", "hold", "poll", "task", "retry", "child", "slot",
-                        "throttle",
+    slot_keys: tuple[str, ...] = ()
+    """The slot keys the run holds or waits for (:class:`SlotClaim`), by its state: locked
+    first, given back when the update ends the run."""
+    slot_queued: tuple[SlotClaim, ...] = ()
+    """The slots the run waits for after this update: if one was handed to it meanwhile
+    (while it was being advanced), the update leaves it due at once."""
+    children: tuple[tuple[NewRun, tuple[HistoryEntry, ...]], ...] = ()
+    """Child runs the run started since its last checkpoint (``call`` steps), inserted with
+    this update: the step's state that names a child and the child exist together or not
+    at all."""
+    cancel_children: tuple[str, ...] = ()
+    """Child runs the run gave up waiting for (a ``call`` step's timeout), cancelled with
+    this update (and their own children with them)."""
+    awaits_children: bool = False
+    """Whether the run waits for a child after this update (an ended child's outcome may be
+    in its inbox already)."""
+    related: bool = True
+    """False when the run is known to be no child and to have started no child: when it
+    ends, the store need not look for a parent to tell or children to cancel."""
     successor: Successor | None = None
     """The run this one continues as (it ends with exit ``continued``): created in the
     transaction that ends this one, which hands it the events delivered to this run and not

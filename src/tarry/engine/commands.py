@@ -78,6 +78,7 @@ class TakeSlot:
     cur: dict[str, Any]
 
 
+@dataclass(frozen=True)
 class StartChild:
     """Prepare a run of the flow ``flow`` with ``inputs`` and ``target`` as the child of the
     step at ``path``: the executor puts its id in the step's state ``cur`` (as ``child``)
