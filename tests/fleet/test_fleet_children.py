@@ -1,7 +1,8 @@
 """Child flows under SIGKILL, on both stores: two real ``tarry worker`` processes run parents
 that each call five children in parallel (a ``for_each`` with ``concurrency``), while a
-chaos loop SIGKILLs a worker every second or so and starts another, so kills land while a
-parent starts its children and while children end and wake their parents. Afterwards: no
+chaos loop SIGKILLs a worker each time a few more children have ended and starts
+another (each worker takes four runs at a time, so the work is spread out), so kills land
+while a parent starts its children and while children end and wake their parents. Afterwards: no
 child was started twice (each parent has exactly its five, each named by the step that
 waits for it), no parent was left waiting for a child that ended, and every run succeeded
 with the children's outcomes bound in its parent."""
@@ -24,8 +25,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 PARENTS = 16
 CHILDREN = 5
-KILL_EVERY = (0.7, 1.5)
-"""Seconds between two kills, drawn uniformly: shorter than a parent's life."""
+KILL_AFTER = 8
+"""Children ended between two kills: kills are paced by the fleet's progress, not by the
+clock, so a fast machine sees as many as a slow one (about ten in all) and a slow one is never
+killed faster than it gets work done."""
 SEED = 11
 
 PARENT = f"""\
@@ -84,19 +87,22 @@ def write_project(root: Path, url: str) -> FleetProject:
 
 
 class Chaos:
-    """Between two looks at the store: SIGKILL a random worker every second or so, start
+    """Between two looks at the store: SIGKILL a random worker each time another
+    ``KILL_AFTER`` children have ended (while the others are being worked on), and start
     another in its place."""
 
-    def __init__(self, fleet: Fleet, rng: random.Random) -> None:
+    def __init__(self, fleet: Fleet, rng: random.Random, engine: Engine) -> None:
         self.fleet = fleet
         self.rng = rng
-        self.next_kill = time.monotonic() + rng.uniform(*KILL_EVERY)
+        self.engine = engine
+        self.ended_at_kill = 0
 
     def __call__(self) -> None:
         time.sleep(0.1)
-        if time.monotonic() >= self.next_kill:
+        ended = _statuses(self.engine)["child succeeded"]
+        if ended - self.ended_at_kill >= KILL_AFTER and ended < PARENTS * CHILDREN:
             self.fleet.kill_one_and_replace(self.rng)
-            self.next_kill = time.monotonic() + self.rng.uniform(*KILL_EVERY)
+            self.ended_at_kill = ended
 
 
 def _all_ended(engine: Engine, parents: list[str]) -> bool | None:
@@ -111,12 +117,12 @@ def test_children_survive_workers_killed_at_random(tmp_path: Path, store_url: st
     rng = random.Random(SEED)
     project = write_project(tmp_path / "project", store_url)
     engine = project.engine()
-    fleet = Fleet(project, ("--lease", "1", "--concurrency", "32"), tmp_path / "logs")
+    fleet = Fleet(project, ("--lease", "1", "--concurrency", "4"), tmp_path / "logs")
     try:
         parents = [run.id for run in engine.start_many("parent", [None] * PARENTS)]
         fleet.start(2)
         wait_until(lambda: _all_ended(engine, parents), seconds=200,
-                   what="every parent to end", between=Chaos(fleet, rng),
+                   what="every parent to end", between=Chaos(fleet, rng, engine),
                    explain=lambda: f"runs: {dict(_statuses(engine))}")
         assert fleet.stop() == [0, 0], fleet.log_text()
     finally:
